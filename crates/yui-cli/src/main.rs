@@ -1,0 +1,2 @@
+//! `yui`: the headless command line over yui-core.
+fn main() {}

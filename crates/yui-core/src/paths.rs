@@ -1,0 +1,52 @@
+//! Where YUI keeps its files: the OS data and log dirs from `directories`, overridable with
+//! `--data-dir` / `YUI_DATA_DIR` (the override holds the database and the logs).
+
+use std::path::PathBuf;
+
+pub const DATA_DIR_ENV: &str = "YUI_DATA_DIR";
+pub const DB_FILE: &str = "yui.sqlite3";
+
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub data_dir: PathBuf,
+    pub log_dir: PathBuf,
+}
+
+impl Paths {
+    /// Resolve: explicit dir, then `YUI_DATA_DIR`, then the OS data dir.
+    pub fn resolve(explicit: Option<PathBuf>) -> Self {
+        let chosen = explicit.or_else(|| {
+            std::env::var_os(DATA_DIR_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        });
+        match chosen {
+            Some(dir) => Self {
+                log_dir: dir.join("logs"),
+                data_dir: dir,
+            },
+            None => {
+                let dirs = directories::ProjectDirs::from("app", "yui", "YUI");
+                match dirs {
+                    Some(d) => Self {
+                        data_dir: d.data_dir().to_path_buf(),
+                        log_dir: d
+                            .state_dir()
+                            .map(|s| s.join("logs"))
+                            .unwrap_or_else(|| d.data_dir().join("logs")),
+                    },
+                    None => {
+                        let dir = std::env::temp_dir().join("yui");
+                        Self {
+                            log_dir: dir.join("logs"),
+                            data_dir: dir,
+                        }
+                    }
+                }
+            }
+        }
+    }
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join(DB_FILE)
+    }
+}

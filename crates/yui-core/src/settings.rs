@@ -1,0 +1,106 @@
+//! Settings: key → JSON in the `settings` table, with defaults in code. Every known key is listed
+//! in [`KNOWN`] with its default and meaning (mirrored in docs/settings.md).
+
+use crate::error::{CoreError, Result};
+use crate::store::Store;
+use rusqlite::OptionalExtension;
+use serde_json::{json, Value};
+
+pub const BROWSER: &str = "yui.browser";
+pub const RELATIONS: &str = "yui.relations";
+pub const SCREEN: &str = "yui.screen";
+pub const BACKEND: &str = "yui.backend";
+
+/// A known key: its default and what it means.
+pub struct Known {
+    pub key: &'static str,
+    pub default: fn() -> Value,
+    pub doc: &'static str,
+}
+
+pub const KNOWN: &[Known] = &[
+    Known {
+        key: BROWSER,
+        default: || json!({"enabled": false}),
+        doc: "Browser tool switch: lets the model run JavaScript in ego lite. Off by default.",
+    },
+    Known {
+        key: RELATIONS,
+        default: || json!({"enabled": true}),
+        doc: "Relations switch: rate_relation and the relation: line. On by default.",
+    },
+    Known {
+        key: SCREEN,
+        default: || json!({"enabled": false}),
+        doc: "Screen-capture switch: look at: screen. Off by default.",
+    },
+    Known {
+        key: BACKEND,
+        default: || {
+            json!({
+                "base_url": "http://127.0.0.1:11434/v1",
+                "model": "llama3.2",
+                "transport": "chat_completions",
+                "push_url": null
+            })
+        },
+        doc: "Model backend: base URL, model, transport (chat_completions | responses | push), push URL. The API key is not here: it is in the OS keyring.",
+    },
+];
+
+fn known(key: &str) -> Option<&'static Known> {
+    KNOWN.iter().find(|k| k.key == key)
+}
+
+/// Read a key: the stored value, else the default, else `null`.
+pub fn get(store: &Store, key: &str) -> Result<Value> {
+    let stored: Option<String> = store.read(|c| {
+        Ok(
+            c.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
+                r.get(0)
+            })
+            .optional()?,
+        )
+    })?;
+    match stored {
+        Some(s) => Ok(serde_json::from_str(&s)?),
+        None => Ok(known(key).map(|k| (k.default)()).unwrap_or(Value::Null)),
+    }
+}
+
+/// Write a key. Keys of known switches must keep their shape (`{"enabled": bool}`).
+pub fn set(store: &Store, key: &str, value: &Value) -> Result<()> {
+    validate(key, value)?;
+    let text = serde_json::to_string(value)?;
+    store.write(|tx| {
+        tx.execute(
+            "INSERT INTO settings (key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value,
+               updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now')",
+            [key, &text],
+        )?;
+        Ok(())
+    })
+}
+
+fn validate(key: &str, value: &Value) -> Result<()> {
+    if key.trim().is_empty() {
+        return Err(CoreError::invalid("setting key is empty"));
+    }
+    if matches!(key, BROWSER | RELATIONS | SCREEN)
+        && !value.get("enabled").is_some_and(Value::is_boolean)
+    {
+        return Err(CoreError::invalid(format!(
+            "{key} must be {{\"enabled\": true|false}}"
+        )));
+    }
+    Ok(())
+}
+
+/// A switch's state (`{"enabled": bool}`), read at the moment of the call.
+pub fn switch_on(store: &Store, key: &str) -> Result<bool> {
+    Ok(get(store, key)?
+        .get("enabled")
+        .and_then(Value::as_bool)
+        .unwrap_or(false))
+}

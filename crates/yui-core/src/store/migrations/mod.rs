@@ -1,0 +1,65 @@
+//! Versioned schema migrations. `PRAGMA user_version` holds the schema version; each step is one
+//! table's module. A database whose version is newer than [`SCHEMA_VERSION`] is refused.
+
+mod presets;
+mod settings;
+mod transcript;
+
+use crate::error::{CoreError, ErrorCode, Result};
+use rusqlite::Connection;
+
+/// One migration step: brings the schema from `version - 1` to `version`.
+struct Step {
+    version: i64,
+    name: &'static str,
+    sql: &'static str,
+}
+
+/// Every step in order. Append only: never edit a released step.
+const STEPS: &[Step] = &[
+    Step {
+        version: 1,
+        name: "presets",
+        sql: presets::V1,
+    },
+    Step {
+        version: 2,
+        name: "settings",
+        sql: settings::V1,
+    },
+    Step {
+        version: 3,
+        name: "transcript",
+        sql: transcript::V1,
+    },
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = STEPS[STEPS.len() - 1].version;
+
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    let current: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| CoreError::new(ErrorCode::Store, e.to_string()))?;
+    if current > SCHEMA_VERSION {
+        return Err(CoreError::new(
+            ErrorCode::StoreTooNew,
+            format!(
+                "this database was written by a newer YUI (schema version {current}, this build knows {SCHEMA_VERSION}); update YUI or use another --data-dir"
+            ),
+        ));
+    }
+    for step in STEPS.iter().filter(|s| s.version > current) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(step.sql).map_err(|e| {
+            CoreError::new(
+                ErrorCode::Store,
+                format!("migration {} ({}) failed: {e}", step.version, step.name),
+            )
+        })?;
+        tx.pragma_update(None, "user_version", step.version)?;
+        tx.commit()?;
+        tracing::info!(version = step.version, name = step.name, "migrated");
+    }
+    Ok(())
+}

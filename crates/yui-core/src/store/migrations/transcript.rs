@@ -1,0 +1,14 @@
+//! `transcript`: per preset, the user's and the assistant's speech, with timestamps. Tool traffic
+//! is never stored here (it lives only in the request in flight).
+
+pub(super) const V1: &str = r#"
+CREATE TABLE transcript (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    preset_id  TEXT NOT NULL,
+    role       TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    text       TEXT NOT NULL,
+    turn_id    TEXT,
+    at         TEXT NOT NULL
+);
+CREATE INDEX transcript_preset ON transcript (preset_id, id);
+"#;

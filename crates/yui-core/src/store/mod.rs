@@ -1,0 +1,151 @@
+//! The SQLite store: one file, WAL mode, versioned migrations (one module per table), read
+//! handles separate from the single write connection.
+//!
+//! Opening refuses a database written by a newer schema version and reports a damaged file; it
+//! never replaces a file it cannot read.
+
+pub mod migrations;
+
+use crate::error::{CoreError, ErrorCode, Result};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a connection waits on a lock held by another process before SQLITE_BUSY.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Read connections kept open (reads run in parallel with the writer in WAL mode).
+const READERS: usize = 2;
+
+/// A cheap-to-clone handle on the database.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.inner.path)
+            .finish()
+    }
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+impl Store {
+    /// Open (creating if missing) the database at `path` and bring its schema up to date.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                CoreError::new(
+                    ErrorCode::Store,
+                    format!("cannot create data dir {}: {e}", dir.display()),
+                )
+            })?;
+        }
+        let mut writer = Connection::open(&path).map_err(|e| corrupt_or(e, &path))?;
+        configure(&writer)?;
+        // A damaged file fails here, before anything is written to it.
+        let mode: String = writer
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(|e| corrupt_or(e, &path))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(%mode, "WAL mode not available; continuing");
+        }
+        writer.pragma_update(None, "synchronous", "NORMAL")?;
+        migrations::migrate(&mut writer).map_err(|e| match e.code {
+            ErrorCode::Store => corrupt_msg(&path, &e.message),
+            _ => e,
+        })?;
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let r = Connection::open_with_flags(
+                &path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            configure(&r)?;
+            readers.push(r);
+        }
+        Ok(Self {
+            inner: Arc::new(Inner {
+                path,
+                writer: Mutex::new(writer),
+                readers: Mutex::new(readers),
+            }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Run `f` on a read handle. Never blocks on the writer (WAL).
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let conn = self
+            .inner
+            .readers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop();
+        let conn = match conn {
+            Some(c) => c,
+            None => {
+                let c = Connection::open_with_flags(
+                    &self.inner.path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                configure(&c)?;
+                c
+            }
+        };
+        let out = f(&conn);
+        let mut pool = self.inner.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < READERS {
+            pool.push(conn);
+        }
+        out
+    }
+
+    /// Run `f` in one IMMEDIATE write transaction; committed when `f` returns Ok.
+    pub fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// `PRAGMA integrity_check`, for tests and diagnostics.
+    pub fn integrity_check(&self) -> Result<String> {
+        self.read(|c| Ok(c.query_row("PRAGMA integrity_check", [], |r| r.get(0))?))
+    }
+}
+
+fn corrupt_msg(path: &Path, detail: &str) -> CoreError {
+    CoreError::new(
+        ErrorCode::StoreCorrupt,
+        format!(
+            "the database {} is damaged or not a YUI database ({detail}); it was left untouched: move it aside to start fresh",
+            path.display()
+        ),
+    )
+}
+
+fn corrupt_or(e: rusqlite::Error, path: &Path) -> CoreError {
+    match CoreError::from(e) {
+        err if err.code == ErrorCode::StoreCorrupt => corrupt_msg(path, &err.message),
+        err => err,
+    }
+}

@@ -1,0 +1,109 @@
+//! Client tools: the one [`ClientTool`] trait, the results they give the model, and the registry
+//! that decides which tools each window declares.
+
+pub mod registry;
+
+use crate::clock::SharedClock;
+use crate::store::Store;
+use crate::window::WindowKind;
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub const GENERATE_EXPRESS: &str = "generate_express";
+pub const RATE_RELATION: &str = "rate_relation";
+pub const ADDRESS_CHARACTER: &str = "address_character";
+pub const BROWSER: &str = "browser";
+pub const BODY_ACTION: &str = "body_action";
+pub const LOOK: &str = "look";
+
+/// What a tool answers the model: a string, or text plus images (data URLs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ToolOutput {
+    Text(String),
+    Images { text: String, images: Vec<String> },
+}
+
+impl ToolOutput {
+    pub fn text(s: impl Into<String>) -> Self {
+        Self::Text(s.into())
+    }
+    /// The text part (the whole result for a string result).
+    pub fn as_text(&self) -> &str {
+        match self {
+            Self::Text(t) => t,
+            Self::Images { text, .. } => text,
+        }
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(s: &str) -> Self {
+        Self::Text(s.to_string())
+    }
+}
+impl From<String> for ToolOutput {
+    fn from(s: String) -> Self {
+        Self::Text(s)
+    }
+}
+
+/// A tool that failed in a way the contract does not name: the turn loop answers
+/// `error: <message>`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+/// A switchable tool's switch (the `tool switches:` line lists these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Switch {
+    /// Switch id as the contract names it (`browser`, `relations`, `screen`).
+    pub id: &'static str,
+    /// Settings key holding `{"enabled": bool}`.
+    pub key: &'static str,
+}
+
+/// Everything a call may read about the turn it runs in.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub store: Store,
+    pub clock: SharedClock,
+    /// The calling window's preset.
+    pub preset_id: String,
+    pub window: WindowKind,
+    /// Id of the turn in flight (per-turn rules key on it).
+    pub turn_id: String,
+}
+
+#[async_trait]
+pub trait ClientTool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> String;
+    /// JSON-schema `parameters` object. Built from current state at every turn.
+    fn parameters(&self) -> Value;
+    /// Cue-only (`oneWay`): its result tells the model nothing.
+    fn one_way(&self) -> bool {
+        false
+    }
+    /// Whether a result is a failure. Default: starts with `error:`.
+    fn failed(&self, result: &ToolOutput) -> bool {
+        result.as_text().starts_with("error:")
+    }
+    /// The switch gating the tool, if any.
+    fn switch(&self) -> Option<Switch> {
+        None
+    }
+    /// How long the turn waits for this call before answering for it.
+    fn wait(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(10)
+    }
+    /// Run the call. `cancel` fires when the turn is stopped.
+    async fn call(
+        &self,
+        args: Value,
+        ctx: &ToolContext,
+        cancel: CancellationToken,
+    ) -> Result<ToolOutput, ToolError>;
+}

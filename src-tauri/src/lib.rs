@@ -1,0 +1,1 @@
+//! YUI Tauri shell.
