@@ -1,3 +1,34 @@
+//! Build script: compiles the root `tauri.conf.json`, the capabilities in `capabilities/`, and one
+//! permission per app command (`allow-<command>`), so each window is granted commands one by one.
+
+/// Every `#[tauri::command]` the shell registers. A command missing here is callable by no window
+/// once the app manifest lists commands; keep this list and `lib.rs`'s invoke handler in step.
+const COMMANDS: &[&str] = &[
+    // window
+    "window_context",
+    "window_open",
+    // presets
+    "preset_list",
+    "preset_open",
+    "preset_close",
+    // settings (settings_get/settings_set/backend_* are settings-window only)
+    "switches_get",
+    "switch_set",
+    "settings_get",
+    "settings_set",
+    "backend_get",
+    "backend_set",
+    "backend_set_key",
+    // turn
+    "turn_start",
+    "turn_stop",
+    // relations (the relations helper adds its commands below this line)
+];
+
 fn main() {
-    tauri_build::build()
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+    )
+    .expect("failed to run tauri-build");
 }

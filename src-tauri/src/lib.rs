@@ -1,1 +1,106 @@
-//! YUI Tauri shell.
+//! YUI Tauri shell: a thin adapter over `yui-core`. It opens the store, creates the windows from
+//! the presets table, the tray, and exposes commands that delegate to the core in one line.
+//!
+//! [`run_app`] is generic over the runtime so the commands are tested on `tauri::test`'s mock
+//! runtime with the real capabilities (`src-tauri/tests/`).
+
+pub mod commands;
+pub mod error;
+pub mod state;
+pub mod tray;
+pub mod windows;
+
+use state::AppState;
+use std::path::PathBuf;
+use windows::WindowLabel;
+use tauri::{App, Builder, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
+use yui_core::paths::Paths;
+use yui_core::{CoreError, Store};
+
+/// Register the state, the commands and the window-event handler, and build the app with the
+/// root `tauri.conf.json` and `capabilities/`.
+pub fn run_app<R: Runtime>(builder: Builder<R>, state: AppState) -> tauri::Result<App<R>> {
+    builder
+        .manage(state)
+        .invoke_handler(yui_invoke_handler!())
+        .on_window_event(windows::on_window_event)
+        .build(tauri::generate_context!())
+}
+
+/// Start the desktop app: paths (`--data-dir DIR`, else `YUI_DATA_DIR`, else the OS data dir),
+/// store, tray, character windows.
+pub fn run() {
+    let paths = Paths::resolve(data_dir_arg(std::env::args().skip(1)));
+    match Store::open(paths.db_path()) {
+        Ok(store) => run_desktop(AppState::new(store, paths)),
+        Err(e) => run_fatal(&paths, e),
+    }
+}
+
+/// `--data-dir DIR` or `--data-dir=DIR` on the command line (the E2E tests pass it through
+/// tauri-driver, which starts the app).
+pub fn data_dir_arg(mut args: impl Iterator<Item = String>) -> Option<PathBuf> {
+    while let Some(a) = args.next() {
+        if a == "--data-dir" {
+            return args.next().map(PathBuf::from);
+        }
+        if let Some(v) = a.strip_prefix("--data-dir=") {
+            return Some(PathBuf::from(v));
+        }
+    }
+    None
+}
+
+fn run_desktop(state: AppState) {
+    let builder = tauri::Builder::default().setup(|app| {
+        let handle = app.handle();
+        if let Err(e) = tray::create(handle) {
+            // No tray (e.g. no status-notifier host): the characters' menu still opens settings.
+            tracing::warn!(error = %e, "tray icon unavailable");
+        }
+        if let Err(e) = windows::sync_characters(handle) {
+            tracing::error!(error = %e.message, "restoring character windows failed");
+        }
+        Ok(())
+    });
+    let app = match run_app(builder, state) {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("yui: cannot start the app: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|_app, event| {
+        // Closing the last window must not quit: the tray's Quit does (with an exit code).
+        if let RunEvent::ExitRequested { api, code: None, .. } = event {
+            api.prevent_exit();
+        }
+    });
+}
+
+/// The store cannot be opened (damaged, or written by a newer YUI): say so in a window and on
+/// stderr, and leave the file untouched.
+fn run_fatal(paths: &Paths, e: CoreError) {
+    let message = format!("YUI cannot open its database.\n\n{}\n\nData folder: {}", e.message, paths.data_dir.display());
+    eprintln!("yui: {message}");
+    let fragment: String = message
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let result = tauri::Builder::default()
+        .setup(move |app| {
+            WebviewWindowBuilder::new(app, WindowLabel::Fatal.as_label(), WebviewUrl::App(format!("error.html#{fragment}").into()))
+                .title("YUI — cannot start")
+                .inner_size(520.0, 320.0)
+                .build()?;
+            Ok(())
+        })
+        .run(tauri::generate_context!());
+    if let Err(e) = result {
+        eprintln!("yui: cannot show the error window: {e}");
+    }
+    std::process::exit(2);
+}

@@ -1,2 +1,133 @@
-//! `yui`: the headless command line over yui-core.
-fn main() {}
+//! `yui`: the headless command line over yui-core, built without tauri.
+//!
+//! Output is JSON on stdout. An error prints `{"code":..,"message":..}` on stderr and exits
+//! non-zero (1 for a failed command, 2 for a usage error). Each subcommand group lives in its own
+//! module (`<group>_cmd.rs`); to add one, add a variant to [`Command`] and an arm to [`dispatch`].
+
+mod backend_cmd;
+mod preset_cmd;
+mod relation_cmd;
+mod settings_cmd;
+mod tool_cmd;
+mod turn_cmd;
+mod vocab_cmd;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use yui_core::paths::{Paths, DATA_DIR_ENV};
+use yui_core::{CoreError, ErrorCode, Store};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "yui",
+    version,
+    about = "YUI without the desktop shell: settings, presets, backend, turns, tools"
+)]
+struct Cli {
+    /// Data dir holding the database and the logs (default: the OS data dir).
+    #[arg(long, global = true, env = DATA_DIR_ENV, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Read and write settings (JSON values).
+    #[command(subcommand)]
+    Settings(settings_cmd::SettingsCmd),
+    /// List, add, open and close characters.
+    #[command(subcommand)]
+    Preset(preset_cmd::PresetCmd),
+    /// Model backend settings and the API key.
+    #[command(subcommand)]
+    Backend(backend_cmd::BackendCmd),
+    /// The expression vocabulary and the generate_express schema.
+    #[command(subcommand)]
+    Vocab(vocab_cmd::VocabCmd),
+    /// Relation values, bands and log; set a value by hand.
+    #[command(subcommand)]
+    Relation(relation_cmd::RelationCmd),
+    /// Run one turn and print its events as JSON lines (exit 1 when it ends in error).
+    Turn(turn_cmd::TurnArgs),
+    /// Run one client tool directly and print its result.
+    Tool(tool_cmd::ToolArgs),
+    /// An interactive terminal conversation.
+    Chat(turn_cmd::ChatArgs),
+}
+
+/// What a command gives back: a value to print as JSON, or text it already formatted.
+enum Out {
+    Json(serde_json::Value),
+    Text(String),
+    /// The command printed its own output; exit with this code.
+    Exit(u8),
+}
+
+/// Run one command. The store is opened only by commands that need it.
+fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
+    let store = || Store::open(paths.db_path());
+    Ok(match command {
+        Command::Settings(cmd) => Out::Json(settings_cmd::run(&store()?, cmd)?),
+        Command::Preset(cmd) => Out::Json(preset_cmd::run(&store()?, cmd)?),
+        Command::Backend(cmd) => Out::Json(backend_cmd::run(&store()?, paths, cmd)?),
+        Command::Vocab(cmd) => Out::Text(vocab_cmd::run(&store()?, cmd)?),
+        Command::Relation(cmd) => Out::Json(relation_cmd::run(&store()?, cmd)?),
+        Command::Turn(args) => Out::Exit(turn_cmd::run_turn(paths, args)?),
+        Command::Tool(args) => Out::Json(tool_cmd::run(paths, args)?),
+        Command::Chat(args) => Out::Exit(turn_cmd::run_chat(paths, args)?),
+    })
+}
+
+fn print_error(e: &CoreError) {
+    let text = serde_json::to_string(e)
+        .unwrap_or_else(|_| format!(r#"{{"code":"internal","message":{:?}}}"#, e.message));
+    eprintln!("{text}");
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version: clap's own text on stdout.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            print_error(&CoreError::new(
+                ErrorCode::InvalidInput,
+                e.render().to_string().trim_end(),
+            ));
+            return ExitCode::from(2);
+        }
+    };
+    let paths = Paths::resolve(cli.data_dir);
+    // Logs go to the log dir; to stderr too only when YUI_LOG asks, so stderr stays parseable.
+    let _log = yui_core::logging::init(
+        &paths.log_dir,
+        std::env::var_os(yui_core::logging::LOG_ENV).is_some(),
+    );
+    match dispatch(&cli.command, &paths) {
+        Ok(Out::Json(v)) => {
+            match serde_json::to_string_pretty(&v) {
+                Ok(text) => println!("{text}"),
+                Err(e) => {
+                    print_error(&CoreError::internal(e.to_string()));
+                    return ExitCode::FAILURE;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Ok(Out::Exit(code)) => ExitCode::from(code),
+        Ok(Out::Text(text)) => {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            tracing::debug!(code = ?e.code, "command failed");
+            print_error(&e);
+            ExitCode::FAILURE
+        }
+    }
+}

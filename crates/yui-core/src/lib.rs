@@ -3,12 +3,20 @@
 //! The Tauri shell (`src-tauri/`) and the headless `yui` CLI are thin adapters over this crate.
 //! See `docs/ARCHITECTURE.md` for the code map and the invariants.
 
+pub mod backend;
 pub mod clock;
+pub mod context;
 pub mod error;
+pub mod logging;
 pub mod paths;
+pub mod presets;
+pub mod relations;
 pub mod settings;
 pub mod store;
 pub mod tools;
+pub mod transcript;
+pub mod turn;
+pub mod vocab;
 pub mod window;
 
 pub use clock::{Clock, SystemClock};

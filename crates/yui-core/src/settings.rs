@@ -10,6 +10,7 @@ pub const BROWSER: &str = "yui.browser";
 pub const RELATIONS: &str = "yui.relations";
 pub const SCREEN: &str = "yui.screen";
 pub const BACKEND: &str = "yui.backend";
+pub const VOCAB: &str = "yui.vocab";
 
 /// A known key: its default and what it means.
 pub struct Known {
@@ -45,6 +46,11 @@ pub const KNOWN: &[Known] = &[
             })
         },
         doc: "Model backend: base URL, model, transport (chat_completions | responses | push), push URL. The API key is not here: it is in the OS keyring.",
+    },
+    Known {
+        key: VOCAB,
+        default: crate::vocab::default_value,
+        doc: "Expression vocabulary: emotions, motions (reactive/ambient/broker_publish), voice engine and tag table, expression-motion selection (docs/cue-contract.md). generate_express is built from it at every turn.",
     },
 ];
 
@@ -94,6 +100,12 @@ fn validate(key: &str, value: &Value) -> Result<()> {
             "{key} must be {{\"enabled\": true|false}}"
         )));
     }
+    if key == BACKEND {
+        crate::backend::BackendConfig::from_value(value)?;
+    }
+    if key == VOCAB {
+        crate::vocab::from_value(value)?;
+    }
     Ok(())
 }
 
@@ -103,4 +115,23 @@ pub fn switch_on(store: &Store, key: &str) -> Result<bool> {
         .get("enabled")
         .and_then(Value::as_bool)
         .unwrap_or(false))
+}
+
+/// Every known key with its current value (stored or default), then any other stored keys, as
+/// one JSON object ordered by key.
+pub fn list(store: &Store) -> Result<serde_json::Map<String, Value>> {
+    let stored: Vec<(String, String)> = store.read(|c| {
+        let mut stmt = c.prepare("SELECT key, value FROM settings ORDER BY key")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    })?;
+    let mut out = serde_json::Map::new();
+    for k in KNOWN {
+        out.insert(k.key.to_string(), (k.default)());
+    }
+    for (key, text) in stored {
+        // A hand-edited row with bad JSON shows as null rather than hiding every other key.
+        out.insert(key, serde_json::from_str(&text).unwrap_or(Value::Null));
+    }
+    Ok(out)
 }

@@ -25,8 +25,10 @@ pub struct Store {
 
 struct Inner {
     path: PathBuf,
-    writer: Mutex<Connection>,
+    // Fields drop in order: the readers close first so the writer, closing last, checkpoints
+    // and removes the -wal file (a read-only handle cannot).
     readers: Mutex<Vec<Connection>>,
+    writer: Mutex<Connection>,
 }
 
 impl std::fmt::Debug for Store {
@@ -57,7 +59,12 @@ impl Store {
         }
         let mut writer = Connection::open(&path).map_err(|e| corrupt_or(e, &path))?;
         configure(&writer)?;
-        // A damaged file fails here, before anything is written to it.
+        // A damaged file, or one from a newer YUI, fails here, before anything is written to it:
+        // switching to WAL rewrites header bytes, so the version check must come first.
+        migrations::check_version(&writer).map_err(|e| match e.code {
+            ErrorCode::StoreCorrupt => corrupt_msg(&path, &e.message),
+            _ => e,
+        })?;
         let mode: String = writer
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(|e| corrupt_or(e, &path))?;
@@ -134,6 +141,10 @@ impl Store {
 }
 
 fn corrupt_msg(path: &Path, detail: &str) -> CoreError {
+    // `From<rusqlite::Error>` already says "damaged"; keep only SQLite's own words.
+    let detail = detail
+        .strip_prefix("the database file is damaged or not a YUI database: ")
+        .unwrap_or(detail);
     CoreError::new(
         ErrorCode::StoreCorrupt,
         format!(

@@ -1,7 +1,12 @@
 //! Client tools: the one [`ClientTool`] trait, the results they give the model, and the registry
 //! that decides which tools each window declares.
 
+pub mod address;
+pub mod browser;
+pub mod express;
 pub mod registry;
+pub mod relation;
+pub mod unsupported;
 
 use crate::clock::SharedClock;
 use crate::store::Store;

@@ -2,6 +2,8 @@
 //! table's module. A database whose version is newer than [`SCHEMA_VERSION`] is refused.
 
 mod presets;
+mod relations;
+mod response_chain;
 mod settings;
 mod transcript;
 
@@ -32,15 +34,25 @@ const STEPS: &[Step] = &[
         name: "transcript",
         sql: transcript::V1,
     },
+    Step {
+        version: 4,
+        name: "relations",
+        sql: relations::V1,
+    },
+    Step {
+        version: 5,
+        name: "response_chain",
+        sql: response_chain::V1,
+    },
 ];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = STEPS[STEPS.len() - 1].version;
 
-pub fn migrate(conn: &mut Connection) -> Result<()> {
-    let current: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(|e| CoreError::new(ErrorCode::Store, e.to_string()))?;
+/// Read `user_version` and refuse a database written by a newer schema. Called before anything
+/// is written to the file (even before WAL mode is set), so a refused file stays byte-identical.
+pub fn check_version(conn: &Connection) -> Result<i64> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if current > SCHEMA_VERSION {
         return Err(CoreError::new(
             ErrorCode::StoreTooNew,
@@ -49,7 +61,21 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
             ),
         ));
     }
-    for step in STEPS.iter().filter(|s| s.version > current) {
+    Ok(current)
+}
+
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    migrate_to(conn, SCHEMA_VERSION)
+}
+
+/// Apply the steps up to `target` only. Tests use it to build a database as an older YUI left it.
+#[doc(hidden)]
+pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<()> {
+    let current = check_version(conn)?;
+    for step in STEPS
+        .iter()
+        .filter(|s| s.version > current && s.version <= target)
+    {
         let tx = conn.transaction()?;
         tx.execute_batch(step.sql).map_err(|e| {
             CoreError::new(

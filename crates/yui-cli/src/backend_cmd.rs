@@ -1,0 +1,74 @@
+//! `yui backend`: the model backend settings and the API key. The key is read from stdin and is
+//! never printed: output shows only `has_api_key` and where the key is kept.
+
+use clap::Subcommand;
+use serde_json::{json, Value};
+use std::io::Read;
+use yui_core::backend::{self, BackendChange, Secrets, Transport};
+use yui_core::paths::Paths;
+use yui_core::{CoreError, Store};
+
+#[derive(Debug, Subcommand)]
+pub enum BackendCmd {
+    /// Print the backend settings, `has_api_key` and `api_key_storage`.
+    Show,
+    /// Change backend settings; options not given keep their value. Prints the result.
+    Set {
+        /// Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1.
+        #[arg(long)]
+        base_url: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        /// chat_completions | responses | push
+        #[arg(long, value_parser = parse_transport)]
+        transport: Option<Transport>,
+        /// Push transport URL; an empty string clears it.
+        #[arg(long)]
+        push_url: Option<String>,
+    },
+    /// Read the API key from stdin (first line) and store it in the OS keyring (or the file
+    /// fallback where no keyring exists).
+    SetKey,
+    /// Forget the stored API key.
+    ClearKey,
+}
+
+fn parse_transport(s: &str) -> Result<Transport, String> {
+    s.parse().map_err(|e: CoreError| e.message)
+}
+
+pub fn run(store: &Store, paths: &Paths, cmd: &BackendCmd) -> Result<Value, CoreError> {
+    match cmd {
+        BackendCmd::Show => Ok(serde_json::to_value(backend::view(store, paths)?)?),
+        BackendCmd::Set {
+            base_url,
+            model,
+            transport,
+            push_url,
+        } => {
+            let change = BackendChange {
+                base_url: base_url.clone(),
+                model: model.clone(),
+                transport: *transport,
+                push_url: push_url
+                    .as_ref()
+                    .map(|u| Some(u.clone()).filter(|u| !u.trim().is_empty())),
+            };
+            backend::update(store, &change)?;
+            Ok(serde_json::to_value(backend::view(store, paths)?)?)
+        }
+        BackendCmd::SetKey => {
+            let mut input = String::new();
+            std::io::stdin()
+                .read_to_string(&mut input)
+                .map_err(|e| CoreError::invalid(format!("cannot read the key from stdin: {e}")))?;
+            let key = input.lines().next().unwrap_or("").trim().to_string();
+            let storage = Secrets::new(paths).set_api_key(&key)?;
+            Ok(json!({"has_api_key": true, "api_key_storage": storage}))
+        }
+        BackendCmd::ClearKey => {
+            Secrets::new(paths).clear()?;
+            Ok(json!({"has_api_key": false, "api_key_storage": backend::KeyStorage::None}))
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! `yui settings`: read and write settings keys (JSON values). See docs/settings.md.
+
+use clap::Subcommand;
+use serde_json::Value;
+use yui_core::{settings, CoreError, Store};
+
+#[derive(Debug, Subcommand)]
+pub enum SettingsCmd {
+    /// Print a key's value (the default when it was never set; null for an unknown key).
+    Get { key: String },
+    /// Store a JSON value under a key and print it, e.g. `yui settings set yui.browser '{"enabled":true}'`.
+    Set { key: String, json: String },
+    /// Print every known key with its value, plus any other stored key.
+    List,
+}
+
+pub fn run(store: &Store, cmd: &SettingsCmd) -> Result<Value, CoreError> {
+    match cmd {
+        SettingsCmd::Get { key } => settings::get(store, key),
+        SettingsCmd::Set { key, json } => {
+            let value: Value = serde_json::from_str(json)
+                .map_err(|e| CoreError::invalid(format!("the value is not valid JSON: {e}")))?;
+            settings::set(store, key, &value)?;
+            settings::get(store, key)
+        }
+        SettingsCmd::List => Ok(Value::Object(settings::list(store)?)),
+    }
+}

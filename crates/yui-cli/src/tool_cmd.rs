@@ -1,0 +1,79 @@
+//! `yui tool NAME --args JSON`: run one client tool directly, as a turn would (same registry for
+//! the window, same argument parsing, same wait and error strings), and print its result: a JSON
+//! string, or `{"text":…, "images":[…]}`.
+
+use clap::Args;
+use serde_json::Value;
+use std::sync::Arc;
+use yui_core::clock::SharedClock;
+use yui_core::paths::Paths;
+use yui_core::tools::registry::{RegistryEnv, ToolRegistry};
+use yui_core::tools::ToolContext;
+use yui_core::turn::{self, CancellationToken};
+use yui_core::{CoreError, Store, SystemClock, WindowKind};
+
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    /// The tool's name, as the window declares it.
+    pub name: String,
+    /// The call's arguments (JSON text, as the model would send them).
+    #[arg(long, default_value = "{}")]
+    pub args: String,
+    /// Preset id (default: the main preset).
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Window kind: main | pet | browser_build | phone.
+    #[arg(long, default_value = "main", value_parser = parse_window)]
+    pub window: WindowKind,
+}
+
+fn parse_window(s: &str) -> Result<WindowKind, String> {
+    s.parse()
+}
+
+pub fn run(paths: &Paths, args: &ToolArgs) -> Result<Value, CoreError> {
+    let store = Store::open(paths.db_path())?;
+    let preset = match &args.preset {
+        Some(p) => yui_core::presets::get(&store, p)?.id,
+        None => yui_core::presets::main_preset(&store)?.id,
+    };
+    let env = RegistryEnv::load(&store, &preset, args.window)?;
+    let registry = ToolRegistry::for_window(&env)?;
+    let Some(tool) = registry.get(&args.name).cloned() else {
+        return Err(CoreError::not_found(format!(
+            "the {:?} window declares no tool named {:?} (it declares: {})",
+            args.window,
+            args.name,
+            registry.names().join(", ")
+        )));
+    };
+    let clock: SharedClock = Arc::new(SystemClock);
+    let ctx = ToolContext {
+        store: store.clone(),
+        clock: clock.clone(),
+        preset_id: preset,
+        window: args.window,
+        turn_id: format!("tool-{}", clock.now().timestamp_millis()),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CoreError::internal(format!("cannot start the async runtime: {e}")))?;
+    let out = match turn::parse_call_arguments(&args.args) {
+        Err(answer) => answer,
+        Ok(call_args) => rt.block_on(async {
+            let cancel = CancellationToken::new();
+            let stopper = cancel.clone();
+            let ctrl_c = tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    stopper.cancel();
+                }
+            });
+            let out = turn::call_tool(&tool, call_args, &ctx, &cancel).await;
+            ctrl_c.abort();
+            out.unwrap_or_else(|| yui_core::tools::ToolOutput::text("error: turn stopped"))
+        }),
+    };
+    Ok(serde_json::to_value(out)?)
+}

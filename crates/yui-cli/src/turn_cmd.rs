@@ -1,0 +1,252 @@
+//! `yui turn` and `yui chat`: run turns against the configured (or given) backend.
+//!
+//! `yui turn` prints every event as one JSON object per line (`speech`, `cue`, `tool_call`,
+//! `tool_result`, `tool_status`, `turn_end`) and exits non-zero when the turn ends in error (a
+//! silent turn is not an error). Ctrl-C stops the turn (it ends `stopped`, exit 130).
+//! `yui chat` is the same loop as an interactive terminal conversation.
+
+use clap::Args;
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+use yui_core::clock::SharedClock;
+use yui_core::paths::Paths;
+use yui_core::turn::{self, Backend, Timeouts, Transport, TurnDeps, TurnEvent, TurnStatus};
+use yui_core::{CoreError, ErrorCode, Store, SystemClock, WindowKind};
+
+/// Environment variable that overrides the stored API key for one run.
+pub const API_KEY_ENV: &str = "YUI_API_KEY";
+
+#[derive(Debug, Args)]
+pub struct TurnArgs {
+    /// The user's message.
+    #[arg(long)]
+    pub message: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// Which character, window and backend a turn uses.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// Preset id (default: the main preset).
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Window kind whose tools the turn declares: main | pet | browser_build | phone.
+    #[arg(long, default_value = "main", value_parser = parse_window)]
+    pub window: WindowKind,
+    /// chat_completions | responses (default: the configured transport).
+    #[arg(long, value_parser = parse_transport)]
+    pub transport: Option<Transport>,
+    /// Base URL of the OpenAI-compatible API (default: the configured one).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Model name (default: the configured one).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Seconds without a byte from the backend before the turn gives up.
+    #[arg(long, default_value_t = 60)]
+    pub stall_secs: u64,
+}
+
+fn parse_window(s: &str) -> Result<WindowKind, String> {
+    s.parse()
+}
+
+fn parse_transport(s: &str) -> Result<Transport, String> {
+    match s.parse::<Transport>() {
+        Ok(Transport::Push) => Err("push is not a request transport".into()),
+        Ok(t) => Ok(t),
+        Err(e) => Err(e.message),
+    }
+}
+
+/// Everything resolved once per command.
+struct Setup {
+    store: Store,
+    clock: SharedClock,
+    preset: String,
+    backend: Backend,
+    timeouts: Timeouts,
+}
+
+fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
+    let store = Store::open(paths.db_path())?;
+    let preset = match &t.preset {
+        Some(p) => yui_core::presets::get(&store, p)?.id,
+        None => yui_core::presets::main_preset(&store)?.id,
+    };
+    let cfg = yui_core::backend::load(&store)?;
+    let key = std::env::var(API_KEY_ENV)
+        .ok()
+        .filter(|k| !k.is_empty())
+        .or_else(|| yui_core::backend::api_key(paths));
+    let mut backend = Backend::from_config(&cfg, key);
+    if let Some(tr) = t.transport {
+        backend.transport = tr;
+    }
+    if let Some(u) = &t.base_url {
+        backend.base_url = u.clone();
+    }
+    if let Some(m) = &t.model {
+        backend.model = m.clone();
+    }
+    if backend.transport == Transport::Push {
+        return Err(CoreError::invalid(
+            "the configured transport is push; pass --transport chat_completions or responses",
+        ));
+    }
+    Ok(Setup {
+        store,
+        clock: Arc::new(SystemClock),
+        preset,
+        backend,
+        timeouts: Timeouts {
+            stall: std::time::Duration::from_secs(t.stall_secs.max(1)),
+            ..Timeouts::default()
+        },
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CoreError::internal(format!("cannot start the async runtime: {e}")))
+}
+
+/// Run one turn, handing each event to `on_event`; Ctrl-C stops it.
+async fn one_turn(
+    s: &Setup,
+    window: WindowKind,
+    message: &str,
+    mut on_event: impl FnMut(&TurnEvent),
+) -> Result<turn::TurnOutcome, CoreError> {
+    let (mut req, registry) = turn::prepare(
+        &s.store,
+        &s.clock,
+        &s.preset,
+        window,
+        message,
+        s.backend.clone(),
+    )?;
+    req.timeouts = s.timeouts;
+    let deps = TurnDeps::new(s.store.clone(), s.clock.clone(), &s.timeouts)?;
+    let mut handle = turn::start(deps, req, registry);
+    let stopper = handle.stopper();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stopper.cancel();
+        }
+    });
+    while let Some(ev) = handle.events.recv().await {
+        on_event(&ev);
+    }
+    ctrl_c.abort();
+    handle
+        .join
+        .await
+        .map_err(|e| CoreError::internal(format!("the turn task failed: {e}")))
+}
+
+/// `yui turn`: JSON lines on stdout; the exit code says how the turn ended.
+pub fn run_turn(paths: &Paths, args: &TurnArgs) -> Result<u8, CoreError> {
+    let s = setup(paths, &args.target)?;
+    let rt = runtime()?;
+    let outcome = rt.block_on(one_turn(&s, args.target.window, &args.message, |ev| {
+        let mut out = std::io::stdout().lock();
+        if let Ok(line) = serde_json::to_string(ev) {
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }))?;
+    Ok(match outcome.status {
+        TurnStatus::Ok | TurnStatus::Silent => 0,
+        TurnStatus::Error => 1,
+        TurnStatus::Stopped => 130,
+    })
+}
+
+/// `yui chat`: an interactive conversation. `/reset` starts a new Responses session,
+/// `/quit` (or end of input) leaves.
+pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
+    let s = setup(paths, &args.target)?;
+    let rt = runtime()?;
+    let name = yui_core::presets::get(&s.store, &s.preset)?.name;
+    eprintln!(
+        "Talking to {name} over {} at {} ({}). /reset starts over, /quit leaves, Ctrl-C stops a reply.",
+        s.backend.transport.as_str(),
+        s.backend.base_url,
+        s.backend.model
+    );
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    loop {
+        eprint!("you> ");
+        let _ = std::io::stderr().flush();
+        let Some(line) = lines.next() else { break };
+        let line = line.map_err(|e| CoreError::new(ErrorCode::Internal, e.to_string()))?;
+        let msg = line.trim();
+        match msg {
+            "" => continue,
+            "/quit" | "/exit" => break,
+            "/reset" => {
+                turn::chain::reset(&s.store, &s.preset)?;
+                eprintln!("(new session)");
+                continue;
+            }
+            _ => {}
+        }
+        print!("{name}> ");
+        let _ = std::io::stdout().flush();
+        let outcome = rt.block_on(one_turn(&s, args.target.window, msg, |ev| {
+            let mut out = std::io::stdout().lock();
+            let _ = match ev {
+                TurnEvent::Speech { delta } => write!(out, "{delta}"),
+                TurnEvent::Cue { cue, .. } => {
+                    let parts: Vec<&str> = [&cue.emotion_id, &cue.motion_id, &cue.emotion_text]
+                        .into_iter()
+                        .flatten()
+                        .map(String::as_str)
+                        .collect();
+                    write!(out, " [{}] ", parts.join(" "))
+                }
+                TurnEvent::ToolCall { name, arguments, .. } => {
+                    write!(out, " [{name} {arguments}")
+                }
+                TurnEvent::ToolResult { result, .. } => {
+                    write!(out, " → {}] ", short(result.as_text()))
+                }
+                TurnEvent::ToolStatus { name, status, .. } => {
+                    write!(out, " [{name}: {status}] ")
+                }
+                TurnEvent::TurnEnd { .. } => Ok(()),
+            };
+            let _ = out.flush();
+        }))?;
+        match outcome.status {
+            TurnStatus::Ok => println!(),
+            TurnStatus::Silent => println!("(silent)"),
+            TurnStatus::Stopped => println!(" (stopped)"),
+            TurnStatus::Error => println!(
+                "\n(error: {})",
+                outcome.error.unwrap_or_else(|| "unknown".into())
+            ),
+        }
+    }
+    Ok(0)
+}
+
+fn short(s: &str) -> String {
+    let mut t: String = s.chars().take(80).collect();
+    if s.chars().count() > 80 {
+        t.push('…');
+    }
+    t.replace('\n', " ")
+}

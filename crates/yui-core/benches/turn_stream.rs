@@ -1,0 +1,2 @@
+//! Turn stream benchmark (filled in below).
+fn main() {}

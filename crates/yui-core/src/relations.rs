@@ -1,0 +1,587 @@
+//! Relations: per preset, one directed integer per target (the human or another preset), −20..20,
+//! starting at 0, read as five bands. The backend moves a value through `rate_relation`
+//! ([`crate::tools::relation`]); the user moves it by hand with the settings slider; the client
+//! never moves it on its own (no decay).
+//!
+//! Rules held here, each inside ONE immediate write transaction so that concurrent windows,
+//! processes and handles cannot break them:
+//! - one accepted call per preset, target and turn ([`rate`] answers [`RateOutcome::Ignored`]);
+//! - at most [`DAILY_CAP`] points of absolute change per preset and target per LOCAL calendar day
+//!   (from the passed-in [`Clock`]), counting model changes only;
+//! - the range [`MIN`]..=[`MAX`]; a call past the cap or the range is cut to what fits, and a call
+//!   cut to nothing changes nothing and is not logged.
+//!
+//! The slider path ([`set_by_hand`]) is logged as one jump with [`RESERVED_REASON`], spends none
+//! of the cap and is held only by the range. Shape and decisions: docs/relations.md.
+
+use crate::clock::Clock;
+use crate::error::{CoreError, Result};
+use crate::settings;
+use crate::store::Store;
+use chrono::SecondsFormat;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+/// Lowest value.
+pub const MIN: i64 = -20;
+/// Highest value.
+pub const MAX: i64 = 20;
+/// Points of absolute model change allowed per preset, target and local calendar day.
+pub const DAILY_CAP: i64 = 4;
+/// Longest `why`, in characters (Unicode scalar values, after trimming).
+pub const REASON_MAX_CHARS: usize = 80;
+/// The reason the slider writes. Reserved for the user: a model `why` equal to it (ignoring case
+/// and surrounding white space) answers `error: reserved reason`.
+pub const RESERVED_REASON: &str = "set by the user";
+/// The deltas the model may send.
+pub const DELTAS: [i64; 4] = [-2, -1, 1, 2];
+/// Per-turn marks older than this are pruned (no turn lasts this long).
+const TURN_MARK_TTL_HOURS: i64 = 48;
+
+/// The five bands, by plain comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Band {
+    Hostile,
+    Cold,
+    Neutral,
+    Warm,
+    Close,
+}
+
+impl Band {
+    /// hostile ≤ −12, cold ≤ −4, warm ≥ 4, close ≥ 12, else neutral.
+    pub fn of(value: i64) -> Self {
+        if value <= -12 {
+            Self::Hostile
+        } else if value <= -4 {
+            Self::Cold
+        } else if value >= 12 {
+            Self::Close
+        } else if value >= 4 {
+            Self::Warm
+        } else {
+            Self::Neutral
+        }
+    }
+
+    /// The band word the model and the UI see.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Hostile => "hostile",
+            Self::Cold => "cold",
+            Self::Neutral => "neutral",
+            Self::Warm => "warm",
+            Self::Close => "close",
+        }
+    }
+}
+
+impl std::fmt::Display for Band {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
+/// Whom a relation points at. Serialized as `{"kind":"user"}` or `{"kind":"preset","id":"kai"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", content = "id", rename_all = "lowercase")]
+pub enum Target {
+    /// The human.
+    User,
+    /// Another preset, by id.
+    Preset(String),
+}
+
+impl Target {
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Preset(_) => "preset",
+        }
+    }
+    fn id(&self) -> &str {
+        match self {
+            Self::User => "",
+            Self::Preset(id) => id,
+        }
+    }
+    fn from_columns(kind: &str, id: String) -> Self {
+        if kind == "user" {
+            Self::User
+        } else {
+            Self::Preset(id)
+        }
+    }
+    /// Parse a command-line target: `user` is the human, `preset:<id>` or any other word a
+    /// preset id (the prefix form reaches a preset whose id is `user`).
+    pub fn parse_cli(s: &str) -> Self {
+        match s.strip_prefix("preset:") {
+            Some(id) => Self::Preset(id.to_string()),
+            None if s == "user" => Self::User,
+            None => Self::Preset(s.to_string()),
+        }
+    }
+}
+
+/// Who made a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Model,
+    User,
+}
+
+impl Source {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Model => "model",
+            Self::User => "user",
+        }
+    }
+}
+
+/// One `toward` enum entry: the label the model sees and the target it maps to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TowardEntry {
+    pub label: String,
+    pub target: Target,
+}
+
+/// The `toward` entries for `preset_id` right now: `user` (the human) first, then the other open
+/// presets in display order, by name. A preset named `user` (any case) is listed as
+/// `<name> (character)`, so the bare `user` is always the human; a name that would repeat an
+/// earlier entry gets ` (<id>)` appended so every entry maps to exactly one target.
+pub fn toward_entries(store: &Store, preset_id: &str) -> Result<Vec<TowardEntry>> {
+    store.read(|c| toward_entries_conn(c, preset_id))
+}
+
+fn toward_entries_conn(conn: &Connection, preset_id: &str) -> Result<Vec<TowardEntry>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, name FROM presets WHERE is_open = 1 AND id <> ?1 ORDER BY sort, id",
+    )?;
+    let rows = stmt
+        .query_map([preset_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut out = vec![TowardEntry {
+        label: "user".into(),
+        target: Target::User,
+    }];
+    for (id, name) in rows {
+        let name = name.trim();
+        let mut label = if name.is_empty() {
+            id.clone()
+        } else if name.eq_ignore_ascii_case("user") {
+            format!("{name} (character)")
+        } else {
+            name.to_string()
+        };
+        if out.iter().any(|e| e.label == label) {
+            label = format!("{label} ({id})");
+        }
+        if out.iter().any(|e| e.label == label) {
+            // Only a contrived set of names gets here; the preset is left out rather than
+            // making an entry ambiguous.
+            continue;
+        }
+        out.push(TowardEntry {
+            label,
+            target: Target::Preset(id),
+        });
+    }
+    Ok(out)
+}
+
+/// What [`rate`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateOutcome {
+    /// The full delta was applied; the band after it.
+    Applied(Band),
+    /// The cap or the range cut the delta (possibly to nothing); the band after it.
+    Clamped(Band),
+    /// A call for this target was already accepted in this turn; nothing changed.
+    Ignored,
+}
+
+/// Is `why` (already trimmed) the user's reserved reason?
+pub fn is_reserved_reason(why: &str) -> bool {
+    why.trim().eq_ignore_ascii_case(RESERVED_REASON)
+}
+
+/// Clean a model `why`: trimmed, control characters made spaces. `None` when it is empty or
+/// longer than [`REASON_MAX_CHARS`] (answered `error: invalid field why`).
+pub fn clean_reason(why: &str) -> Option<String> {
+    let why: String = why
+        .trim()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let n = why.chars().count();
+    (n > 0 && n <= REASON_MAX_CHARS).then_some(why)
+}
+
+fn stamp(clock: &dyn Clock) -> (String, String, String) {
+    let now = clock.now();
+    let at = now.to_rfc3339_opts(SecondsFormat::Millis, true);
+    let day = clock.local(now).date_naive().format("%Y-%m-%d").to_string();
+    let cutoff = (now - chrono::Duration::hours(TURN_MARK_TTL_HOURS))
+        .to_rfc3339_opts(SecondsFormat::Millis, true);
+    (at, day, cutoff)
+}
+
+fn current_value(conn: &Connection, preset_id: &str, target: &Target) -> rusqlite::Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT value FROM relations WHERE preset_id = ?1 AND target_kind = ?2 AND target_id = ?3",
+        )?
+        .query_row(params![preset_id, target.kind(), target.id()], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    conn: &Connection,
+    at: &str,
+    day: &str,
+    preset_id: &str,
+    target: &Target,
+    delta: i64,
+    value: i64,
+    reason: &str,
+    source: Source,
+    turn_id: Option<&str>,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO relations (preset_id, target_kind, target_id, value, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (preset_id, target_kind, target_id)
+         DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+    )?
+    .execute(params![preset_id, target.kind(), target.id(), value, at])?;
+    conn.prepare_cached(
+        "INSERT INTO relation_log
+           (at, local_day, preset_id, target_kind, target_id, delta, value, reason, source, turn_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        at,
+        day,
+        preset_id,
+        target.kind(),
+        target.id(),
+        delta,
+        value,
+        reason,
+        source.as_str(),
+        turn_id
+    ])?;
+    Ok(())
+}
+
+/// Run `f` in one immediate write transaction, retrying a lock that outlived the busy timeout
+/// (the model must never see SQLITE_BUSY for a momentary lock).
+fn write_retrying<T>(
+    store: &Store,
+    mut f: impl FnMut(&rusqlite::Transaction<'_>) -> Result<T>,
+) -> Result<T> {
+    let mut tries = 0;
+    loop {
+        match store.write(&mut f) {
+            Err(e) if tries < 3 && is_busy(&e) => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20 * tries));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn is_busy(e: &CoreError) -> bool {
+    let m = e.message.to_ascii_lowercase();
+    m.contains("database is locked") || m.contains("database is busy")
+}
+
+/// A model change: `delta` (one of [`DELTAS`]) toward `target` with the cleaned `reason`, in
+/// `turn_id`. Holds the per-turn rule, the daily cap and the range in one transaction.
+pub fn rate(
+    store: &Store,
+    clock: &dyn Clock,
+    preset_id: &str,
+    target: &Target,
+    delta: i64,
+    reason: &str,
+    turn_id: &str,
+) -> Result<RateOutcome> {
+    if !DELTAS.contains(&delta) {
+        return Err(CoreError::invalid("delta must be one of -2, -1, 1, 2"));
+    }
+    if is_reserved_reason(reason) {
+        return Err(CoreError::invalid("that reason is reserved for the user"));
+    }
+    let reason =
+        clean_reason(reason).ok_or_else(|| CoreError::invalid("reason must be 1..=80 chars"))?;
+    let (at, day, cutoff) = stamp(clock);
+    write_retrying(store, |tx| {
+        // The mark is the per-turn rule: a second insert for the same turn is a no-op.
+        let marked = tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO relation_turns (preset_id, target_kind, target_id, turn_id, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![preset_id, target.kind(), target.id(), turn_id, at])?;
+        if marked == 0 {
+            return Ok(RateOutcome::Ignored);
+        }
+        tx.prepare_cached("DELETE FROM relation_turns WHERE at < ?1")?
+            .execute([&cutoff])?;
+        let value = current_value(tx, preset_id, target)?;
+        let spent: i64 = tx
+            .prepare_cached(
+                "SELECT COALESCE(SUM(ABS(delta)), 0) FROM relation_log
+                 WHERE preset_id = ?1 AND target_kind = ?2 AND target_id = ?3
+                   AND local_day = ?4 AND source = 'model'",
+            )?
+            .query_row(params![preset_id, target.kind(), target.id(), day], |r| {
+                r.get(0)
+            })?;
+        let room = (DAILY_CAP - spent).max(0);
+        let step = delta.signum() * delta.abs().min(room);
+        let new = (value + step).clamp(MIN, MAX);
+        let applied = new - value;
+        if applied != 0 {
+            apply(
+                tx,
+                &at,
+                &day,
+                preset_id,
+                target,
+                applied,
+                new,
+                &reason,
+                Source::Model,
+                Some(turn_id),
+            )?;
+        }
+        let band = Band::of(new);
+        Ok(if applied == delta {
+            RateOutcome::Applied(band)
+        } else {
+            RateOutcome::Clamped(band)
+        })
+    })
+}
+
+/// The result of a slider move.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetResult {
+    pub preset_id: String,
+    pub target: Target,
+    pub value: i64,
+    pub band: Band,
+    /// The jump logged (0 when the value was already there and nothing was logged).
+    pub delta: i64,
+}
+
+fn preset_exists(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM presets WHERE id = ?1")?
+        .query_row([id], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// The slider: set the value by hand. Logged as one jump with [`RESERVED_REASON`], source
+/// `user`; spends none of the daily cap; held only by the range (a value outside −20..20 is
+/// refused with `invalid_input`). Works whatever the Relations switch holds.
+pub fn set_by_hand(
+    store: &Store,
+    clock: &dyn Clock,
+    preset_id: &str,
+    target: &Target,
+    value: i64,
+) -> Result<SetResult> {
+    if !(MIN..=MAX).contains(&value) {
+        return Err(CoreError::invalid(format!(
+            "a relation value is between {MIN} and {MAX}, not {value}"
+        )));
+    }
+    let (at, day, _) = stamp(clock);
+    write_retrying(store, |tx| {
+        if !preset_exists(tx, preset_id)? {
+            return Err(CoreError::not_found(format!(
+                "no preset with id {preset_id:?}"
+            )));
+        }
+        if let Target::Preset(t) = target {
+            if t == preset_id {
+                return Err(CoreError::invalid("a preset has no relation toward itself"));
+            }
+            if !preset_exists(tx, t)? {
+                return Err(CoreError::not_found(format!("no preset with id {t:?}")));
+            }
+        }
+        let old = current_value(tx, preset_id, target)?;
+        let delta = value - old;
+        if delta != 0 {
+            apply(
+                tx,
+                &at,
+                &day,
+                preset_id,
+                target,
+                delta,
+                value,
+                RESERVED_REASON,
+                Source::User,
+                None,
+            )?;
+        }
+        Ok(SetResult {
+            preset_id: preset_id.to_string(),
+            target: target.clone(),
+            value,
+            band: Band::of(value),
+            delta,
+        })
+    })
+}
+
+/// The stored value toward `target` (0 when never moved).
+pub fn value(store: &Store, preset_id: &str, target: &Target) -> Result<i64> {
+    store.read(|c| Ok(current_value(c, preset_id, target)?))
+}
+
+/// One value in a listing.
+#[derive(Debug, Clone, Serialize)]
+pub struct RelationRow {
+    pub preset_id: String,
+    pub preset_name: String,
+    pub target: Target,
+    /// The target's display name: `user` for the human, else the preset's name.
+    pub target_name: String,
+    pub value: i64,
+    pub band: Band,
+}
+
+/// One accepted change.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogEntry {
+    pub id: i64,
+    /// UTC, RFC 3339.
+    pub at: String,
+    /// The local calendar day the change counted in.
+    pub local_day: String,
+    pub preset_id: String,
+    pub target: Target,
+    pub delta: i64,
+    pub value: i64,
+    pub band: Band,
+    pub reason: String,
+    pub source: Source,
+    pub turn_id: Option<String>,
+}
+
+/// Values, bands and log, as `yui relation list` and the settings panel show them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listing {
+    /// The Relations switch.
+    pub enabled: bool,
+    pub relations: Vec<RelationRow>,
+    /// Newest first.
+    pub log: Vec<LogEntry>,
+}
+
+/// Every preset's (or one preset's) values toward the human and every other preset, with the log
+/// (newest first, at most `log_limit` entries).
+pub fn list(store: &Store, preset: Option<&str>, log_limit: usize) -> Result<Listing> {
+    let enabled = settings::switch_on(store, settings::RELATIONS)?;
+    store.read(|c| {
+        let presets: Vec<(String, String)> = c
+            .prepare("SELECT id, name FROM presets ORDER BY sort, id")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        if let Some(p) = preset {
+            if !presets.iter().any(|(id, _)| id == p) {
+                return Err(CoreError::not_found(format!("no preset with id {p:?}")));
+            }
+        }
+        let mut relations = Vec::new();
+        for (id, name) in presets
+            .iter()
+            .filter(|(id, _)| preset.is_none() || preset == Some(id.as_str()))
+        {
+            let targets = std::iter::once((Target::User, "user".to_string())).chain(
+                presets
+                    .iter()
+                    .filter(|(other, _)| other != id)
+                    .map(|(o, n)| (Target::Preset(o.clone()), n.clone())),
+            );
+            for (target, target_name) in targets {
+                let value = current_value(c, id, &target)?;
+                relations.push(RelationRow {
+                    preset_id: id.clone(),
+                    preset_name: name.clone(),
+                    target,
+                    target_name,
+                    value,
+                    band: Band::of(value),
+                });
+            }
+        }
+        let mut stmt = c.prepare(
+            "SELECT id, at, local_day, preset_id, target_kind, target_id, delta, value, reason,
+                    source, turn_id
+             FROM relation_log WHERE (?1 IS NULL OR preset_id = ?1) ORDER BY id DESC LIMIT ?2",
+        )?;
+        let log = stmt
+            .query_map(params![preset, log_limit as i64], |r| {
+                let value: i64 = r.get(7)?;
+                let source: String = r.get(9)?;
+                Ok(LogEntry {
+                    id: r.get(0)?,
+                    at: r.get(1)?,
+                    local_day: r.get(2)?,
+                    preset_id: r.get(3)?,
+                    target: Target::from_columns(&r.get::<_, String>(4)?, r.get(5)?),
+                    delta: r.get(6)?,
+                    value,
+                    band: Band::of(value),
+                    reason: r.get(8)?,
+                    source: if source == "user" {
+                        Source::User
+                    } else {
+                        Source::Model
+                    },
+                    turn_id: r.get(10)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(Listing {
+            enabled,
+            relations,
+            log,
+        })
+    })
+}
+
+/// The `relation:` line of a turn of `preset_id` (format in docs/relations.md): `None` while the
+/// Relations switch is off. Lists the same entries, in the same order and with the same labels,
+/// as the `toward` enum, each with its band word:
+/// `relation: user: warm; Kai: neutral`.
+pub fn relation_line(store: &Store, preset_id: &str) -> Result<Option<String>> {
+    if !settings::switch_on(store, settings::RELATIONS)? {
+        return Ok(None);
+    }
+    store.read(|c| {
+        let entries = toward_entries_conn(c, preset_id)?;
+        let mut parts = Vec::with_capacity(entries.len());
+        for e in entries {
+            let v = current_value(c, preset_id, &e.target)?;
+            parts.push(format!("{}: {}", e.label, Band::of(v).word()));
+        }
+        Ok(Some(format!("relation: {}", parts.join("; "))))
+    })
+}

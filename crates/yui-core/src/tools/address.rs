@@ -1,0 +1,72 @@
+//! `address_character`: names the other open character this reply speaks to, so that character
+//! receives an addressed turn after the reply's playback.
+//!
+//! `to` lists the names of the other presets open when the schema is built (the registry is built
+//! per turn). One call per reply: the first accepted call records the recipient on the turn; a
+//! later one answers `ignored: already addressed <name>` with the name of the first.
+
+use super::registry::TurnToolState;
+use super::*;
+use crate::turn::events::Addressed;
+use serde_json::json;
+use std::sync::Arc;
+
+pub struct AddressCharacter {
+    /// (preset id, name) of every other open preset.
+    targets: Vec<(String, String)>,
+    state: Arc<TurnToolState>,
+}
+
+impl AddressCharacter {
+    pub fn new(targets: Vec<(String, String)>, state: Arc<TurnToolState>) -> Self {
+        Self { targets, state }
+    }
+}
+
+#[async_trait]
+impl ClientTool for AddressCharacter {
+    fn name(&self) -> &str {
+        ADDRESS_CHARACTER
+    }
+    fn description(&self) -> String {
+        "Name the other open character this reply is for; that character gets a turn after your \
+         reply has played. One per reply. Never the user."
+            .to_string()
+    }
+    fn parameters(&self) -> Value {
+        let names: Vec<&str> = self.targets.iter().map(|(_, n)| n.as_str()).collect();
+        json!({
+            "type": "object",
+            "properties": {"to": {"type": "string", "enum": names}},
+            "required": ["to"],
+            "additionalProperties": false
+        })
+    }
+    async fn call(
+        &self,
+        args: Value,
+        _ctx: &ToolContext,
+        _cancel: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        let to = args.get("to").and_then(Value::as_str);
+        let Some((id, name)) = to.and_then(|to| self.targets.iter().find(|(_, n)| n == to)) else {
+            return Ok(ToolOutput::text("error: unknown target"));
+        };
+        let mut slot = self
+            .state
+            .addressed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(first) = slot.as_ref() {
+            return Ok(ToolOutput::text(format!(
+                "ignored: already addressed {}",
+                first.name
+            )));
+        }
+        *slot = Some(Addressed {
+            preset_id: id.clone(),
+            name: name.clone(),
+        });
+        Ok(ToolOutput::text("ok"))
+    }
+}

@@ -1,0 +1,180 @@
+//! `rate_relation`: the model moves this character's relation toward the user or another open
+//! character by one small step, with the reason. Argument checks and the exact result strings
+//! live here; the rules (per turn, daily cap, range) live in [`crate::relations`].
+//!
+//! Results, exactly: the band word; `clamped: <band>`; `ignored: already rated <toward> this
+//! turn`; `error: unknown target`; `error: invalid field delta`; `error: invalid field why`;
+//! `error: reserved reason`; `error: relations are off`. A `why` over 80 characters (or empty)
+//! answers `error: invalid field why` and changes nothing (docs/relations.md).
+
+use super::{ClientTool, Switch, ToolContext, ToolError, ToolOutput, RATE_RELATION};
+use crate::relations::{self, RateOutcome, TowardEntry};
+use crate::settings;
+use crate::store::Store;
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use std::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+pub const OFF: &str = "error: relations are off";
+pub const UNKNOWN_TARGET: &str = "error: unknown target";
+pub const INVALID_DELTA: &str = "error: invalid field delta";
+pub const INVALID_WHY: &str = "error: invalid field why";
+pub const RESERVED: &str = "error: reserved reason";
+
+/// The `rate_relation` client tool of one window (one preset).
+pub struct RateRelationTool {
+    store: Store,
+    preset_id: String,
+    /// The `toward` entries as of the last schema build: a call maps its `toward` through the
+    /// list the model was offered, not through whatever is open when the call arrives.
+    offered: Mutex<Option<Vec<TowardEntry>>>,
+}
+
+impl RateRelationTool {
+    /// The tool for the window showing `preset_id`. The schema reads the open presets each time
+    /// it is built.
+    pub fn new(store: Store, preset_id: impl Into<String>) -> Self {
+        Self {
+            store,
+            preset_id: preset_id.into(),
+            offered: Mutex::new(None),
+        }
+    }
+
+    /// [`Self::new`] as the registry holds it.
+    pub fn shared(store: &Store, preset_id: &str) -> std::sync::Arc<dyn ClientTool> {
+        std::sync::Arc::new(Self::new(store.clone(), preset_id))
+    }
+
+    fn entries_for(&self, preset_id: &str) -> Result<Vec<TowardEntry>, ToolError> {
+        if preset_id == self.preset_id {
+            if let Some(e) = self
+                .offered
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+            {
+                return Ok(e.clone());
+            }
+        }
+        relations::toward_entries(&self.store, preset_id).map_err(|e| ToolError(e.message))
+    }
+}
+
+/// Parse `delta`: an integer (a float with no fraction counts) in the enum.
+fn parse_delta(v: Option<&Value>) -> Option<i64> {
+    let v = v?;
+    let n = v
+        .as_i64()
+        .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))?;
+    relations::DELTAS.contains(&n).then_some(n)
+}
+
+#[async_trait]
+impl ClientTool for RateRelationTool {
+    fn name(&self) -> &str {
+        RATE_RELATION
+    }
+
+    fn description(&self) -> String {
+        "Moves this character's relation toward the user or another open character by one small \
+         step, with the reason. One call per target per turn; at most 4 points per target per day. \
+         The result is the band after the change (hostile, cold, neutral, warm, close). The reason \
+         is shown to the user."
+            .into()
+    }
+
+    fn parameters(&self) -> Value {
+        let entries = relations::toward_entries(&self.store, &self.preset_id).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "rate_relation: reading open presets failed");
+            vec![TowardEntry {
+                label: "user".into(),
+                target: relations::Target::User,
+            }]
+        });
+        let labels: Vec<&str> = entries.iter().map(|e| e.label.as_str()).collect();
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "toward": {
+                    "type": "string",
+                    "enum": labels,
+                    "description": "user is the human; the other entries are the other open characters"
+                },
+                "delta": {
+                    "type": "integer",
+                    "enum": relations::DELTAS,
+                    "description": "The step: -2, -1, 1 or 2"
+                },
+                "why": {
+                    "type": "string",
+                    "maxLength": relations::REASON_MAX_CHARS,
+                    "description": "The reason, at most 80 characters, written for the user to read"
+                }
+            },
+            "required": ["toward", "delta", "why"],
+            "additionalProperties": false
+        });
+        *self.offered.lock().unwrap_or_else(|p| p.into_inner()) = Some(entries);
+        schema
+    }
+
+    fn switch(&self) -> Option<Switch> {
+        Some(Switch {
+            id: "relations",
+            key: settings::RELATIONS,
+        })
+    }
+
+    async fn call(
+        &self,
+        args: Value,
+        ctx: &ToolContext,
+        _cancel: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        // The switch is read when the call runs, before anything else.
+        let on = settings::switch_on(&ctx.store, settings::RELATIONS)
+            .map_err(|e| ToolError(e.message))?;
+        if !on {
+            return Ok(OFF.into());
+        }
+        let Some(toward) = args.get("toward").and_then(Value::as_str) else {
+            return Ok(UNKNOWN_TARGET.into());
+        };
+        let entries = self.entries_for(&ctx.preset_id)?;
+        let Some(target) = entries
+            .iter()
+            .find(|e| e.label == toward)
+            .map(|e| e.target.clone())
+        else {
+            return Ok(UNKNOWN_TARGET.into());
+        };
+        let Some(delta) = parse_delta(args.get("delta")) else {
+            return Ok(INVALID_DELTA.into());
+        };
+        let Some(why) = args.get("why").and_then(Value::as_str) else {
+            return Ok(INVALID_WHY.into());
+        };
+        if relations::is_reserved_reason(why) {
+            return Ok(RESERVED.into());
+        }
+        let Some(why) = relations::clean_reason(why) else {
+            return Ok(INVALID_WHY.into());
+        };
+        let (store, clock) = (ctx.store.clone(), ctx.clock.clone());
+        let (preset, turn) = (ctx.preset_id.clone(), ctx.turn_id.clone());
+        // SQLite may wait on another process's lock: keep it off the async workers.
+        let outcome = tokio::task::spawn_blocking(move || {
+            relations::rate(&store, clock.as_ref(), &preset, &target, delta, &why, &turn)
+        })
+        .await
+        .map_err(|e| ToolError(format!("rate_relation stopped: {e}")))?
+        .map_err(|e| ToolError(e.message))?;
+        Ok(match outcome {
+            RateOutcome::Applied(band) => band.word().into(),
+            RateOutcome::Clamped(band) => format!("clamped: {band}").into(),
+            RateOutcome::Ignored => format!("ignored: already rated {toward} this turn").into(),
+        })
+    }
+}

@@ -1,0 +1,123 @@
+//! The transcript: per preset, what the user said and what the character answered, with
+//! timestamps. The next Chat Completions turn is rebuilt from it. Tool traffic is never stored
+//! here (it lives only in the request in flight).
+//!
+//! Each [`append`] is its own committed transaction, so a line is on disk as soon as it returns
+//! and a later failure in the same turn cannot take it back.
+
+use crate::error::{CoreError, Result};
+use crate::store::Store;
+use chrono::{DateTime, SecondsFormat, Utc};
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+/// Who spoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            other => Err(CoreError::invalid(format!(
+                "role must be user or assistant, not {other:?}"
+            ))),
+        }
+    }
+}
+
+/// One stored line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Increases with every append: the chronological order.
+    pub id: i64,
+    pub preset_id: String,
+    pub role: Role,
+    pub text: String,
+    pub turn_id: Option<String>,
+    pub at: DateTime<Utc>,
+}
+
+/// Store one line of speech for `preset_id`; returns its id. Committed before it returns.
+pub fn append(
+    store: &Store,
+    preset_id: &str,
+    role: Role,
+    text: &str,
+    turn_id: Option<&str>,
+    at: DateTime<Utc>,
+) -> Result<i64> {
+    let at = at.to_rfc3339_opts(SecondsFormat::Millis, true);
+    store.write(|tx| {
+        let known = tx
+            .query_row("SELECT 1 FROM presets WHERE id = ?1", [preset_id], |_| {
+                Ok(())
+            })
+            .optional()?
+            .is_some();
+        if !known {
+            return Err(CoreError::not_found(format!(
+                "no preset with id {preset_id:?}"
+            )));
+        }
+        tx.execute(
+            "INSERT INTO transcript (preset_id, role, text, turn_id, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![preset_id, role.as_str(), text, turn_id, at],
+        )?;
+        Ok(tx.last_insert_rowid())
+    })
+}
+
+/// The last `limit` lines of `preset_id`, oldest first.
+pub fn recent(store: &Store, preset_id: &str, limit: usize) -> Result<Vec<Entry>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut rows = store.read(|c| {
+        let mut stmt = c.prepare(
+            "SELECT id, preset_id, role, text, turn_id, at FROM transcript
+             WHERE preset_id = ?1 ORDER BY id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![preset_id, limit], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, Option<String>>(4)?,
+                r.get::<_, String>(5)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, preset_id, role, text, turn_id, at) = row?;
+            let at = DateTime::parse_from_rfc3339(&at)
+                .map_err(|e| CoreError::internal(format!("transcript row {id}: bad time: {e}")))?
+                .with_timezone(&Utc);
+            out.push(Entry {
+                id,
+                preset_id,
+                role: role.parse()?,
+                text,
+                turn_id,
+                at,
+            });
+        }
+        Ok(out)
+    })?;
+    rows.reverse();
+    Ok(rows)
+}

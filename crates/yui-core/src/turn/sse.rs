@@ -1,0 +1,394 @@
+//! The streaming HTTP client both transports share: `POST` a JSON body with `stream: true`, then
+//! read Server-Sent Events through `eventsource-stream`.
+//!
+//! One layer sits between reqwest's byte stream and the SSE parser ([`Framed`]):
+//! - a stall watchdog: no bytes for `stall` ends the stream with [`BackendError::Stall`];
+//! - event framing: each network chunk is cut (zero-copy) after every blank line so the parser's
+//!   buffer never holds more than one event (its buffer handling is linear in what it holds), the
+//!   last partial line is remembered as evidence, and at the end of the body a complete but
+//!   unterminated last event is still dispatched, while a body that stops mid-line is reported as
+//!   [`BackendError::Cut`] with that partial line.
+//!
+//! Errors keep their evidence: the HTTP status and the server's body, the raw line that failed to
+//! parse, the partial line a cut stream ended on.
+
+use bytes::Bytes;
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::{Stream, StreamExt};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// Most bytes of a server body or a raw line kept as evidence in an error.
+const EVIDENCE_MAX: usize = 2048;
+
+/// Why a backend request failed, with the evidence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// No connection could be made (refused, DNS, TLS, connect timeout).
+    #[error("could not reach the backend at {url}: {message}")]
+    Connect { url: String, message: String },
+    /// The server answered with a non-success status.
+    #[error("the backend answered HTTP {status}: {body}")]
+    Http { status: u16, body: String },
+    /// The server sent nothing (no headers, or no bytes of the stream) for too long.
+    #[error("the backend sent nothing for {secs} s and the turn gave up on it")]
+    Stall { secs: u64 },
+    /// The body ended in the middle of a line.
+    #[error("the backend's stream was cut mid-event; last partial line: {partial}")]
+    Cut { partial: String },
+    /// The connection failed while the stream was being read.
+    #[error("the backend's stream broke: {message}")]
+    Stream { message: String },
+    /// A data line was not the JSON the transport expects.
+    #[error("the backend sent a line that is not valid JSON ({message}): {line}")]
+    Parse { line: String, message: String },
+    /// The server reported an error inside the stream.
+    #[error("the backend reported an error: {body}")]
+    Server { body: String },
+}
+
+impl BackendError {
+    /// HTTP status, when the server answered with one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// Keep at most [`EVIDENCE_MAX`] bytes of evidence, cut on a char boundary.
+pub fn evidence(s: &str) -> String {
+    if s.len() <= EVIDENCE_MAX {
+        return s.to_string();
+    }
+    let mut end = EVIDENCE_MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// One SSE event: its `event:` name (`message` when absent) and its `data`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    pub event: String,
+    pub data: String,
+}
+
+/// Timeouts that keep a turn from hanging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// TCP/TLS connect.
+    pub connect: Duration,
+    /// No bytes (headers or body) for this long ends the request.
+    pub stall: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(10),
+            stall: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The HTTP client a turn uses. Cheap to clone; build one per app and reuse it.
+pub fn http_client(t: &Timeouts) -> Result<reqwest::Client, BackendError> {
+    reqwest::Client::builder()
+        .connect_timeout(t.connect)
+        .build()
+        .map_err(|e| BackendError::Connect {
+            url: String::new(),
+            message: e.to_string(),
+        })
+}
+
+/// Failure of the byte layer under the SSE parser.
+#[derive(Debug)]
+pub enum ByteError {
+    Transport(reqwest::Error),
+    Stall,
+    Cut(String),
+}
+
+impl std::fmt::Display for ByteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Transport(e) => write!(f, "{e}"),
+            Self::Stall => f.write_str("stall"),
+            Self::Cut(p) => write!(f, "cut: {p}"),
+        }
+    }
+}
+
+/// The byte layer: stall watchdog + event framing (see the module docs).
+pub struct Framed<S> {
+    inner: S,
+    queue: VecDeque<Bytes>,
+    /// Bytes after the last `\n` seen (the current partial line), capped for evidence.
+    partial: Vec<u8>,
+    /// Whether the last byte seen was a line end.
+    at_line_start: bool,
+    /// Whether anything was seen at all.
+    seen: bool,
+    stall: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
+    /// Whether the watchdog is counting: it starts when the reader waits, so time the reader
+    /// spends elsewhere (running a tool) never counts as the server's silence.
+    armed: bool,
+    done: bool,
+}
+
+impl<S> Framed<S> {
+    /// `stall`: `None` disables the watchdog (used by benchmarks over in-memory streams).
+    pub fn new(inner: S, stall: Option<Duration>) -> Self {
+        Self {
+            inner,
+            queue: VecDeque::new(),
+            partial: Vec::new(),
+            at_line_start: true,
+            seen: false,
+            stall: stall.map(|d| (d, Box::pin(tokio::time::sleep(d)))),
+            armed: false,
+            done: false,
+        }
+    }
+
+    fn frame(&mut self, chunk: Bytes) {
+        let b = &chunk[..];
+        if b.is_empty() {
+            return;
+        }
+        self.seen = true;
+        // Track the partial last line for evidence and for end-of-body handling.
+        match b.iter().rposition(|&c| c == b'\n') {
+            Some(i) => {
+                self.partial.clear();
+                self.partial.extend_from_slice(&b[i + 1..b.len().min(i + 1 + EVIDENCE_MAX)]);
+            }
+            None => {
+                let room = EVIDENCE_MAX.saturating_sub(self.partial.len());
+                self.partial.extend_from_slice(&b[..b.len().min(room)]);
+            }
+        }
+        self.at_line_start = matches!(b[b.len() - 1], b'\n' | b'\r');
+        // Cut after every blank line (`\n\n` or `\n\r\n`) so the parser sees one event at a time.
+        let mut start = 0;
+        let mut i = 0;
+        while i + 1 < b.len() {
+            if b[i] == b'\n' {
+                let end = if b[i + 1] == b'\n' {
+                    Some(i + 2)
+                } else if b[i + 1] == b'\r' && b.get(i + 2) == Some(&b'\n') {
+                    Some(i + 3)
+                } else {
+                    None
+                };
+                if let Some(end) = end {
+                    self.queue.push_back(chunk.slice(start..end));
+                    start = end;
+                    i = end;
+                    continue;
+                }
+            }
+            i += 1;
+        }
+        if start < b.len() {
+            self.queue.push_back(chunk.slice(start..));
+        }
+    }
+}
+
+impl<S> Stream for Framed<S>
+where
+    S: Stream<Item = reqwest::Result<Bytes>> + Unpin,
+{
+    type Item = Result<Bytes, ByteError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if !this.armed {
+            this.armed = true;
+            if let Some((d, sleep)) = this.stall.as_mut() {
+                sleep.as_mut().reset(tokio::time::Instant::now() + *d);
+            }
+        }
+        let out = this.poll_inner(cx);
+        if out.is_ready() {
+            this.armed = false;
+        }
+        out
+    }
+}
+
+impl<S> Framed<S>
+where
+    S: Stream<Item = reqwest::Result<Bytes>> + Unpin,
+{
+    fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, ByteError>>> {
+        let this = self;
+        loop {
+            if let Some(b) = this.queue.pop_front() {
+                return Poll::Ready(Some(Ok(b)));
+            }
+            if this.done {
+                return Poll::Ready(None);
+            }
+            match this.inner.poll_next_unpin(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    if let Some((d, sleep)) = this.stall.as_mut() {
+                        sleep.as_mut().reset(tokio::time::Instant::now() + *d);
+                    }
+                    this.frame(chunk);
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    this.done = true;
+                    return Poll::Ready(Some(Err(ByteError::Transport(e))));
+                }
+                Poll::Ready(None) => {
+                    this.done = true;
+                    if !this.seen {
+                        return Poll::Ready(None);
+                    }
+                    if !this.at_line_start {
+                        let partial = String::from_utf8_lossy(&this.partial).into_owned();
+                        // Trailing blanks after the last line end are not a cut.
+                        if !partial.trim().is_empty() {
+                            return Poll::Ready(Some(Err(ByteError::Cut(partial))));
+                        }
+                    }
+                    // Dispatch a last event whose blank line never came.
+                    return Poll::Ready(Some(Ok(Bytes::from_static(b"\n\n"))));
+                }
+                Poll::Pending => {
+                    if let Some((_, sleep)) = this.stall.as_mut() {
+                        if sleep.as_mut().poll(cx).is_ready() {
+                            this.done = true;
+                            return Poll::Ready(Some(Err(ByteError::Stall)));
+                        }
+                    }
+                    return Poll::Pending;
+                }
+            }
+        }
+    }
+}
+
+type EventStreamBox = Pin<
+    Box<dyn Stream<Item = Result<eventsource_stream::Event, EventStreamError<ByteError>>> + Send>,
+>;
+
+/// An open SSE response.
+pub struct SseStream {
+    events: EventStreamBox,
+    stall_secs: u64,
+}
+
+impl SseStream {
+    /// Wrap any byte stream (used by benchmarks and tests over recorded streams).
+    pub fn from_bytes<S>(bytes: S, stall: Option<Duration>) -> Self
+    where
+        S: Stream<Item = reqwest::Result<Bytes>> + Unpin + Send + 'static,
+    {
+        Self {
+            events: Box::pin(Framed::new(bytes, stall).eventsource()),
+            stall_secs: stall.map(|d| d.as_secs()).unwrap_or(0),
+        }
+    }
+
+    /// The next event; `None` at the end of the body.
+    pub async fn next(&mut self) -> Option<Result<SseEvent, BackendError>> {
+        let item = self.events.next().await?;
+        Some(match item {
+            Ok(ev) => Ok(SseEvent {
+                event: ev.event,
+                data: ev.data,
+            }),
+            Err(EventStreamError::Transport(ByteError::Stall)) => Err(BackendError::Stall {
+                secs: self.stall_secs,
+            }),
+            Err(EventStreamError::Transport(ByteError::Cut(partial))) => Err(BackendError::Cut {
+                partial: evidence(&partial),
+            }),
+            Err(EventStreamError::Transport(ByteError::Transport(e))) => {
+                Err(BackendError::Stream {
+                    message: error_chain(&e),
+                })
+            }
+            Err(EventStreamError::Utf8(e)) => Err(BackendError::Stream {
+                message: format!("the stream is not UTF-8: {e}"),
+            }),
+            Err(EventStreamError::Parser(e)) => Err(BackendError::Stream {
+                message: format!("the stream is not Server-Sent Events: {e}"),
+            }),
+        })
+    }
+}
+
+/// `e` and its sources, joined, so the root cause ("connection refused") is visible.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = c.source();
+    }
+    s
+}
+
+/// `POST {url}` with a JSON body and `Accept: text/event-stream`; a non-success status becomes
+/// [`BackendError::Http`] carrying the server's body. Waiting for the response headers counts
+/// against the stall timeout.
+pub async fn post_sse(
+    client: &reqwest::Client,
+    url: &str,
+    api_key: Option<&str>,
+    body: &serde_json::Value,
+    timeouts: &Timeouts,
+) -> Result<SseStream, BackendError> {
+    let mut req = client
+        .post(url)
+        .header(reqwest::header::ACCEPT, "text/event-stream")
+        .json(body);
+    if let Some(key) = api_key.filter(|k| !k.is_empty()) {
+        req = req.bearer_auth(key);
+    }
+    let resp = match tokio::time::timeout(timeouts.stall, req.send()).await {
+        Err(_) => {
+            return Err(BackendError::Stall {
+                secs: timeouts.stall.as_secs(),
+            })
+        }
+        Ok(Err(e)) => {
+            return Err(BackendError::Connect {
+                url: url.to_string(),
+                message: error_chain(&e),
+            })
+        }
+        Ok(Ok(r)) => r,
+    };
+    let status = resp.status();
+    if !status.is_success() {
+        let body = match tokio::time::timeout(timeouts.stall, resp.text()).await {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => format!("(body unreadable: {e})"),
+            Err(_) => "(body not sent in time)".to_string(),
+        };
+        return Err(BackendError::Http {
+            status: status.as_u16(),
+            body: evidence(body.trim()),
+        });
+    }
+    Ok(SseStream::from_bytes(
+        resp.bytes_stream().boxed(),
+        Some(timeouts.stall),
+    ))
+}

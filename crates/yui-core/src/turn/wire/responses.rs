@@ -1,0 +1,128 @@
+//! Responses: the streamed events the client reads (by their `type` field; unknown types are
+//! ignored) and the flattened tool schema shape.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// A streamed Responses event. Only the fields the client reads are typed; an output item is kept
+/// as raw JSON because reasoning items go back to the server exactly as they came.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type")]
+pub enum Event {
+    #[serde(rename = "response.created")]
+    Created {
+        #[serde(default)]
+        response: Option<ResponseRef>,
+    },
+    #[serde(rename = "response.in_progress")]
+    InProgress {
+        #[serde(default)]
+        response: Option<ResponseRef>,
+    },
+    #[serde(rename = "response.output_text.delta")]
+    TextDelta {
+        #[serde(default)]
+        delta: String,
+    },
+    #[serde(rename = "response.output_item.added")]
+    ItemAdded {
+        #[serde(default)]
+        output_index: Option<u64>,
+        item: Value,
+    },
+    #[serde(rename = "response.output_item.done")]
+    ItemDone {
+        #[serde(default)]
+        output_index: Option<u64>,
+        item: Value,
+    },
+    #[serde(rename = "response.function_call_arguments.delta")]
+    ArgsDelta {
+        #[serde(default)]
+        item_id: Option<String>,
+        #[serde(default)]
+        output_index: Option<u64>,
+        #[serde(default)]
+        delta: String,
+    },
+    #[serde(rename = "response.function_call_arguments.done")]
+    ArgsDone {
+        #[serde(default)]
+        item_id: Option<String>,
+        #[serde(default)]
+        output_index: Option<u64>,
+        #[serde(default, deserialize_with = "super::de_arguments")]
+        arguments: Option<String>,
+        #[serde(default)]
+        name: Option<String>,
+    },
+    #[serde(rename = "response.completed")]
+    Completed {
+        #[serde(default)]
+        response: Option<ResponseRef>,
+    },
+    #[serde(rename = "response.incomplete")]
+    Incomplete {
+        #[serde(default)]
+        response: Option<ResponseRef>,
+    },
+    #[serde(rename = "response.failed")]
+    Failed {
+        #[serde(default)]
+        response: Option<Value>,
+    },
+    /// A bare `function_call` item sent as an event (seen in simplified servers).
+    #[serde(rename = "function_call")]
+    BareCall {
+        #[serde(flatten)]
+        item: Value,
+    },
+    #[serde(rename = "error")]
+    Error {
+        #[serde(flatten)]
+        body: Value,
+    },
+    /// Every other event type (content parts, refusal deltas, reasoning deltas…).
+    #[serde(other)]
+    Unknown,
+}
+
+/// The `response` object of lifecycle events; only its id and output are read.
+#[derive(Debug, Default, Deserialize)]
+pub struct ResponseRef {
+    #[serde(default, deserialize_with = "super::de_id")]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub output: Option<Vec<Value>>,
+}
+
+/// The function-call fields of an output item.
+#[derive(Debug, Default, Deserialize)]
+pub struct FunctionCallItem {
+    #[serde(default, deserialize_with = "super::de_id")]
+    pub id: Option<String>,
+    #[serde(default, deserialize_with = "super::de_id")]
+    pub call_id: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "super::de_arguments")]
+    pub arguments: Option<String>,
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+/// A declared tool, flattened, with `"strict": false`.
+pub fn tool_schema(name: &str, description: &str, parameters: &Value) -> Value {
+    json!({
+        "type": "function",
+        "name": name,
+        "description": description,
+        "parameters": parameters,
+        "strict": false,
+    })
+}
+
+/// The `function_call` input item sent back on a round trip.
+pub fn function_call_item(call_id: &str, name: &str, arguments: &str) -> Value {
+    json!({"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments})
+}

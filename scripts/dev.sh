@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# YUI developer entry point, for a fresh Debian/Ubuntu machine.
+#   scripts/dev.sh run    install what is missing, build, and launch the app
+#   scripts/dev.sh test   install what is missing, then run every check and test
+#                         (format, clippy, unit/integration tests, end-to-end under Xvfb)
+# Installs system packages with apt (through sudo when not root). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n==> %s\n' "$*" >&2; }
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+# Packages the app needs to build and run (Tauri 2 on WebKitGTK 4.1).
+APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana-appindicator3-dev
+  librsvg2-dev libxdo-dev libdbus-1-dev curl)
+# Packages the tests need: an X server, the WebKit WebDriver, a compositor and window manager,
+# Node.js for the fake ego-browser, ImageMagick for the screenshot benchmark and screenshots.
+TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick)
+
+missing() {
+  local out=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || out+=("$p")
+  done
+  echo "${out[@]:-}"
+}
+
+apt_install() {
+  local need
+  need=$(missing "$@")
+  if [ -n "$need" ]; then
+    log "installing system packages: $need"
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null
+  fi
+}
+
+ensure_rust() {
+  if ! command -v cargo >/dev/null 2>&1; then
+    [ -x "$HOME/.cargo/bin/cargo" ] || {
+      log "installing Rust (rustup)"
+      curl -fsSL https://sh.rustup.rs | sh -s -- -y --profile minimal -c clippy,rustfmt
+    }
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+}
+
+ensure_tauri_driver() {
+  export PATH="$HOME/.cargo/bin:$PATH"
+  if ! command -v tauri-driver >/dev/null 2>&1; then
+    log "installing tauri-driver"
+    cargo install tauri-driver --locked --quiet
+  fi
+}
+
+cmd=${1:-}
+case "$cmd" in
+  run)
+    apt_install "${APP_PKGS[@]}"
+    ensure_rust
+    log "building and launching YUI"
+    exec cargo run --release -p yui-app
+    ;;
+  test)
+    apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
+    ensure_rust
+    ensure_tauri_driver
+    export CARGO_TERM_COLOR=never
+    log "cargo fmt --check"
+    cargo fmt --all -- --check
+    log "cargo clippy"
+    cargo clippy --workspace --all-targets --locked -- -D warnings
+    log "core crate has no tauri dependency"
+    if cargo tree -p yui-core --locked | grep -i tauri; then
+      echo "yui-core depends on tauri" >&2
+      exit 1
+    fi
+    log "unit and integration tests"
+    cargo test --workspace --locked
+    log "end-to-end tests (Xvfb + tauri-driver + WebKitWebDriver)"
+    bash tests/e2e/run.sh
+    ;;
+  *)
+    echo "usage: scripts/dev.sh run|test" >&2
+    exit 2
+    ;;
+esac

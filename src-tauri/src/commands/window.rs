@@ -1,0 +1,42 @@
+//! Window commands: who am I (label, role, preset) and open the settings / quick windows.
+
+use crate::error::CmdResult;
+use crate::windows::{self, WindowLabel};
+use serde::Serialize;
+use tauri::{AppHandle, Manager, Runtime, WebviewWindow};
+use yui_core::presets::Preset;
+use yui_core::CoreError;
+
+/// What a page needs to know about its own window.
+#[derive(Debug, Serialize)]
+pub struct WindowContext {
+    pub label: String,
+    /// `main`, `pet`, `settings` or `quick`.
+    pub role: &'static str,
+    /// The preset a character window shows; `null` for settings and quick.
+    pub preset: Option<Preset>,
+}
+
+#[tauri::command]
+pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<WindowContext> {
+    let label = WindowLabel::parse(window.label())
+        .ok_or_else(|| CoreError::invalid(format!("unknown window {:?}", window.label())))?;
+    let preset = match label.is_character() {
+        true => Some(windows::preset_for(window.app_handle(), &label)?),
+        false => None,
+    };
+    Ok(WindowContext {
+        label: label.as_label(),
+        role: label.role(),
+        preset,
+    })
+}
+
+/// Open (or focus) the `settings` or the `quick` window.
+#[tauri::command]
+pub async fn window_open<R: Runtime>(app: AppHandle<R>, which: String) -> CmdResult<()> {
+    match WindowLabel::parse(&which) {
+        Some(l @ (WindowLabel::Settings | WindowLabel::Quick)) => windows::show_tool_window(&app, &l),
+        _ => Err(CoreError::invalid(format!("cannot open window {which:?}"))),
+    }
+}

@@ -1,0 +1,142 @@
+//! Tauri commands on the mock runtime, with the real `tauri.conf.json` and `capabilities/`:
+//! settings round trips through the settings window, the per-window capability boundary
+//! (a pet or the main window cannot call settings-only commands), and preset commands.
+
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+use yui_app::state::AppState;
+use yui_core::paths::Paths;
+use yui_core::{settings, Store};
+
+struct Harness {
+    app: App<MockRuntime>,
+    store: Store,
+    _dir: tempfile::TempDir,
+}
+
+fn harness() -> Harness {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = Store::open(paths.db_path()).expect("open store");
+    let app = yui_app::run_app(mock_builder(), AppState::new(store.clone(), paths)).expect("build app");
+    Harness {
+        app,
+        store,
+        _dir: dir,
+    }
+}
+
+fn window(h: &Harness, label: &str) -> WebviewWindow<MockRuntime> {
+    WebviewWindowBuilder::new(&h.app, label, Default::default())
+        .build()
+        .expect("mock window")
+}
+
+fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    get_ipc_response(
+        w,
+        InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().expect("url"),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        },
+    )
+    .map(|body| body.deserialize::<Value>().expect("JSON response"))
+}
+
+#[test]
+fn settings_window_round_trips_a_setting() {
+    let h = harness();
+    let settings_win = window(&h, "settings");
+    let before = invoke(&settings_win, "settings_get", json!({"key": "yui.screen"})).unwrap();
+    assert_eq!(before, json!({"enabled": false}));
+    invoke(
+        &settings_win,
+        "settings_set",
+        json!({"key": "yui.screen", "value": {"enabled": true}}),
+    )
+    .unwrap();
+    let after = invoke(&settings_win, "settings_get", json!({"key": "yui.screen"})).unwrap();
+    assert_eq!(after, json!({"enabled": true}));
+    // It reached the store, not a cache in the shell.
+    assert!(settings::switch_on(&h.store, settings::SCREEN).unwrap());
+}
+
+#[test]
+fn invalid_setting_crosses_ipc_as_code_and_message() {
+    let h = harness();
+    let settings_win = window(&h, "settings");
+    let err = invoke(
+        &settings_win,
+        "settings_set",
+        json!({"key": "yui.browser", "value": {"enabled": "yes"}}),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "invalid_input");
+    assert_eq!(
+        err["message"],
+        "yui.browser must be {\"enabled\": true|false}"
+    );
+}
+
+#[test]
+fn pet_and_main_windows_cannot_call_settings_only_commands() {
+    let h = harness();
+    for label in ["pet-kai", "main"] {
+        let w = window(&h, label);
+        for (cmd, args) in [
+            ("settings_set", json!({"key": "yui.browser", "value": {"enabled": true}})),
+            ("settings_get", json!({"key": "yui.backend"})),
+            ("backend_set", json!({"value": {"base_url": "http://evil.example/v1"}})),
+            ("backend_set_key", json!({"key": "sk-test"})),
+        ] {
+            let err = invoke(&w, cmd, args).expect_err(&format!("{label} must not call {cmd}"));
+            let text = err.to_string();
+            assert!(text.contains("not allowed"), "{label} {cmd}: {text}");
+        }
+        // The same window may read the switches: the refusal above is the ACL, not a broken IPC.
+        let sw = invoke(&w, "switches_get", json!({})).unwrap();
+        assert_eq!(sw, json!({"browser": false, "relations": true, "screen": false}));
+    }
+    assert!(!settings::switch_on(&h.store, settings::BROWSER).unwrap());
+}
+
+#[test]
+fn quick_window_flips_switches_but_cannot_write_settings() {
+    let h = harness();
+    let quick = window(&h, "quick");
+    let now = invoke(&quick, "switch_set", json!({"key": "yui.relations", "enabled": false})).unwrap();
+    assert_eq!(now["relations"], false);
+    assert!(!settings::switch_on(&h.store, settings::RELATIONS).unwrap());
+    let err = invoke(&quick, "switch_set", json!({"key": "yui.backend", "enabled": true})).unwrap_err();
+    assert_eq!(err["code"], "invalid_input");
+    assert!(invoke(&quick, "settings_set", json!({"key": "yui.relations", "value": {"enabled": true}})).is_err());
+}
+
+#[test]
+fn window_context_names_the_preset_of_a_pet_window() {
+    let h = harness();
+    let pet = window(&h, "pet-kai");
+    let ctx = invoke(&pet, "window_context", json!({})).unwrap();
+    assert_eq!(ctx["role"], "pet");
+    assert_eq!(ctx["label"], "pet-kai");
+    assert_eq!(ctx["preset"]["id"], "kai");
+    let main = window(&h, "main");
+    let ctx = invoke(&main, "window_context", json!({})).unwrap();
+    assert_eq!(ctx["role"], "main");
+    assert_eq!(ctx["preset"]["id"], "yui");
+}
+
+#[test]
+fn an_unknown_window_has_no_ipc_at_all() {
+    let h = harness();
+    let stray = window(&h, "stray");
+    assert!(invoke(&stray, "switches_get", json!({})).is_err());
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# End-to-end tests of the real YUI app: starts Xvfb, a window manager and tauri-driver, builds the
+# app, runs `cargo test -p yui-app --test e2e -- --ignored`, and cleans up whatever it started.
+#
+# Needs: Xvfb, openbox (optional), WebKitWebDriver (webkit2gtk-driver), tauri-driver
+# (`cargo install tauri-driver --locked`), and the Tauri build deps (libwebkit2gtk-4.1-dev, ...).
+# Env: DISPLAY_NUM (default 99), E2E_SCREENSHOT=path to also capture the screen after the tests.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+DISPLAY_NUM="${DISPLAY_NUM:-99}"
+export DISPLAY=":${DISPLAY_NUM}"
+TAURI_DRIVER="${TAURI_DRIVER:-$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")}"
+LOG_DIR="$(mktemp -d -t yui-e2e-XXXXXX)"
+PIDS=()
+
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+for tool in Xvfb WebKitWebDriver; do
+  command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (apt install xvfb webkit2gtk-driver)" >&2; exit 1; }
+done
+[ -x "$TAURI_DRIVER" ] || { echo "e2e: tauri-driver is missing (cargo install tauri-driver --locked)" >&2; exit 1; }
+
+echo "e2e: building the app and the tests"
+cargo build -p yui-app --bin yui-app
+cargo test -p yui-app --test e2e --no-run
+
+echo "e2e: starting Xvfb on $DISPLAY (logs in $LOG_DIR)"
+Xvfb "$DISPLAY" -screen 0 1280x800x24 -nolisten tcp >"$LOG_DIR/xvfb.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 50); do
+  [ -e "/tmp/.X11-unix/X${DISPLAY_NUM}" ] && break
+  sleep 0.1
+done
+[ -e "/tmp/.X11-unix/X${DISPLAY_NUM}" ] || { echo "e2e: Xvfb did not start" >&2; cat "$LOG_DIR/xvfb.log" >&2; exit 1; }
+
+if command -v openbox >/dev/null; then
+  openbox >"$LOG_DIR/openbox.log" 2>&1 &
+  PIDS+=($!)
+fi
+if command -v xcompmgr >/dev/null; then
+  # A compositor, so transparent character windows are transparent.
+  xcompmgr >"$LOG_DIR/xcompmgr.log" 2>&1 &
+  PIDS+=($!)
+fi
+
+# No session bus here: keep WebKit and the keyring from trying to reach one.
+export NO_AT_BRIDGE=1
+"$TAURI_DRIVER" --port 4444 >"$LOG_DIR/tauri-driver.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 50); do
+  (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break
+  sleep 0.1
+done
+
+echo "e2e: running"
+status=0
+YUI_APP_BIN="$PWD/target/debug/yui-app" cargo test -p yui-app --test e2e -- --ignored --test-threads=1 || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "e2e: FAILED; tauri-driver log:" >&2
+  tail -n 50 "$LOG_DIR/tauri-driver.log" >&2 || true
+fi
+exit "$status"

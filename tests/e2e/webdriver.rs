@@ -1,0 +1,191 @@
+//! A tiny W3C WebDriver client (sessions, windows, scripts, elements) over reqwest: enough for
+//! the E2E tests, without a browser-automation framework.
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+pub struct Driver {
+    http: reqwest::Client,
+    base: String,
+}
+
+pub struct Session {
+    http: reqwest::Client,
+    url: String,
+}
+
+pub type Result<T> = std::result::Result<T, String>;
+
+async fn call(http: &reqwest::Client, method: reqwest::Method, url: &str, body: Option<Value>) -> Result<Value> {
+    let mut req = http.request(method.clone(), url);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let resp = req.send().await.map_err(|e| format!("{method} {url}: {e}"))?;
+    let status = resp.status();
+    let v: Value = resp
+        .json()
+        .await
+        .map_err(|e| format!("{method} {url}: bad JSON: {e}"))?;
+    if !status.is_success() {
+        return Err(format!("{method} {url}: {status}: {}", v["value"]));
+    }
+    Ok(v["value"].clone())
+}
+
+impl Driver {
+    /// tauri-driver at `TAURI_DRIVER_URL`, default `http://127.0.0.1:4444`.
+    pub fn from_env() -> Self {
+        let base = std::env::var("TAURI_DRIVER_URL").unwrap_or_else(|_| "http://127.0.0.1:4444".into());
+        Self {
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(90))
+                .build()
+                .expect("http client"),
+            base,
+        }
+    }
+
+    pub async fn new_session(&self, app: &Path, args: &[String]) -> Result<Session> {
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "tauri:options": {"application": app.display().to_string(), "args": args}
+        }}});
+        let v = call(&self.http, reqwest::Method::POST, &format!("{}/session", self.base), Some(caps)).await?;
+        let id = v["sessionId"].as_str().ok_or("no sessionId")?;
+        Ok(Session {
+            http: self.http.clone(),
+            url: format!("{}/session/{id}", self.base),
+        })
+    }
+}
+
+impl Session {
+    async fn get(&self, path: &str) -> Result<Value> {
+        call(&self.http, reqwest::Method::GET, &format!("{}{path}", self.url), None).await
+    }
+    async fn post(&self, path: &str, body: Value) -> Result<Value> {
+        call(&self.http, reqwest::Method::POST, &format!("{}{path}", self.url), Some(body)).await
+    }
+
+    pub async fn delete(&self) -> Result<Value> {
+        call(&self.http, reqwest::Method::DELETE, &self.url, None).await
+    }
+
+    pub async fn handles(&self) -> Result<Vec<String>> {
+        let v = self.get("/window/handles").await?;
+        Ok(v.as_array()
+            .map(|a| a.iter().filter_map(|h| h.as_str().map(String::from)).collect())
+            .unwrap_or_default())
+    }
+
+    pub async fn switch_to(&self, handle: &str) -> Result<()> {
+        self.post("/window", json!({"handle": handle})).await.map(|_| ())
+    }
+
+    pub async fn exec(&self, script: &str, args: Value) -> Result<Value> {
+        self.post("/execute/sync", json!({"script": script, "args": args})).await
+    }
+
+    pub async fn exec_async(&self, script: &str, args: Value) -> Result<Value> {
+        self.post("/execute/async", json!({"script": script, "args": args})).await
+    }
+
+    /// Call a Tauri command from the current window: `{ok: true, value}` or `{ok: false, error}`.
+    pub async fn invoke(&self, cmd: &str, args: Value) -> Result<Value> {
+        self.exec_async(
+            "const done = arguments[arguments.length - 1];
+             window.__TAURI__.core.invoke(arguments[0], arguments[1])
+               .then((value) => done({ok: true, value: value ?? null}))
+               .catch((error) => done({ok: false, error: error ?? null}));",
+            json!([cmd, args]),
+        )
+        .await
+    }
+
+    /// The Tauri label of the current window.
+    pub async fn label(&self) -> Result<Option<String>> {
+        let v = self
+            .exec(
+                "return window.__TAURI__ ? window.__TAURI__.window.getCurrentWindow().label : null",
+                json!([]),
+            )
+            .await?;
+        Ok(v.as_str().map(String::from))
+    }
+
+    /// Labels of every window WebDriver sees (switching through them).
+    pub async fn labels(&self) -> Result<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for h in self.handles().await? {
+            self.switch_to(&h).await?;
+            if let Ok(Some(l)) = self.label().await {
+                out.push((l, h));
+            }
+        }
+        Ok(out)
+    }
+
+    pub async fn wait_for_labels(&self, want: &[&str], timeout: Duration) -> Result<Vec<String>> {
+        let start = Instant::now();
+        loop {
+            let have: Vec<String> = self.labels().await.unwrap_or_default().into_iter().map(|(l, _)| l).collect();
+            if want.iter().all(|w| have.iter().any(|h| h == w)) {
+                return Ok(have);
+            }
+            if start.elapsed() > timeout {
+                return Err(format!("windows {want:?} not all present; have {have:?}"));
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+
+    pub async fn wait_for_label(&self, label: &str, timeout: Duration) -> Result<()> {
+        self.wait_for_labels(&[label], timeout).await?;
+        self.switch_to_label(label).await
+    }
+
+    pub async fn switch_to_label(&self, label: &str) -> Result<()> {
+        for (l, h) in self.labels().await? {
+            if l == label {
+                return self.switch_to(&h).await;
+            }
+        }
+        Err(format!("no window labelled {label}"))
+    }
+
+    /// Poll a script until it returns `true`.
+    pub async fn wait_script(&self, script: &str, timeout: Duration) -> Result<()> {
+        let start = Instant::now();
+        loop {
+            let last = self.exec(script, json!([])).await;
+            if matches!(last, Ok(Value::Bool(true))) {
+                return Ok(());
+            }
+            if start.elapsed() > timeout {
+                return Err(format!("timed out waiting for `{script}` (last: {last:?})"));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    pub async fn find(&self, css: &str) -> Result<String> {
+        let v = self
+            .post("/element", json!({"using": "css selector", "value": css}))
+            .await?;
+        v[ELEMENT_KEY]
+            .as_str()
+            .map(String::from)
+            .ok_or_else(|| format!("no element id for {css}: {v}"))
+    }
+
+    pub async fn click(&self, el: &str) -> Result<()> {
+        self.post(&format!("/element/{el}/click"), json!({})).await.map(|_| ())
+    }
+
+    pub async fn property(&self, el: &str, name: &str) -> Result<Value> {
+        self.get(&format!("/element/{el}/property/{name}")).await
+    }
+}

@@ -1,0 +1,154 @@
+// Character windows (main and pet-<presetId>): draws the preset's character, opens a chat input
+// on click, drags the window, streams the reply into the speech bubble and plays cues.
+// No logic beyond presentation: turns, tools and the store live in the core.
+
+import { invoke, channel, currentWindow, windowContext } from "./ipc.js";
+
+const DRAG_THRESHOLD_PX = 4;
+const BUBBLE_LINGER_MS = 9000;
+
+const $ = (id) => document.getElementById(id);
+const stage = $("stage");
+const host = $("character");
+const bubble = $("bubble");
+const chat = $("chat");
+const input = $("chat-input");
+const menu = $("menu");
+
+let character = null;
+let turnRunning = false;
+let bubbleTimer = 0;
+
+/** Load the built-in character (ui/character/); a plain placeholder if it is not there. */
+async function mountCharacter(preset, role) {
+  const palette = preset?.avatar?.palette ?? "rose";
+  const size = role === "main" ? 200 : 150;
+  try {
+    const mod = await import("../character/character.js");
+    return mod.createCharacter(host, { palette, size });
+  } catch (e) {
+    console.warn("built-in character unavailable, using a placeholder", e);
+    const div = document.createElement("div");
+    div.className = "fallback-character";
+    host.replaceChildren(div);
+    const noop = () => {};
+    return { setEmotion: noop, playMotion: noop, setSpeaking: noop, setState: noop, destroy: () => div.remove() };
+  }
+}
+
+function showBubble(text, { error = false, linger = true } = {}) {
+  clearTimeout(bubbleTimer);
+  bubble.textContent = text;
+  bubble.classList.toggle("error", error);
+  bubble.hidden = text === "";
+  bubble.scrollTop = bubble.scrollHeight;
+  if (linger && text !== "") {
+    bubbleTimer = setTimeout(() => { bubble.hidden = true; }, BUBBLE_LINGER_MS);
+  }
+}
+
+function toggleChat(open = chat.hidden) {
+  chat.hidden = !open;
+  menu.hidden = true;
+  if (open) input.focus();
+}
+
+/** Click opens the chat; a press that moves more than a few pixels drags the window instead. */
+function wirePointer() {
+  let start = null;
+  host.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0) return;
+    start = { x: e.screenX, y: e.screenY, dragging: false };
+  });
+  host.addEventListener("pointermove", (e) => {
+    if (!start || start.dragging) return;
+    if (Math.hypot(e.screenX - start.x, e.screenY - start.y) > DRAG_THRESHOLD_PX) {
+      start.dragging = true;
+      currentWindow().startDragging().catch((err) => console.warn("drag failed", err));
+    }
+  });
+  host.addEventListener("pointerup", () => {
+    if (start && !start.dragging) toggleChat();
+    start = null;
+  });
+  stage.addEventListener("contextmenu", (e) => {
+    e.preventDefault();
+    menu.hidden = !menu.hidden;
+  });
+  menu.addEventListener("click", (e) => {
+    const which = e.target?.dataset?.open;
+    if (!which) return;
+    menu.hidden = true;
+    invoke("window_open", { which }).catch((err) => showBubble(err.message, { error: true }));
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      if (turnRunning) invoke("turn_stop").catch(() => {});
+      toggleChat(false);
+    }
+  });
+}
+
+/** One turn event from the core (see crates/yui-core/src/turn/events.rs). */
+function onTurnEvent(ev, acc) {
+  switch (ev.type) {
+    case "speech":
+      acc.text += ev.delta ?? "";
+      character.setSpeaking(true);
+      showBubble(acc.text, { linger: false });
+      break;
+    case "cue":
+      if (ev.emotion_id) character.setEmotion(ev.emotion_id);
+      if (ev.motion_id) character.playMotion(ev.motion_id);
+      break;
+    case "turn_end":
+      turnRunning = false;
+      character.setSpeaking(false);
+      character.setState("idle");
+      if (ev.status === "error") showBubble(ev.error ?? "the turn failed", { error: true });
+      else if (ev.status === "ok") showBubble(ev.text ?? acc.text);
+      else showBubble(acc.text);
+      break;
+    default:
+      break; // tool traffic is not shown on the character
+  }
+}
+
+function wireChat() {
+  chat.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const text = input.value.trim();
+    if (!text || turnRunning) return;
+    input.value = "";
+    turnRunning = true;
+    character.setState("thinking");
+    showBubble("…", { linger: false });
+    const acc = { text: "" };
+    try {
+      await invoke("turn_start", { text, onEvent: channel((ev) => onTurnEvent(ev, acc)) });
+    } catch (err) {
+      turnRunning = false;
+      character.setState("idle");
+      showBubble(err.message, { error: true });
+    }
+  });
+}
+
+async function main() {
+  let ctx;
+  try {
+    ctx = await windowContext();
+  } catch (err) {
+    showBubble(err.message, { error: true, linger: false });
+    return;
+  }
+  document.body.classList.add(ctx.role);
+  document.title = `YUI — ${ctx.preset?.name ?? ""}`;
+  host.setAttribute("aria-label", ctx.preset?.name ?? "character");
+  character = await mountCharacter(ctx.preset, ctx.role);
+  character.setState("idle");
+  wirePointer();
+  wireChat();
+}
+
+main();

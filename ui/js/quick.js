@@ -1,0 +1,27 @@
+// Quick controls: open/close characters, flip switches, jump to settings.
+
+import { invoke } from "./ipc.js";
+import { setStatus, wirePresets, wireSwitches } from "./panels.js";
+
+const warning = document.getElementById("browser-warning");
+
+document.getElementById("open-settings").addEventListener("click", () => {
+  invoke("window_open", { which: "settings" }).catch((err) => setStatus(err.message, true));
+});
+
+async function main() {
+  try {
+    await Promise.all([
+      wireSwitches((s) => { warning.hidden = !s.browser; }),
+      wirePresets(document.getElementById("preset-list")),
+    ]);
+  } catch (err) {
+    setStatus(err.message, true);
+  }
+  // The relations panel, when present, fills the band slot of each preset row.
+  import("./relations-panel.js")
+    .then((m) => m.mountQuick?.(document.getElementById("preset-list")))
+    .catch(() => {});
+}
+
+main();

@@ -1,0 +1,68 @@
+// The settings window: backend, API key (write-only), presets, switches, relations slot.
+
+import { invoke } from "./ipc.js";
+import { setStatus, wirePresets, wireSwitches } from "./panels.js";
+
+const backendForm = document.getElementById("backend-form");
+const keyForm = document.getElementById("key-form");
+const keyInput = document.getElementById("api-key");
+const keyStatus = document.getElementById("key-status");
+
+async function loadBackend() {
+  const b = await invoke("backend_get");
+  for (const name of ["base_url", "model", "transport", "push_url"]) {
+    const el = backendForm.elements[name];
+    if (el) el.value = b?.[name] ?? "";
+  }
+  if (b?.key_stored) keyStatus.textContent = "key stored";
+}
+
+backendForm.addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const f = backendForm.elements;
+  const value = {
+    base_url: f.base_url.value.trim(),
+    model: f.model.value.trim(),
+    transport: f.transport.value,
+    push_url: f.push_url.value.trim() || null,
+  };
+  try {
+    await invoke("backend_set", { value });
+    setStatus("Backend saved.");
+  } catch (err) {
+    setStatus(err.message, true);
+  }
+});
+
+keyForm.addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const key = keyInput.value;
+  keyInput.value = ""; // the key leaves the page at once; it is never read back
+  if (!key.trim()) return;
+  try {
+    await invoke("backend_set_key", { key });
+    keyStatus.textContent = "key stored";
+    setStatus("");
+  } catch (err) {
+    keyStatus.textContent = "";
+    setStatus(err.message, true);
+  }
+});
+
+async function main() {
+  try {
+    await Promise.all([
+      wireSwitches(),
+      wirePresets(document.getElementById("preset-list")),
+      loadBackend(),
+    ]);
+  } catch (err) {
+    setStatus(err.message, true);
+  }
+  // The relations panel, when present, mounts into <section id="relations">.
+  import("./relations-panel.js")
+    .then((m) => m.mountSettings?.(document.getElementById("relations")))
+    .catch(() => {});
+}
+
+main();
