@@ -12,8 +12,8 @@ pub mod windows;
 
 use state::AppState;
 use std::path::PathBuf;
-use windows::WindowLabel;
 use tauri::{App, Builder, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
+use windows::WindowLabel;
 use yui_core::paths::Paths;
 use yui_core::{CoreError, Store};
 
@@ -31,6 +31,9 @@ pub fn run_app<R: Runtime>(builder: Builder<R>, state: AppState) -> tauri::Resul
 /// store, tray, character windows.
 pub fn run() {
     let paths = Paths::resolve(data_dir_arg(std::env::args().skip(1)));
+    // Kept for the life of the process: dropping it stops the log file writer.
+    let _log = yui_core::logging::init(&paths.log_dir, true);
+    tracing::info!(data_dir = %paths.data_dir.display(), "starting YUI");
     match Store::open(paths.db_path()) {
         Ok(store) => run_desktop(AppState::new(store, paths)),
         Err(e) => run_fatal(&paths, e),
@@ -72,7 +75,10 @@ fn run_desktop(state: AppState) {
     };
     app.run(|_app, event| {
         // Closing the last window must not quit: the tray's Quit does (with an exit code).
-        if let RunEvent::ExitRequested { api, code: None, .. } = event {
+        if let RunEvent::ExitRequested {
+            api, code: None, ..
+        } = event
+        {
             api.prevent_exit();
         }
     });
@@ -81,21 +87,31 @@ fn run_desktop(state: AppState) {
 /// The store cannot be opened (damaged, or written by a newer YUI): say so in a window and on
 /// stderr, and leave the file untouched.
 fn run_fatal(paths: &Paths, e: CoreError) {
-    let message = format!("YUI cannot open its database.\n\n{}\n\nData folder: {}", e.message, paths.data_dir.display());
+    let message = format!(
+        "YUI cannot open its database.\n\n{}\n\nData folder: {}",
+        e.message,
+        paths.data_dir.display()
+    );
     eprintln!("yui: {message}");
     let fragment: String = message
         .bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect();
     let result = tauri::Builder::default()
         .setup(move |app| {
-            WebviewWindowBuilder::new(app, WindowLabel::Fatal.as_label(), WebviewUrl::App(format!("error.html#{fragment}").into()))
-                .title("YUI — cannot start")
-                .inner_size(520.0, 320.0)
-                .build()?;
+            WebviewWindowBuilder::new(
+                app,
+                WindowLabel::Fatal.as_label(),
+                WebviewUrl::App(format!("error.html#{fragment}").into()),
+            )
+            .title("YUI — cannot start")
+            .inner_size(520.0, 320.0)
+            .build()?;
             Ok(())
         })
         .run(tauri::generate_context!());

@@ -3,14 +3,19 @@
 
 use crate::windows::WindowLabel;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use yui_core::clock::SharedClock;
 use yui_core::paths::Paths;
-use yui_core::Store;
+use yui_core::turn::CancellationToken;
+use yui_core::{Store, SystemClock};
 
 pub struct AppState {
     pub store: Store,
     pub paths: Paths,
+    pub clock: SharedClock,
     moves: Mutex<HashMap<WindowLabel, u64>>,
+    /// The running turn of each character window (one at a time per window).
+    turns: Mutex<HashMap<WindowLabel, (String, CancellationToken)>>,
 }
 
 impl AppState {
@@ -18,7 +23,37 @@ impl AppState {
         Self {
             store,
             paths,
+            clock: Arc::new(SystemClock),
             moves: Mutex::new(HashMap::new()),
+            turns: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Remember the turn running in `label`; a turn still running there is stopped first.
+    pub fn begin_turn(&self, label: &WindowLabel, turn_id: String, stop: CancellationToken) {
+        let mut t = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, old)) = t.insert(label.clone(), (turn_id, stop)) {
+            old.cancel();
+        }
+    }
+
+    /// Forget `turn_id` once it ended (unless a newer turn replaced it).
+    pub fn end_turn(&self, label: &WindowLabel, turn_id: &str) {
+        let mut t = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+        if t.get(label).is_some_and(|(id, _)| id == turn_id) {
+            t.remove(label);
+        }
+    }
+
+    /// Stop the turn running in `label`; whether there was one.
+    pub fn stop_turn(&self, label: &WindowLabel) -> bool {
+        let t = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+        match t.get(label) {
+            Some((_, stop)) => {
+                stop.cancel();
+                true
+            }
+            None => false,
         }
     }
 

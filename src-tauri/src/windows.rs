@@ -129,7 +129,10 @@ pub fn label_for(preset: &Preset) -> WindowLabel {
 }
 
 /// The preset a character window shows, read from the store.
-pub fn preset_for<R: Runtime>(app: &AppHandle<R>, label: &WindowLabel) -> Result<Preset, CoreError> {
+pub fn preset_for<R: Runtime>(
+    app: &AppHandle<R>,
+    label: &WindowLabel,
+) -> Result<Preset, CoreError> {
     let store = &app.state::<AppState>().store;
     match label {
         WindowLabel::Main => presets::main_preset(store),
@@ -139,6 +142,10 @@ pub fn preset_for<R: Runtime>(app: &AppHandle<R>, label: &WindowLabel) -> Result
 }
 
 /// Open (or show) the window of `preset`. Idempotent.
+///
+/// On Linux a pet window is created as a *related view* of the main window, so WebKitGTK runs
+/// both pages in one web process instead of one process per window (the bulk of a window's
+/// memory). Only character windows share: settings and quick get their own process.
 pub fn open_character<R: Runtime>(
     app: &AppHandle<R>,
     preset: &Preset,
@@ -149,12 +156,42 @@ pub fn open_character<R: Runtime>(
         w.show().map_err(tauri_err)?;
         return Ok(w);
     }
+    #[cfg(target_os = "linux")]
+    if label != WindowLabel::Main {
+        if let Some(main) = app.get_webview_window(&WindowLabel::Main.as_label()) {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (app2, preset2) = (app.clone(), preset.clone());
+            // Runs on the main thread (at once when we are on it); a runtime without webviews
+            // (the mock runtime) drops the closure and we fall back to a window of its own.
+            let dispatched = main.with_webview(move |webview| {
+                let built = character_builder(&app2, &preset2)
+                    .with_related_view(webview.inner())
+                    .build()
+                    .map_err(tauri_err);
+                let _ = tx.send(built);
+            });
+            if dispatched.is_ok() {
+                if let Ok(built) = rx.recv() {
+                    return place_and_show(app, built?, preset, slot);
+                }
+            }
+        }
+    }
+    let window = character_builder(app, preset).build().map_err(tauri_err)?;
+    place_and_show(app, window, preset, slot)
+}
+
+fn character_builder<'a, R: Runtime>(
+    app: &'a AppHandle<R>,
+    preset: &Preset,
+) -> WebviewWindowBuilder<'a, R, AppHandle<R>> {
+    let label = label_for(preset);
     let (w, h) = if label == WindowLabel::Main {
         MAIN_SIZE
     } else {
         PET_SIZE
     };
-    let window = WebviewWindowBuilder::new(app, label.as_label(), WebviewUrl::App("index.html".into()))
+    WebviewWindowBuilder::new(app, label.as_label(), WebviewUrl::App("index.html".into()))
         .title(format!("YUI — {}", preset.name))
         .inner_size(w, h)
         .transparent(true)
@@ -165,11 +202,22 @@ pub fn open_character<R: Runtime>(
         .shadow(false)
         .focused(false)
         .visible(false)
-        .build()
-        .map_err(tauri_err)?;
+}
+
+fn place_and_show<R: Runtime>(
+    app: &AppHandle<R>,
+    window: WebviewWindow<R>,
+    preset: &Preset,
+    slot: usize,
+) -> Result<WebviewWindow<R>, CoreError> {
+    let h = if preset.is_main {
+        MAIN_SIZE.1
+    } else {
+        PET_SIZE.1
+    };
     let pos = match (preset.pos_x, preset.pos_y) {
         (Some(x), Some(y)) => PhysicalPosition::new(x, y),
-        _ => default_position(app, slot, w, h),
+        _ => default_position(app, slot, h),
     };
     window.set_position(pos).map_err(tauri_err)?;
     window.show().map_err(tauri_err)?;
@@ -178,15 +226,20 @@ pub fn open_character<R: Runtime>(
 
 /// Where a character without a saved position goes: along the bottom right of the primary
 /// screen, main rightmost, pets to its left.
-fn default_position<R: Runtime>(app: &AppHandle<R>, slot: usize, w: f64, h: f64) -> PhysicalPosition<i32> {
+fn default_position<R: Runtime>(app: &AppHandle<R>, slot: usize, h: f64) -> PhysicalPosition<i32> {
     let monitor = app.primary_monitor().ok().flatten();
     let (sw, sh, scale) = monitor
-        .map(|m| (m.size().width as f64, m.size().height as f64, m.scale_factor()))
+        .map(|m| {
+            (
+                m.size().width as f64,
+                m.size().height as f64,
+                m.scale_factor(),
+            )
+        })
         .unwrap_or((1280.0, 800.0, 1.0));
-    let step = (MAIN_SIZE.0 + 20.0) * scale;
+    let step = (PET_SIZE.0 + 10.0) * scale;
     let x = sw - (MAIN_SIZE.0 + 40.0) * scale - step * slot as f64;
     let y = sh - (h + 60.0) * scale;
-    let _ = w;
     PhysicalPosition::new(x.max(0.0) as i32, y.max(0.0) as i32)
 }
 
@@ -217,7 +270,10 @@ pub fn sync_characters<R: Runtime>(app: &AppHandle<R>) -> Result<(), CoreError> 
 }
 
 /// Show the settings or quick window, creating it if needed.
-pub fn show_tool_window<R: Runtime>(app: &AppHandle<R>, which: &WindowLabel) -> Result<(), CoreError> {
+pub fn show_tool_window<R: Runtime>(
+    app: &AppHandle<R>,
+    which: &WindowLabel,
+) -> Result<(), CoreError> {
     let label = which.as_label();
     if let Some(w) = app.get_webview_window(&label) {
         w.show().map_err(tauri_err)?;
@@ -226,17 +282,25 @@ pub fn show_tool_window<R: Runtime>(app: &AppHandle<R>, which: &WindowLabel) -> 
         return Ok(());
     }
     let builder = match which {
-        WindowLabel::Settings => WebviewWindowBuilder::new(app, label, WebviewUrl::App("settings.html".into()))
-            .title("YUI settings")
-            .inner_size(SETTINGS_SIZE.0, SETTINGS_SIZE.1)
-            .min_inner_size(420.0, 400.0),
-        WindowLabel::Quick => WebviewWindowBuilder::new(app, label, WebviewUrl::App("quick.html".into()))
-            .title("YUI quick controls")
-            .inner_size(QUICK_SIZE.0, QUICK_SIZE.1)
-            .resizable(false)
-            .always_on_top(true)
-            .skip_taskbar(true),
-        _ => return Err(CoreError::invalid("only settings and quick are tool windows")),
+        WindowLabel::Settings => {
+            WebviewWindowBuilder::new(app, label, WebviewUrl::App("settings.html".into()))
+                .title("YUI settings")
+                .inner_size(SETTINGS_SIZE.0, SETTINGS_SIZE.1)
+                .min_inner_size(420.0, 400.0)
+        }
+        WindowLabel::Quick => {
+            WebviewWindowBuilder::new(app, label, WebviewUrl::App("quick.html".into()))
+                .title("YUI quick controls")
+                .inner_size(QUICK_SIZE.0, QUICK_SIZE.1)
+                .resizable(false)
+                .always_on_top(true)
+                .skip_taskbar(true)
+        }
+        _ => {
+            return Err(CoreError::invalid(
+                "only settings and quick are tool windows",
+            ))
+        }
     };
     builder.build().map_err(tauri_err)?;
     Ok(())

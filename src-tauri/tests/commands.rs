@@ -21,7 +21,8 @@ fn harness() -> Harness {
     let dir = tempfile::tempdir().expect("temp dir");
     let paths = Paths::resolve(Some(dir.path().to_path_buf()));
     let store = Store::open(paths.db_path()).expect("open store");
-    let app = yui_app::run_app(mock_builder(), AppState::new(store.clone(), paths)).expect("build app");
+    let app =
+        yui_app::run_app(mock_builder(), AppState::new(store.clone(), paths)).expect("build app");
     Harness {
         app,
         store,
@@ -92,9 +93,15 @@ fn pet_and_main_windows_cannot_call_settings_only_commands() {
     for label in ["pet-kai", "main"] {
         let w = window(&h, label);
         for (cmd, args) in [
-            ("settings_set", json!({"key": "yui.browser", "value": {"enabled": true}})),
+            (
+                "settings_set",
+                json!({"key": "yui.browser", "value": {"enabled": true}}),
+            ),
             ("settings_get", json!({"key": "yui.backend"})),
-            ("backend_set", json!({"value": {"base_url": "http://evil.example/v1"}})),
+            (
+                "backend_set",
+                json!({"change": {"base_url": "http://evil.example/v1"}}),
+            ),
             ("backend_set_key", json!({"key": "sk-test"})),
         ] {
             let err = invoke(&w, cmd, args).expect_err(&format!("{label} must not call {cmd}"));
@@ -103,7 +110,10 @@ fn pet_and_main_windows_cannot_call_settings_only_commands() {
         }
         // The same window may read the switches: the refusal above is the ACL, not a broken IPC.
         let sw = invoke(&w, "switches_get", json!({})).unwrap();
-        assert_eq!(sw, json!({"browser": false, "relations": true, "screen": false}));
+        assert_eq!(
+            sw,
+            json!({"browser": false, "relations": true, "screen": false})
+        );
     }
     assert!(!settings::switch_on(&h.store, settings::BROWSER).unwrap());
 }
@@ -112,12 +122,67 @@ fn pet_and_main_windows_cannot_call_settings_only_commands() {
 fn quick_window_flips_switches_but_cannot_write_settings() {
     let h = harness();
     let quick = window(&h, "quick");
-    let now = invoke(&quick, "switch_set", json!({"key": "yui.relations", "enabled": false})).unwrap();
+    let now = invoke(
+        &quick,
+        "switch_set",
+        json!({"key": "yui.relations", "enabled": false}),
+    )
+    .unwrap();
     assert_eq!(now["relations"], false);
     assert!(!settings::switch_on(&h.store, settings::RELATIONS).unwrap());
-    let err = invoke(&quick, "switch_set", json!({"key": "yui.backend", "enabled": true})).unwrap_err();
+    let err = invoke(
+        &quick,
+        "switch_set",
+        json!({"key": "yui.backend", "enabled": true}),
+    )
+    .unwrap_err();
     assert_eq!(err["code"], "invalid_input");
-    assert!(invoke(&quick, "settings_set", json!({"key": "yui.relations", "value": {"enabled": true}})).is_err());
+    assert!(invoke(
+        &quick,
+        "settings_set",
+        json!({"key": "yui.relations", "value": {"enabled": true}})
+    )
+    .is_err());
+}
+
+#[test]
+fn settings_window_changes_the_backend_and_never_sees_the_key() {
+    let h = harness();
+    let settings_win = window(&h, "settings");
+    let view = invoke(
+        &settings_win,
+        "backend_set",
+        json!({"change": {"base_url": "http://127.0.0.1:8080/v1", "model": "qwen3", "transport": "responses"}}),
+    )
+    .unwrap();
+    assert_eq!(view["base_url"], "http://127.0.0.1:8080/v1");
+    assert_eq!(view["model"], "qwen3");
+    assert_eq!(view["transport"], "responses");
+    assert_eq!(view["has_api_key"], false);
+    let err = invoke(
+        &settings_win,
+        "backend_set",
+        json!({"change": {"transport": "carrier_pigeon"}}),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("carrier_pigeon"), "{err}");
+    let again = invoke(&settings_win, "backend_get", json!({})).unwrap();
+    assert_eq!(again["model"], "qwen3");
+    assert!(
+        again.get("api_key").is_none(),
+        "the key is never returned: {again}"
+    );
+}
+
+#[test]
+fn turns_run_in_character_windows_only() {
+    let h = harness();
+    // The settings window is not granted turn_stop at all; a character window is, and has no
+    // turn running.
+    let settings_win = window(&h, "settings");
+    assert!(invoke(&settings_win, "turn_stop", json!({})).is_err());
+    let main = window(&h, "main");
+    assert_eq!(invoke(&main, "turn_stop", json!({})).unwrap(), json!(false));
 }
 
 #[test]

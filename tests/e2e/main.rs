@@ -16,21 +16,20 @@ use yui_core::{settings, Store};
 const NEEDS: &str = "needs Xvfb + tauri-driver: run tests/e2e/run.sh";
 
 fn app_binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("YUI_APP_BIN") {
-        return PathBuf::from(p);
-    }
-    // target/debug/yui-app next to this test binary (target/debug/deps/e2e-*).
-    let exe = std::env::current_exe().expect("test exe path");
-    exe.parent()
-        .and_then(Path::parent)
-        .map(|d| d.join("yui-app"))
-        .expect("target dir")
+    // Cargo builds the package's binary for its integration tests and says where it is.
+    std::env::var_os("YUI_APP_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_yui-app")))
 }
 
 async fn launch(data_dir: &Path) -> Session {
     let driver = Driver::from_env();
     let app = app_binary();
-    assert!(app.exists(), "build the app first: {} is missing", app.display());
+    assert!(
+        app.exists(),
+        "build the app first: {} is missing",
+        app.display()
+    );
     driver
         .new_session(&app, &["--data-dir".into(), data_dir.display().to_string()])
         .await
@@ -55,7 +54,10 @@ async fn open_settings(s: &Session) {
         .invoke("window_open", json!({"which": "settings"}))
         .await
         .expect("script ran");
-    assert!(r["ok"].as_bool().unwrap_or(false), "window_open failed: {r}");
+    assert!(
+        r["ok"].as_bool().unwrap_or(false),
+        "window_open failed: {r}"
+    );
     s.wait_for_label("settings", Duration::from_secs(20))
         .await
         .expect("settings window appears");
@@ -99,10 +101,16 @@ async fn main_and_pet_windows_exist_with_the_character() {
         .unwrap_or_else(|e| panic!("{label} shows {name}: {e}"));
         // The character is drawn (the built-in SVG/CSS character, or its placeholder).
         let drawn = s
-            .exec("return document.getElementById('character').children.length", json!([]))
+            .exec(
+                "return document.getElementById('character').children.length",
+                json!([]),
+            )
             .await
             .unwrap();
-        assert!(drawn.as_u64().unwrap_or(0) > 0, "{label}: no character drawn");
+        assert!(
+            drawn.as_u64().unwrap_or(0) > 0,
+            "{label}: no character drawn"
+        );
     }
     s.delete().await.ok();
 }
@@ -122,8 +130,14 @@ async fn settings_shows_stored_switches_and_a_toggle_survives_restart() {
         .unwrap();
     open_settings(&s).await;
     assert!(checked(&s, "#switch-screen").await, "screen seeded on");
-    assert!(!checked(&s, "#switch-relations").await, "relations seeded off");
-    assert!(!checked(&s, "#switch-browser").await, "browser off by default");
+    assert!(
+        !checked(&s, "#switch-relations").await,
+        "relations seeded off"
+    );
+    assert!(
+        !checked(&s, "#switch-browser").await,
+        "browser off by default"
+    );
 
     let browser = s.find("#switch-browser").await.unwrap();
     s.click(&browser).await.unwrap();
@@ -145,7 +159,10 @@ async fn settings_shows_stored_switches_and_a_toggle_survives_restart() {
         .await
         .unwrap();
     open_settings(&s).await;
-    assert!(checked(&s, "#switch-browser").await, "browser still on after restart");
+    assert!(
+        checked(&s, "#switch-browser").await,
+        "browser still on after restart"
+    );
     assert!(checked(&s, "#switch-screen").await);
     assert!(!checked(&s, "#switch-relations").await);
     s.delete().await.ok();

@@ -19,12 +19,20 @@ pub struct Session {
 
 pub type Result<T> = std::result::Result<T, String>;
 
-async fn call(http: &reqwest::Client, method: reqwest::Method, url: &str, body: Option<Value>) -> Result<Value> {
+async fn call(
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    body: Option<Value>,
+) -> Result<Value> {
     let mut req = http.request(method.clone(), url);
     if let Some(b) = body {
         req = req.json(&b);
     }
-    let resp = req.send().await.map_err(|e| format!("{method} {url}: {e}"))?;
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| format!("{method} {url}: {e}"))?;
     let status = resp.status();
     let v: Value = resp
         .json()
@@ -39,7 +47,8 @@ async fn call(http: &reqwest::Client, method: reqwest::Method, url: &str, body: 
 impl Driver {
     /// tauri-driver at `TAURI_DRIVER_URL`, default `http://127.0.0.1:4444`.
     pub fn from_env() -> Self {
-        let base = std::env::var("TAURI_DRIVER_URL").unwrap_or_else(|_| "http://127.0.0.1:4444".into());
+        let base =
+            std::env::var("TAURI_DRIVER_URL").unwrap_or_else(|_| "http://127.0.0.1:4444".into());
         Self {
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(90))
@@ -53,7 +62,13 @@ impl Driver {
         let caps = json!({"capabilities": {"alwaysMatch": {
             "tauri:options": {"application": app.display().to_string(), "args": args}
         }}});
-        let v = call(&self.http, reqwest::Method::POST, &format!("{}/session", self.base), Some(caps)).await?;
+        let v = call(
+            &self.http,
+            reqwest::Method::POST,
+            &format!("{}/session", self.base),
+            Some(caps),
+        )
+        .await?;
         let id = v["sessionId"].as_str().ok_or("no sessionId")?;
         Ok(Session {
             http: self.http.clone(),
@@ -64,10 +79,22 @@ impl Driver {
 
 impl Session {
     async fn get(&self, path: &str) -> Result<Value> {
-        call(&self.http, reqwest::Method::GET, &format!("{}{path}", self.url), None).await
+        call(
+            &self.http,
+            reqwest::Method::GET,
+            &format!("{}{path}", self.url),
+            None,
+        )
+        .await
     }
     async fn post(&self, path: &str, body: Value) -> Result<Value> {
-        call(&self.http, reqwest::Method::POST, &format!("{}{path}", self.url), Some(body)).await
+        call(
+            &self.http,
+            reqwest::Method::POST,
+            &format!("{}{path}", self.url),
+            Some(body),
+        )
+        .await
     }
 
     pub async fn delete(&self) -> Result<Value> {
@@ -77,20 +104,28 @@ impl Session {
     pub async fn handles(&self) -> Result<Vec<String>> {
         let v = self.get("/window/handles").await?;
         Ok(v.as_array()
-            .map(|a| a.iter().filter_map(|h| h.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|h| h.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default())
     }
 
     pub async fn switch_to(&self, handle: &str) -> Result<()> {
-        self.post("/window", json!({"handle": handle})).await.map(|_| ())
+        self.post("/window", json!({"handle": handle}))
+            .await
+            .map(|_| ())
     }
 
     pub async fn exec(&self, script: &str, args: Value) -> Result<Value> {
-        self.post("/execute/sync", json!({"script": script, "args": args})).await
+        self.post("/execute/sync", json!({"script": script, "args": args}))
+            .await
     }
 
     pub async fn exec_async(&self, script: &str, args: Value) -> Result<Value> {
-        self.post("/execute/async", json!({"script": script, "args": args})).await
+        self.post("/execute/async", json!({"script": script, "args": args}))
+            .await
     }
 
     /// Call a Tauri command from the current window: `{ok: true, value}` or `{ok: false, error}`.
@@ -131,7 +166,13 @@ impl Session {
     pub async fn wait_for_labels(&self, want: &[&str], timeout: Duration) -> Result<Vec<String>> {
         let start = Instant::now();
         loop {
-            let have: Vec<String> = self.labels().await.unwrap_or_default().into_iter().map(|(l, _)| l).collect();
+            let have: Vec<String> = self
+                .labels()
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(l, _)| l)
+                .collect();
             if want.iter().all(|w| have.iter().any(|h| h == w)) {
                 return Ok(have);
             }
@@ -182,7 +223,9 @@ impl Session {
     }
 
     pub async fn click(&self, el: &str) -> Result<()> {
-        self.post(&format!("/element/{el}/click"), json!({})).await.map(|_| ())
+        self.post(&format!("/element/{el}/click"), json!({}))
+            .await
+            .map(|_| ())
     }
 
     pub async fn property(&self, el: &str, name: &str) -> Result<Value> {

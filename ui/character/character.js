@@ -359,6 +359,10 @@ export function createCharacter(container, options = {}) {
     // Marks around the head (sparkles, tears of gloom, Zz, ?) sit above the hair.
     marks.replaceChildren(...face.querySelectorAll('.marks'));
     root.dataset.emotion = id;
+    // A short pop so a change of face catches the eye.
+    face.classList.remove('yui-pop');
+    void face.getBoundingClientRect();
+    face.classList.add('yui-pop');
   }
 
   function playMotion(id) {

@@ -14,20 +14,20 @@ async function loadBackend() {
     const el = backendForm.elements[name];
     if (el) el.value = b?.[name] ?? "";
   }
-  if (b?.key_stored) keyStatus.textContent = "key stored";
+  keyStatus.textContent = b?.has_api_key ? `key stored (${b.api_key_storage})` : "no key stored";
 }
 
 backendForm.addEventListener("submit", async (e) => {
   e.preventDefault();
   const f = backendForm.elements;
-  const value = {
+  const change = {
     base_url: f.base_url.value.trim(),
     model: f.model.value.trim(),
     transport: f.transport.value,
     push_url: f.push_url.value.trim() || null,
   };
   try {
-    await invoke("backend_set", { value });
+    await invoke("backend_set", { change });
     setStatus("Backend saved.");
   } catch (err) {
     setStatus(err.message, true);
@@ -40,8 +40,8 @@ keyForm.addEventListener("submit", async (e) => {
   keyInput.value = ""; // the key leaves the page at once; it is never read back
   if (!key.trim()) return;
   try {
-    await invoke("backend_set_key", { key });
-    keyStatus.textContent = "key stored";
+    const where = await invoke("backend_set_key", { key });
+    keyStatus.textContent = `key stored (${where})`;
     setStatus("");
   } catch (err) {
     keyStatus.textContent = "";

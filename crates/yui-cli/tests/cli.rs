@@ -292,7 +292,16 @@ fn data_dir_from_env() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(d.path().join("yui.sqlite3").exists());
-    assert!(d.path().join("logs").is_dir());
+    // The daily rolling log file is there and has the migration lines.
+    let logs: Vec<_> = std::fs::read_dir(d.path().join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let name = logs[0].file_name().unwrap().to_string_lossy().to_string();
+    assert!(name.starts_with("yui.log."), "{name}");
+    let text = std::fs::read_to_string(&logs[0]).unwrap();
+    assert!(text.contains("migrated"), "{text}");
     let list = ok(d.path(), &["preset", "list"]);
     assert_eq!(list.as_array().unwrap().len(), 3);
 }
@@ -316,6 +325,69 @@ fn usage_and_store_errors() {
 }
 
 #[test]
+fn newer_database_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    ok(dir, &["preset", "list"]);
+    // Pretend a far newer YUI wrote it.
+    let db = dir.join("yui.sqlite3");
+    let mut bytes = std::fs::read(&db).unwrap();
+    // user_version is the big-endian u32 at offset 60 of the header.
+    bytes[60..64].copy_from_slice(&9999u32.to_be_bytes());
+    std::fs::write(&db, &bytes).unwrap();
+    let e = err(dir, &["settings", "list"], 1);
+    assert_eq!(e["code"], "store_too_new");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("this database was written by a newer YUI (schema version 9999,"),
+        "{e}"
+    );
+    assert!(
+        std::fs::read(&db).unwrap() == bytes,
+        "the refused file was changed"
+    );
+}
+
+#[test]
+fn keyring_lookup_does_not_hang_without_yui_keyring_off() {
+    // The real keyring path: on a headless machine there is no Secret Service and the lookup
+    // must fall back promptly; where a keyring exists this only reads (an absent entry).
+    let d = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(d.path())
+        .args(["backend", "show"])
+        .env_remove("YUI_KEYRING")
+        .env_remove("YUI_DATA_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("yui backend show hung on the keyring");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["has_api_key"], false);
+    assert_eq!(v["api_key_storage"], "none");
+}
+
+#[test]
 fn help_goes_to_stdout_with_success() {
     let d = tempfile::tempdir().unwrap();
     let out = yui(d.path(), &["--help"]);
@@ -323,5 +395,51 @@ fn help_goes_to_stdout_with_success() {
     let text = String::from_utf8_lossy(&out.stdout);
     for group in ["settings", "preset", "backend"] {
         assert!(text.contains(group), "{text}");
+    }
+}
+
+/// The OS keyring path end to end, against a real Secret Service (gnome-keyring) on a private
+/// session bus. Needs `dbus-run-session` and `gnome-keyring-daemon`; run with
+/// `cargo test -p yui-cli --test cli -- --ignored`.
+#[test]
+#[ignore = "needs dbus-run-session and gnome-keyring-daemon"]
+fn api_key_goes_to_a_real_secret_service() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().display().to_string();
+    let key = "sk-real-keyring-test-0b9d";
+    let script = format!(
+        r#"set -e
+export $(printf 'pw' | gnome-keyring-daemon --unlock --components=secrets 2>/dev/null | xargs)
+sleep 1 # the daemon registers the Secret Service on the bus a moment after it forks
+printf '%s\n' '{key}' | '{BIN}' --data-dir '{dir}' backend set-key
+'{BIN}' --data-dir '{dir}' backend show
+"#
+    );
+    let out = Command::new("dbus-run-session")
+        .args(["--", "bash", "-c", &script])
+        .env_remove("YUI_KEYRING")
+        // A fresh keyring of our own, not the user's.
+        .env("XDG_DATA_HOME", d.path().join("xdg-data"))
+        .output()
+        .expect("dbus-run-session");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text.matches(r#""api_key_storage": "os-keyring""#).count(),
+        2,
+        "{text}"
+    );
+    assert!(!text.contains(key));
+    assert!(!d.path().join("secrets.json").exists());
+    for path in walk(d.path())
+        .into_iter()
+        .filter(|p| !p.starts_with(d.path().join("xdg-data")))
+    {
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(!bytes.windows(key.len()).any(|w| w == key.as_bytes()));
     }
 }

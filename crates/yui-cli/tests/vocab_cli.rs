@@ -63,3 +63,33 @@ fn vocab_select_reaches_the_schema_shown_next() {
     let e: Value = serde_json::from_str(err.trim()).unwrap();
     assert_eq!(e["message"], "unknown motion id moonwalk");
 }
+
+#[test]
+fn tool_generate_express_answers_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        r#"{"emotion_id":"happy"}"#,
+        r#"{"motion_id":"wave","emotion_text":"cheerful","caption":"brightly"}"#,
+        // A deselected or unknown id still answers ok: the window ignores what it cannot draw.
+        r#"{"motion_id":"moonwalk"}"#,
+    ] {
+        let (ok, v, err) = yui(dir.path(), &["tool", "generate_express", "--args", args]);
+        assert!(ok, "{err}");
+        assert_eq!(v, Value::String("ok".into()), "{args}");
+    }
+}
+
+#[test]
+fn an_empty_vocabulary_declares_no_generate_express() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = r#"{"emotions":[],"motions":[],"motion_selection":[]}"#;
+    let (ok, _, err) = yui(dir.path(), &["settings", "set", "yui.vocab", empty]);
+    assert!(ok, "{err}");
+    let (ok, v, err) = yui(dir.path(), &["vocab", "show"]);
+    assert!(ok, "{err}");
+    assert_eq!(v["declared"]["chat_completions"], Value::Null);
+    assert_eq!(v["declared"]["responses"], Value::Null);
+    let (ok, _, err) = yui(dir.path(), &["tool", "generate_express", "--args", "{}"]);
+    assert!(!ok);
+    assert!(err.contains("declares no tool named"), "{err}");
+}

@@ -56,6 +56,32 @@ fn time_ours(files: &[PathBuf]) -> (Duration, Duration) {
     (median(t), min)
 }
 
+/// Single-thread time of each stage for one file (median of the runs).
+fn stages(file: &Path) {
+    let bytes = std::fs::read(file).expect("read");
+    let (mut dec, mut res, mut enc) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        let img = image::load_from_memory(&bytes).expect("decode").into_rgb8();
+        dec.push(t.elapsed());
+        let t = Instant::now();
+        let small = shots::shrink(img).expect("resize");
+        res.push(t.elapsed());
+        let t = Instant::now();
+        let mut out = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, shots::JPEG_QUALITY)
+            .encode_image(&small)
+            .expect("jpeg");
+        enc.push(t.elapsed());
+    }
+    println!(
+        "one file, one thread: decode PNG {}, resize {}, JPEG {}",
+        ms(median(dec)),
+        ms(median(res)),
+        ms(median(enc))
+    );
+}
+
 fn convert_one(input: &Path, out: &Path) -> std::process::Child {
     Command::new(CONVERT)
         .arg(input)
@@ -107,8 +133,13 @@ fn main() {
         shots::JPEG_QUALITY,
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
+    stages(&files[0]);
     let (ours, ours_min) = time_ours(&files);
-    println!("yui pipeline (decode+resize+JPEG+data URL): median {} (min {})", ms(ours), ms(ours_min));
+    println!(
+        "yui pipeline (decode+resize+JPEG+data URL): median {} (min {})",
+        ms(ours),
+        ms(ours_min)
+    );
     if !Path::new(CONVERT).exists() {
         println!("{CONVERT} not found: no comparison");
         return;
@@ -116,9 +147,17 @@ fn main() {
     let out = dir.path().join("out");
     std::fs::create_dir(&out).expect("out dir");
     let (seq, seq_min) = time_convert(&files, &out, false);
-    println!("{CONVERT}, one after another:   median {} (min {})", ms(seq), ms(seq_min));
+    println!(
+        "{CONVERT}, one after another:   median {} (min {})",
+        ms(seq),
+        ms(seq_min)
+    );
     let (par, par_min) = time_convert(&files, &out, true);
-    println!("{CONVERT}, 4 processes at once: median {} (min {})", ms(par), ms(par_min));
+    println!(
+        "{CONVERT}, 4 processes at once: median {} (min {})",
+        ms(par),
+        ms(par_min)
+    );
     println!(
         "ratio yui / convert: {:.2}x (one after another), {:.2}x (at once); goal <= 0.50x",
         ours.as_secs_f64() / seq.as_secs_f64(),

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use yui_core::clock::{ManualClock, SharedClock};
+use yui_core::relations;
 use yui_core::tools::relation::RateRelationTool;
 use yui_core::tools::{ClientTool, ToolContext};
 use yui_core::{Store, WindowKind};
@@ -35,6 +36,35 @@ fn main() {
         .with_timezone(&chrono::Utc);
     let clock = Arc::new(ManualClock::new(start, 0));
     let shared: SharedClock = clock.clone();
+    // Diagnosis of the tail (see docs/PERFORMANCE.md): YUI_BENCH_CHECKPOINT=background turns
+    // the writer's auto-checkpoint off and checkpoints (PASSIVE) from another connection every
+    // 100 ms, as a store-level change would; =off never checkpoints.
+    let mode = std::env::var("YUI_BENCH_CHECKPOINT").unwrap_or_default();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if mode == "off" || mode == "background" {
+        store
+            .write(|tx| Ok(tx.pragma_update(None, "wal_autocheckpoint", 0)?))
+            .expect("pragma");
+    }
+    let checkpointer = (mode == "background").then(|| {
+        let (path, stop) = (store.path().to_path_buf(), stop.clone());
+        std::thread::spawn(move || {
+            let c = rusqlite::Connection::open(path).expect("checkpoint connection");
+            c.busy_timeout(Duration::from_secs(5)).expect("busy");
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    });
+    println!(
+        "checkpoint mode: {}",
+        if mode.is_empty() {
+            "sqlite auto (default)"
+        } else {
+            &mode
+        }
+    );
     let tool = RateRelationTool::new(store.clone(), "yui");
     let _ = tool.parameters();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -73,6 +103,42 @@ fn main() {
         pct(&times, 0.99),
         times[times.len() - 1]
     );
+    // The same write path without the tool around it (no argument checks, no switch read, no
+    // hop to the blocking pool): separates SQLite's share of the tail from the runtime's.
+    let mut core = Vec::with_capacity(n);
+    for i in 0..n {
+        clock.advance(chrono::Duration::days(1));
+        let target = if i % 2 == 0 {
+            relations::Target::User
+        } else {
+            relations::Target::Preset("kai".into())
+        };
+        let delta = if (i / 2) % 2 == 0 { 2 } else { -2 };
+        let turn = format!("core-{i}");
+        let t = Instant::now();
+        relations::rate(
+            &store,
+            clock.as_ref(),
+            "yui",
+            &target,
+            delta,
+            "a bench step",
+            &turn,
+        )
+        .expect("rate");
+        core.push(t.elapsed());
+    }
+    core.sort();
+    println!(
+        "relations::rate alone ({n} calls): p50 {:?}  p99 {:?}  max {:?}",
+        pct(&core, 0.50),
+        pct(&core, 0.99),
+        core[core.len() - 1]
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Some(t) = checkpointer {
+        let _ = t.join();
+    }
     println!(
         "integrity_check: {}",
         store.integrity_check().expect("check")

@@ -141,8 +141,18 @@ pub struct BackendChange {
     pub model: Option<String>,
     #[serde(default)]
     pub transport: Option<Transport>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     pub push_url: Option<Option<String>>,
+}
+
+/// A field that is present deserializes to `Some(..)` even when it is `null`, so
+/// `{"push_url": null}` clears the URL while a missing field leaves it alone.
+fn present<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }
 
 /// The backend as stored (or the default).
@@ -564,6 +574,19 @@ mod tests {
     fn debug_redacts_the_key() {
         let k = ApiKey("sk-secret".into());
         assert_eq!(format!("{k:?}"), "ApiKey(<redacted>)");
+    }
+
+    #[test]
+    fn change_tells_null_from_missing() {
+        let clear: BackendChange =
+            serde_json::from_value(serde_json::json!({"push_url": null})).unwrap();
+        assert_eq!(clear.push_url, Some(None));
+        let keep: BackendChange =
+            serde_json::from_value(serde_json::json!({"model": "m"})).unwrap();
+        assert_eq!(keep.push_url, None);
+        let set: BackendChange =
+            serde_json::from_value(serde_json::json!({"push_url": "ws://h/p"})).unwrap();
+        assert_eq!(set.push_url, Some(Some("ws://h/p".to_string())));
     }
 
     #[test]

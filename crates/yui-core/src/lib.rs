@@ -9,6 +9,7 @@ pub mod context;
 pub mod error;
 pub mod logging;
 pub mod paths;
+pub mod playback;
 pub mod presets;
 pub mod relations;
 pub mod settings;
@@ -17,6 +18,7 @@ pub mod tools;
 pub mod transcript;
 pub mod turn;
 pub mod vocab;
+pub mod voice;
 pub mod window;
 
 pub use clock::{Clock, SystemClock};

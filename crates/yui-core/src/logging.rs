@@ -2,6 +2,7 @@
 //! The level comes from `YUI_LOG` (an `EnvFilter` string such as `debug` or
 //! `yui_core=debug,info`), default `info`. Secrets are never logged (see [`crate::backend`]).
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::layer::SubscriberExt;
@@ -53,6 +54,8 @@ pub fn init(log_dir: &Path, also_stderr: bool) -> LogGuard {
     };
     let stderr_layer = also_stderr.then(|| {
         fmt::layer()
+            // Colours only on a terminal: piped stderr (CI logs, tests) stays plain text.
+            .with_ansi(std::io::stderr().is_terminal())
             .with_writer(std::io::stderr)
             .with_filter(filter())
     });

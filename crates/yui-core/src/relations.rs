@@ -37,6 +37,8 @@ pub const RESERVED_REASON: &str = "set by the user";
 pub const DELTAS: [i64; 4] = [-2, -1, 1, 2];
 /// Per-turn marks older than this are pruned (no turn lasts this long).
 const TURN_MARK_TTL_HOURS: i64 = 48;
+/// Marks are pruned in batches of about this many hours.
+const PRUNE_SLACK_HOURS: i64 = 6;
 
 /// The five bands, by plain comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -222,13 +224,32 @@ pub fn clean_reason(why: &str) -> Option<String> {
     (n > 0 && n <= REASON_MAX_CHARS).then_some(why)
 }
 
-fn stamp(clock: &dyn Clock) -> (String, String, String) {
+/// The times one change needs, all from one clock reading.
+struct Stamp {
+    /// UTC, RFC 3339 ms.
+    at: String,
+    /// Local calendar day.
+    day: String,
+    /// Marks older than this may go.
+    cutoff: String,
+    /// Prune only once the oldest mark is older than this.
+    prune_below: String,
+}
+
+fn stamp(clock: &dyn Clock) -> Stamp {
     let now = clock.now();
     let at = now.to_rfc3339_opts(SecondsFormat::Millis, true);
     let day = clock.local(now).date_naive().format("%Y-%m-%d").to_string();
     let cutoff = (now - chrono::Duration::hours(TURN_MARK_TTL_HOURS))
         .to_rfc3339_opts(SecondsFormat::Millis, true);
-    (at, day, cutoff)
+    let prune_below = (now - chrono::Duration::hours(TURN_MARK_TTL_HOURS + PRUNE_SLACK_HOURS))
+        .to_rfc3339_opts(SecondsFormat::Millis, true);
+    Stamp {
+        at,
+        day,
+        cutoff,
+        prune_below,
+    }
 }
 
 fn current_value(conn: &Connection, preset_id: &str, target: &Target) -> rusqlite::Result<i64> {
@@ -323,7 +344,12 @@ pub fn rate(
     }
     let reason =
         clean_reason(reason).ok_or_else(|| CoreError::invalid("reason must be 1..=80 chars"))?;
-    let (at, day, cutoff) = stamp(clock);
+    let Stamp {
+        at,
+        day,
+        cutoff,
+        prune_below,
+    } = stamp(clock);
     write_retrying(store, |tx| {
         // The mark is the per-turn rule: a second insert for the same turn is a no-op.
         let marked = tx
@@ -335,8 +361,15 @@ pub fn rate(
         if marked == 0 {
             return Ok(RateOutcome::Ignored);
         }
-        tx.prepare_cached("DELETE FROM relation_turns WHERE at < ?1")?
-            .execute([&cutoff])?;
+        // Prune old marks in batches (only once the oldest is past the slack), so most calls
+        // write no extra pages and the WAL grows less per call.
+        let oldest: Option<String> = tx
+            .prepare_cached("SELECT MIN(at) FROM relation_turns")?
+            .query_row([], |r| r.get(0))?;
+        if oldest.is_some_and(|o| o < prune_below) {
+            tx.prepare_cached("DELETE FROM relation_turns WHERE at < ?1")?
+                .execute([&cutoff])?;
+        }
         let value = current_value(tx, preset_id, target)?;
         let spent: i64 = tx
             .prepare_cached(
@@ -408,7 +441,7 @@ pub fn set_by_hand(
             "a relation value is between {MIN} and {MAX}, not {value}"
         )));
     }
-    let (at, day, _) = stamp(clock);
+    let Stamp { at, day, .. } = stamp(clock);
     write_retrying(store, |tx| {
         if !preset_exists(tx, preset_id)? {
             return Err(CoreError::not_found(format!(

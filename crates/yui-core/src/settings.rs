@@ -11,6 +11,7 @@ pub const RELATIONS: &str = "yui.relations";
 pub const SCREEN: &str = "yui.screen";
 pub const BACKEND: &str = "yui.backend";
 pub const VOCAB: &str = "yui.vocab";
+pub const VOICE: &str = "yui.voice";
 
 /// A known key: its default and what it means.
 pub struct Known {
@@ -45,12 +46,17 @@ pub const KNOWN: &[Known] = &[
                 "push_url": null
             })
         },
-        doc: "Model backend: base URL, model, transport (chat_completions | responses | push), push URL. The API key is not here: it is in the OS keyring.",
+        doc: "Model backend: base URL, model, transport (chat_completions | responses | push), push URL. The API key is never here: it is in the OS keyring (or the labelled file fallback, see backend.rs).",
     },
     Known {
         key: VOCAB,
         default: crate::vocab::default_value,
         doc: "Expression vocabulary: emotions, motions (reactive/ambient/broker_publish), voice engine and tag table, expression-motion selection (docs/cue-contract.md). generate_express is built from it at every turn.",
+    },
+    Known {
+        key: VOICE,
+        default: crate::voice::default_value,
+        doc: "Voice switch: speak replies through the OS speech service (speech-dispatcher on Linux). Off by default.",
     },
 ];
 
@@ -105,6 +111,9 @@ fn validate(key: &str, value: &Value) -> Result<()> {
     }
     if key == VOCAB {
         crate::vocab::from_value(value)?;
+    }
+    if key == VOICE {
+        crate::voice::from_value(value)?;
     }
     Ok(())
 }

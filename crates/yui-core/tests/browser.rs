@@ -15,7 +15,8 @@ use yui_core::tools::browser::{
 use yui_core::tools::{ClientTool, ToolContext, ToolOutput};
 use yui_core::{Store, SystemClock, WindowKind};
 
-const UNKNOWN: &str = "unknown: the script may still be running in ego lite; inspect before retrying";
+const UNKNOWN: &str =
+    "unknown: the script may still be running in ego lite; inspect before retrying";
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ego-browser")
@@ -90,9 +91,14 @@ fn fast() -> Timings {
 }
 
 async fn run(tool: &BrowserTool, env: &Env, preset: &str, code: &str) -> ToolOutput {
-    tool.execute(&env.store, preset, &json!({ "code": code }), CancellationToken::new())
-        .await
-        .expect("call")
+    tool.execute(
+        &env.store,
+        preset,
+        &json!({ "code": code }),
+        CancellationToken::new(),
+    )
+    .await
+    .expect("call")
 }
 
 async fn call(tool: &BrowserTool, env: &Env, args: Value) -> ToolOutput {
@@ -114,7 +120,10 @@ const SLEEP: &str = "const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 fn alive(pid: u32) -> bool {
     // A zombie (killed, not yet reaped by init in a container) counts as dead.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| s.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
+        .map(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+        })
         .unwrap_or(false)
 }
 
@@ -142,7 +151,9 @@ fn stamps(out: &ToolOutput) -> (u64, u64) {
 
 fn decode_jpeg(url: &str) -> (u32, u32) {
     use base64::Engine as _;
-    let b64 = url.strip_prefix("data:image/jpeg;base64,").expect("jpeg data URL");
+    let b64 = url
+        .strip_prefix("data:image/jpeg;base64,")
+        .expect("jpeg data URL");
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(b64)
         .expect("base64");
@@ -169,7 +180,11 @@ async fn switch_off_answers_browser_is_off() {
         turn_id: "t1".into(),
     };
     let out = tool
-        .call(json!({"code": "console.log(1)"}), &ctx, CancellationToken::new())
+        .call(
+            json!({"code": "console.log(1)"}),
+            &ctx,
+            CancellationToken::new(),
+        )
         .await
         .expect("call");
     assert_eq!(out, ToolOutput::Text("error: browser is off".into()));
@@ -181,7 +196,11 @@ async fn switch_off_answers_browser_is_off() {
     // Read when the call runs: switching on lets the next call through.
     settings::set(&env.store, settings::BROWSER, &json!({"enabled": true})).expect("on");
     let out = tool
-        .call(json!({"code": "console.log(1)"}), &ctx, CancellationToken::new())
+        .call(
+            json!({"code": "console.log(1)"}),
+            &ctx,
+            CancellationToken::new(),
+        )
         .await
         .expect("call");
     assert_eq!(text(&out), format!("{UNTRUSTED}\n1\nexited with code 0"));
@@ -214,8 +233,16 @@ fn tool_declares_switch_wait_and_schema() {
 async fn missing_field_code() {
     let env = Env::new(&[]);
     let tool = env.tool(fast());
-    for args in [json!({}), json!({"code": ""}), json!({"guide": false}), json!({"guide": false, "code": ""})] {
-        assert_eq!(text(&call(&tool, &env, args).await), "error: missing field code");
+    for args in [
+        json!({}),
+        json!({"code": ""}),
+        json!({"guide": false}),
+        json!({"guide": false, "code": ""}),
+    ] {
+        assert_eq!(
+            text(&call(&tool, &env, args).await),
+            "error: missing field code"
+        );
     }
 }
 
@@ -223,7 +250,12 @@ async fn missing_field_code() {
 async fn invalid_field_code() {
     let env = Env::new(&[]);
     let tool = env.tool(fast());
-    let out = call(&tool, &env, json!({"guide": true, "code": "console.log(1)"})).await;
+    let out = call(
+        &tool,
+        &env,
+        json!({"guide": true, "code": "console.log(1)"}),
+    )
+    .await;
     assert_eq!(text(&out), "error: invalid field code");
 }
 
@@ -253,13 +285,23 @@ async fn prelude_is_exact_and_written_to_stdin() {
     let folder = Path::new(folder);
     assert!(folder.is_absolute());
     assert!(folder.starts_with(env.temp_root()));
-    let name = folder.file_name().expect("name").to_string_lossy().into_owned();
-    let parts: Vec<&str> = name.strip_prefix("yui-browser-").expect("prefix").split('-').collect();
+    let name = folder
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let parts: Vec<&str> = name
+        .strip_prefix("yui-browser-")
+        .expect("prefix")
+        .split('-')
+        .collect();
     assert_eq!(parts.len(), 3, "{name}");
     assert_eq!(parts[0], std::process::id().to_string());
     assert!(parts[1].parse::<u128>().is_ok() && parts[2].parse::<u64>().is_ok());
     assert_eq!(script, prelude::build("yui-prelude-p", folder, 25000, code));
-    assert!(script.contains("}, 25000);\ntry {\n  const task = await taskSpace(\"yui-prelude-p\");"));
+    assert!(
+        script.contains("}, 25000);\ntry {\n  const task = await taskSpace(\"yui-prelude-p\");")
+    );
     assert_eq!(script.lines().nth(5), Some("console.log(task.name);"));
     assert!(env.leftovers().is_empty(), "folder deleted");
 }
@@ -268,9 +310,20 @@ async fn prelude_is_exact_and_written_to_stdin() {
 async fn script_failed_keeps_message_and_exit_line() {
     let env = Env::new(&[]);
     let tool = env.tool(fast());
-    let out = run(&tool, &env, "fail-p", "console.log('before');\nthrow new Error('boom');").await;
+    let out = run(
+        &tool,
+        &env,
+        "fail-p",
+        "console.log('before');\nthrow new Error('boom');",
+    )
+    .await;
     let t = text(&out);
-    assert!(t.starts_with(&format!("error: the script failed\n{UNTRUSTED}\nbefore\nError: boom\n")), "{t}");
+    assert!(
+        t.starts_with(&format!(
+            "error: the script failed\n{UNTRUSTED}\nbefore\nError: boom\n"
+        )),
+        "{t}"
+    );
     // Line 2 of code is line 7 of the script: the stated offset of 5.
     assert!(t.contains("script.mjs:7:"), "{t}");
     assert!(t.ends_with("\nexited with code 1"), "{t}");
@@ -283,7 +336,10 @@ async fn syntax_error_is_a_script_failure() {
     // `task` is reserved: redeclaring it is a syntax error before the try runs.
     let out = run(&tool, &env, "syntax-p", "let task = 1;").await;
     let t = text(&out);
-    assert!(t.starts_with(&format!("error: the script failed\n{UNTRUSTED}\n")), "{t}");
+    assert!(
+        t.starts_with(&format!("error: the script failed\n{UNTRUSTED}\n")),
+        "{t}"
+    );
     assert!(t.contains("SyntaxError"), "{t}");
     assert!(t.ends_with("exited with code 1"), "{t}");
 }
@@ -310,7 +366,8 @@ async fn deadline_stops_the_script_at_its_time_limit() {
         ..fast()
     });
     let start = Instant::now();
-    let code = format!("{SLEEP}console.log('before');\nawait screenshot(page);\nawait sleep(20000);");
+    let code =
+        format!("{SLEEP}console.log('before');\nawait screenshot(page);\nawait sleep(20000);");
     let out = run(&tool, &env, "deadline-p", &code).await;
     assert!(start.elapsed() < Duration::from_secs(5));
     let ToolOutput::Images { text, images } = out else {
@@ -344,10 +401,14 @@ async fn backstop_kills_the_process_group() {
         drain: Duration::from_millis(200),
     });
     let start = Instant::now();
-    let code = format!("{SLEEP}console.log('started');\nawait screenshot(page);\nawait sleep(30000);");
+    let code =
+        format!("{SLEEP}console.log('started');\nawait screenshot(page);\nawait sleep(30000);");
     let out = run(&tool, &env, "backstop-p", &code).await;
     let took = start.elapsed();
-    assert!(took >= Duration::from_millis(1200) && took < Duration::from_secs(5), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(1200) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
     let ToolOutput::Images { text, images } = out else {
         panic!("screenshots collected after a backstop kill: {out:?}")
     };
@@ -361,7 +422,10 @@ async fn backstop_kills_the_process_group() {
         .collect();
     assert!(pids.iter().any(|(k, _)| k == "node"), "{pids:?}");
     for (what, pid) in pids {
-        assert!(wait_dead(pid).await, "{what} {pid} still alive after the backstop");
+        assert!(
+            wait_dead(pid).await,
+            "{what} {pid} still alive after the backstop"
+        );
     }
     assert!(env.leftovers().is_empty());
     assert!(!lock::is_held("yui-backstop-p"));
@@ -377,10 +441,19 @@ async fn wait_passing_answers_unknown() {
         drain: Duration::from_millis(200),
     });
     let start = Instant::now();
-    let out = run(&tool, &env, "wait-p", &format!("{SLEEP}await sleep(30000);")).await;
+    let out = run(
+        &tool,
+        &env,
+        "wait-p",
+        &format!("{SLEEP}await sleep(30000);"),
+    )
+    .await;
     let took = start.elapsed();
     assert_eq!(out, ToolOutput::Text(UNKNOWN.into()));
-    assert!(took >= Duration::from_millis(600) && took < Duration::from_millis(1500), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(600) && took < Duration::from_millis(1500),
+        "{took:?}"
+    );
     // The run goes on in the background and keeps its space until its CLI is gone.
     assert!(lock::is_held("yui-wait-p"));
 }
@@ -401,8 +474,14 @@ async fn wait_includes_the_lock_wait() {
         (out, start.elapsed())
     });
     assert_eq!(second, ToolOutput::Text(UNKNOWN.into()));
-    assert!(took >= Duration::from_millis(700) && took < Duration::from_millis(1600), "{took:?}");
-    assert_eq!(text(&first), format!("{UNTRUSTED}\nfirst done\nexited with code 0"));
+    assert!(
+        took >= Duration::from_millis(700) && took < Duration::from_millis(1600),
+        "{took:?}"
+    );
+    assert_eq!(
+        text(&first),
+        format!("{UNTRUSTED}\nfirst done\nexited with code 0")
+    );
 }
 
 fn timed_code(ms: u64) -> String {
@@ -419,7 +498,10 @@ async fn lock_runs_one_space_one_at_a_time() {
         run(&tool, &env, "serial-p", &code)
     );
     let ((a0, a1), (b0, b1)) = (stamps(&a), stamps(&b));
-    assert!(a1 <= b0 || b1 <= a0, "runs overlapped: a {a0}..{a1}, b {b0}..{b1}");
+    assert!(
+        a1 <= b0 || b1 <= a0,
+        "runs overlapped: a {a0}..{a1}, b {b0}..{b1}"
+    );
 }
 
 #[tokio::test]
@@ -432,7 +514,10 @@ async fn lock_lets_different_spaces_run_in_parallel() {
         run(&tool, &env, "parallel-b", &code)
     );
     let ((a0, a1), (b0, b1)) = (stamps(&a), stamps(&b));
-    assert!(a0 < b1 && b0 < a1, "runs did not overlap: a {a0}..{a1}, b {b0}..{b1}");
+    assert!(
+        a0 < b1 && b0 < a1,
+        "runs did not overlap: a {a0}..{a1}, b {b0}..{b1}"
+    );
 }
 
 #[tokio::test]
@@ -456,8 +541,14 @@ async fn turn_stopped_answers_at_once_and_keeps_the_lock() {
         }
     );
     let answered = took.elapsed();
-    assert_eq!(out.expect("call"), ToolOutput::Text("error: turn stopped".into()));
-    assert!(answered < Duration::from_millis(300), "answered {answered:?} after the stop");
+    assert_eq!(
+        out.expect("call"),
+        ToolOutput::Text("error: turn stopped".into())
+    );
+    assert!(
+        answered < Duration::from_millis(300),
+        "answered {answered:?} after the stop"
+    );
     // Not killed, and the space stays locked until the CLI exits.
     assert!(lock::is_held("yui-stop-p"));
     assert!(!marker.exists());
@@ -466,7 +557,10 @@ async fn turn_stopped_answers_at_once_and_keeps_the_lock() {
         js(marker.to_string_lossy())
     );
     let next = run(&tool, &env, "stop-p", &check).await;
-    assert_eq!(text(&next), format!("{UNTRUSTED}\nmarker true\nexited with code 0"));
+    assert_eq!(
+        text(&next),
+        format!("{UNTRUSTED}\nmarker true\nexited with code 0")
+    );
     assert_eq!(std::fs::read_to_string(&marker).expect("marker"), "done");
 }
 
@@ -485,7 +579,12 @@ async fn turn_stopped_while_waiting_for_the_lock() {
         });
         let start = Instant::now();
         let out = tool
-            .execute(&env.store, "stopwait-p", &json!({"code": "console.log(1)"}), cancel.clone())
+            .execute(
+                &env.store,
+                "stopwait-p",
+                &json!({"code": "console.log(1)"}),
+                cancel.clone(),
+            )
             .await
             .expect("call");
         (out, start.elapsed())
@@ -509,11 +608,17 @@ async fn output_capped_at_64_kib_with_truncated() {
     assert_eq!(images.len(), 4);
     assert!(text.len() <= 64 * 1024, "{}", text.len());
     assert!(text.len() > 60 * 1024, "{}", text.len());
-    assert!(text.starts_with(&format!("error: the script failed\n{UNTRUSTED}\n日本語日本語")));
+    assert!(text.starts_with(&format!(
+        "error: the script failed\n{UNTRUSTED}\n日本語日本語"
+    )));
     assert!(
-        text.ends_with("日\n[truncated]\n[yui] 2 earlier screenshots dropped: only the last 4 are attached")
-            || text.ends_with("本\n[truncated]\n[yui] 2 earlier screenshots dropped: only the last 4 are attached")
-            || text.ends_with("語\n[truncated]\n[yui] 2 earlier screenshots dropped: only the last 4 are attached"),
+        text.ends_with(
+            "日\n[truncated]\n[yui] 2 earlier screenshots dropped: only the last 4 are attached"
+        ) || text.ends_with(
+            "本\n[truncated]\n[yui] 2 earlier screenshots dropped: only the last 4 are attached"
+        ) || text.ends_with(
+            "語\n[truncated]\n[yui] 2 earlier screenshots dropped: only the last 4 are attached"
+        ),
         "{}",
         &text[text.len() - 200..]
     );
@@ -548,7 +653,10 @@ async fn at_most_four_screenshots_resized_as_jpeg() {
         format!("{UNTRUSTED}\nshot 6\nexited with code 0\n[yui] 2 earlier screenshots dropped: only the last 4 are attached")
     );
     let dims: Vec<(u32, u32)> = images.iter().map(|u| decode_jpeg(u)).collect();
-    assert_eq!(dims, vec![(1280, 720), (640, 1280), (800, 600), (1280, 213)]);
+    assert_eq!(
+        dims,
+        vec![(1280, 720), (640, 1280), (800, 600), (1280, 213)]
+    );
     assert!(env.leftovers().is_empty(), "folder deleted");
 }
 
@@ -574,7 +682,10 @@ async fn no_screenshots_gives_a_string() {
     let env = Env::new(&[]);
     let tool = env.tool(fast());
     let out = run(&tool, &env, "noshot-p", "console.log('plain')").await;
-    assert_eq!(out, ToolOutput::Text(format!("{UNTRUSTED}\nplain\nexited with code 0")));
+    assert_eq!(
+        out,
+        ToolOutput::Text(format!("{UNTRUSTED}\nplain\nexited with code 0"))
+    );
     assert_eq!(
         serde_json::to_value(&out).expect("json"),
         json!(format!("{UNTRUSTED}\nplain\nexited with code 0"))
@@ -591,7 +702,10 @@ async fn screenshot_folder_failed() {
         ..env.tool(fast()).config().clone()
     });
     let out = run(&tool, &env, "folder-p", "console.log(1)").await;
-    assert_eq!(text(&out), "error: screenshot folder failed: Not a directory (os error 20)");
+    assert_eq!(
+        text(&out),
+        "error: screenshot folder failed: Not a directory (os error 20)"
+    );
     assert!(!lock::is_held("yui-folder-p"));
 }
 
@@ -610,7 +724,10 @@ fn cleanup_at_start_deletes_leftover_folders() {
         .map(|e| e.expect("e").file_name().to_string_lossy().into_owned())
         .collect();
     left.sort();
-    assert_eq!(left, vec!["other-yui-browser-1", "yui-browser-not-a-folder"]);
+    assert_eq!(
+        left,
+        vec!["other-yui-browser-1", "yui-browser-not-a-folder"]
+    );
 }
 
 #[test]
@@ -632,19 +749,31 @@ async fn lookup_prefers_local_bin_over_path() {
     let path_dir = env.path("pathbin");
     std::fs::create_dir_all(&path_dir).expect("dir");
     write_exec(&path_dir.join("ego-browser"), "#!/bin/sh\necho from-path\n");
-    write_exec(&env.home().join(".local/bin/ego-browser"), "#!/bin/sh\necho from-local-bin\n");
+    write_exec(
+        &env.home().join(".local/bin/ego-browser"),
+        "#!/bin/sh\necho from-local-bin\n",
+    );
     let config = BrowserConfig {
         path: Some(std::env::join_paths([env.path("empty"), path_dir.clone()]).expect("join")),
         ..env.tool(fast()).config().clone()
     };
     let tool = BrowserTool::with_config(config.clone());
-    assert_eq!(text(&call(&tool, &env, json!({"guide": true})).await), "from-local-bin\n");
+    assert_eq!(
+        text(&call(&tool, &env, json!({"guide": true})).await),
+        "from-local-bin\n"
+    );
     std::fs::remove_file(env.home().join(".local/bin/ego-browser")).expect("rm");
-    assert_eq!(text(&call(&tool, &env, json!({"guide": true})).await), "from-path\n");
+    assert_eq!(
+        text(&call(&tool, &env, json!({"guide": true})).await),
+        "from-path\n"
+    );
     // On PATH only an executable counts.
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path_dir.join("ego-browser"), std::fs::Permissions::from_mode(0o644))
-        .expect("chmod");
+    std::fs::set_permissions(
+        path_dir.join("ego-browser"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .expect("chmod");
     assert_eq!(
         text(&call(&tool, &env, json!({"guide": true})).await),
         "error: ego lite not found: install ego lite and run it once"
@@ -669,7 +798,10 @@ async fn failed_to_start_names_the_reason() {
     std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     let tool = env.tool(fast());
     let want = "error: ego-browser failed to start: Permission denied (os error 13)";
-    assert_eq!(text(&run(&tool, &env, "start-p", "console.log(1)").await), want);
+    assert_eq!(
+        text(&run(&tool, &env, "start-p", "console.log(1)").await),
+        want
+    );
     assert_eq!(text(&call(&tool, &env, json!({"guide": true})).await), want);
     assert!(env.leftovers().is_empty(), "folder removed");
     assert!(!lock::is_held("yui-start-p"));

@@ -55,12 +55,8 @@ fn migrates_from_each_older_version() {
     for from in 0..SCHEMA_VERSION {
         let (_d, paths) = temp();
         {
-            let mut c = Connection::open(paths.db_path().as_path())
-                .or_else(|_| {
-                    std::fs::create_dir_all(&paths.data_dir).unwrap();
-                    Connection::open(paths.db_path())
-                })
-                .unwrap();
+            std::fs::create_dir_all(&paths.data_dir).unwrap();
+            let mut c = Connection::open(paths.db_path()).unwrap();
             migrations::migrate_to(&mut c, from).unwrap();
             assert_eq!(
                 c.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
@@ -275,29 +271,36 @@ fn transcript_append_is_committed_at_once() {
 
 #[test]
 fn newer_database_is_refused_and_left_untouched() {
-    let (_d, paths) = temp();
-    std::fs::create_dir_all(&paths.data_dir).unwrap();
-    {
-        let c = Connection::open(paths.db_path()).unwrap();
-        c.execute_batch("CREATE TABLE future (x); INSERT INTO future VALUES (1);")
-            .unwrap();
-        c.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
-            .unwrap();
+    // Both journal modes: an older YUI never switched it, a newer one left it in WAL.
+    for mode in ["delete", "wal"] {
+        let (_d, paths) = temp();
+        std::fs::create_dir_all(&paths.data_dir).unwrap();
+        {
+            let c = Connection::open(paths.db_path()).unwrap();
+            let _: String = c
+                .query_row(&format!("PRAGMA journal_mode={mode}"), [], |r| r.get(0))
+                .unwrap();
+            c.execute_batch("CREATE TABLE future (x); INSERT INTO future VALUES (1);")
+                .unwrap();
+            c.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+                .unwrap();
+        }
+        let before = std::fs::read(paths.db_path()).unwrap();
+        let err = Store::open(paths.db_path()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::StoreTooNew, "{mode}");
+        assert_eq!(
+            err.message,
+            format!(
+                "this database was written by a newer YUI (schema version {}, this build knows {SCHEMA_VERSION}); update YUI or use another --data-dir",
+                SCHEMA_VERSION + 1
+            )
+        );
+        assert!(
+            std::fs::read(paths.db_path()).unwrap() == before,
+            "the refused file was changed ({mode})"
+        );
+        assert_eq!(user_version(&paths.db_path()), SCHEMA_VERSION + 1);
     }
-    let before = std::fs::read(paths.db_path()).unwrap();
-    let err = Store::open(paths.db_path()).unwrap_err();
-    assert_eq!(err.code, ErrorCode::StoreTooNew);
-    assert_eq!(
-        err.message,
-        format!(
-            "this database was written by a newer YUI (schema version {}, this build knows {SCHEMA_VERSION}); update YUI or use another --data-dir",
-            SCHEMA_VERSION + 1
-        )
-    );
-    assert!(
-        std::fs::read(paths.db_path()).unwrap() == before,
-        "the refused file was changed"
-    );
 }
 
 #[test]

@@ -1,12 +1,12 @@
 //! The expression vocabulary and the generate_express schema built from it: one test per rule of
 //! the contract's "Declared schema", over a real SQLite store.
 
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use yui_core::clock::ManualClock;
 use yui_core::settings;
-use yui_core::tools::express::{Cue, ExpressTool};
+use yui_core::tools::express::ExpressTool;
 use yui_core::tools::{ClientTool, ToolContext};
 use yui_core::vocab::{
     self, declared_tool, parameters, tool_description, vocab_is_empty, Emotion, Motion, Transport,
@@ -351,6 +351,28 @@ fn an_edit_reaches_the_next_schema_with_no_restart() {
     );
 }
 
+#[test]
+fn the_registry_of_the_next_turn_declares_the_edited_vocabulary() {
+    let (_d, store) = store();
+    let env =
+        yui_core::tools::registry::RegistryEnv::load(&store, "yui", WindowKind::Phone).unwrap();
+    let turn1 = yui_core::tools::registry::ToolRegistry::for_window(&env).unwrap();
+    let mut v = vocab::load(&store).unwrap();
+    v.motion_selection = vec!["bow".into()];
+    vocab::save(&store, &v).unwrap();
+    let turn2 = yui_core::tools::registry::ToolRegistry::for_window(&env).unwrap();
+    // The turn in flight keeps the schema it declared; the next one has the edit.
+    let enum_of = |r: &yui_core::tools::registry::ToolRegistry| {
+        r.responses_tools().unwrap()[0]["parameters"]["properties"]["motion_id"]["enum"].clone()
+    };
+    assert!(enum_of(&turn1).as_array().unwrap().len() > 1);
+    assert_eq!(enum_of(&turn2), json!(["bow"]));
+    assert_eq!(
+        turn2.chat_tools().unwrap()[0],
+        declared_tool(&v, Transport::ChatCompletions).unwrap()
+    );
+}
+
 #[tokio::test]
 async fn generate_express_answers_ok_and_is_one_way() {
     let (_d, store) = store();
@@ -379,15 +401,6 @@ async fn generate_express_answers_ok_and_is_one_way() {
 }
 
 #[test]
-fn cue_reads_arguments_leniently() {
-    let cue = Cue::from_args(&json!({"emotion_id": "happy", "motion_id": 3, "caption": ""}));
-    assert_eq!(cue.emotion_id.as_deref(), Some("happy"));
-    assert_eq!(cue.motion_id, None);
-    assert_eq!(cue.caption, None);
-    assert!(Cue::from_args(&Value::Null).is_empty());
-}
-
-#[test]
 fn every_default_id_has_a_drawing_in_the_built_in_character() {
     let js = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/character/character.js"),
@@ -404,10 +417,22 @@ fn every_default_id_has_a_drawing_in_the_built_in_character() {
     let motions = section("export const MOTIONS", "\n};");
     let v = Vocab::default();
     for e in &v.emotions {
-        assert!(emotions.contains(&format!("'{}'", e.id)), "EMOTIONS lacks {}", e.id);
-        assert!(faces.contains(&format!("\n  {}: (p)", e.id)), "FACES lacks {}", e.id);
+        assert!(
+            emotions.contains(&format!("'{}'", e.id)),
+            "EMOTIONS lacks {}",
+            e.id
+        );
+        assert!(
+            faces.contains(&format!("\n  {}: (p)", e.id)),
+            "FACES lacks {}",
+            e.id
+        );
     }
     for m in &v.motions {
-        assert!(motions.contains(&format!("\n  {}: ", m.id)), "MOTIONS lacks {}", m.id);
+        assert!(
+            motions.contains(&format!("\n  {}: ", m.id)),
+            "MOTIONS lacks {}",
+            m.id
+        );
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod presets;
 pub mod settings;
+pub mod turn;
 pub mod window;
 // relations: the relations helper adds `pub mod relations;` here.
 
@@ -25,6 +26,8 @@ macro_rules! yui_invoke_handler {
             $crate::commands::settings::backend_get,
             $crate::commands::settings::backend_set,
             $crate::commands::settings::backend_set_key,
+            $crate::commands::turn::turn_start,
+            $crate::commands::turn::turn_stop,
             // relations: add the relations commands here.
         ]
     };

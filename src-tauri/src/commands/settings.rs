@@ -8,6 +8,7 @@ use crate::windows::{self, BridgeEvent};
 use serde::Serialize;
 use serde_json::{json, Value};
 use tauri::{AppHandle, Runtime, State};
+use yui_core::backend::{self, BackendChange, BackendView, KeyStorage, Secrets};
 use yui_core::settings;
 use yui_core::CoreError;
 
@@ -59,20 +60,25 @@ pub async fn settings_set(state: State<'_, AppState>, key: String, value: Value)
     settings::set(&state.store, &key, &value)
 }
 
+/// The backend settings and whether an API key is stored (never the key itself).
 #[tauri::command]
-pub async fn backend_get(state: State<'_, AppState>) -> CmdResult<Value> {
-    settings::get(&state.store, settings::BACKEND)
+pub async fn backend_get(state: State<'_, AppState>) -> CmdResult<BackendView> {
+    backend::view(&state.store, &state.paths)
 }
 
+/// Change base URL, model, transport or push URL; returns what is now in effect.
 #[tauri::command]
-pub async fn backend_set(state: State<'_, AppState>, value: Value) -> CmdResult<()> {
-    settings::set(&state.store, settings::BACKEND, &value)
+pub async fn backend_set(
+    state: State<'_, AppState>,
+    change: BackendChange,
+) -> CmdResult<BackendView> {
+    backend::update(&state.store, &change)?;
+    backend::view(&state.store, &state.paths)
 }
 
-/// Store the API key (in the OS keyring, through the core). Returns nothing: the key never
-/// comes back to a webview.
+/// Store the API key (OS keyring, else the labelled file fallback). Returns where it went, never
+/// the key: no command sends a key back to a webview.
 #[tauri::command]
-pub async fn backend_set_key(state: State<'_, AppState>, key: String) -> CmdResult<()> {
-    let _ = (&state, key);
-    Err(CoreError::internal("storing the API key is not available yet"))
+pub async fn backend_set_key(state: State<'_, AppState>, key: String) -> CmdResult<KeyStorage> {
+    Secrets::new(&state.paths).set_api_key(&key)
 }

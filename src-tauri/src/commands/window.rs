@@ -36,7 +36,9 @@ pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<W
 #[tauri::command]
 pub async fn window_open<R: Runtime>(app: AppHandle<R>, which: String) -> CmdResult<()> {
     match WindowLabel::parse(&which) {
-        Some(l @ (WindowLabel::Settings | WindowLabel::Quick)) => windows::show_tool_window(&app, &l),
+        Some(l @ (WindowLabel::Settings | WindowLabel::Quick)) => {
+            windows::show_tool_window(&app, &l)
+        }
         _ => Err(CoreError::invalid(format!("cannot open window {which:?}"))),
     }
 }

@@ -2,43 +2,57 @@
 //! tone) on the speech around the call. Its description and parameters are built from the
 //! vocabulary loaded at the moment they are asked for, so a vocabulary edit reaches the schema of
 //! the next turn with no restart. The result is always `ok`; playing the cue is the turn
-//! engine's job (it reads the arguments with [`Cue::from_args`]).
+//! engine's job (`turn::events::Cue`, emitted before the call runs).
 
 use super::*;
 use crate::vocab::{self, Vocab};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The generate_express tool over the store's vocabulary.
 pub struct ExpressTool {
     store: Store,
+    /// The vocabulary loaded when the turn's registry was built ([`ExpressTool::for_turn`]), so
+    /// description and parameters come from one read. `None`: read at every use.
+    snapshot: Option<Vocab>,
 }
 
 impl ExpressTool {
+    /// A tool that reads the vocabulary at every description / parameters request.
     pub fn new(store: Store) -> Self {
-        Self { store }
-    }
-
-    /// The tool for this turn, or `None` when the vocabulary loaded now is empty (then the
-    /// window declares no generate_express).
-    pub fn for_turn(store: &Store) -> Option<Arc<dyn ClientTool>> {
-        let tool = Self::new(store.clone());
-        if vocab::vocab_is_empty(&tool.vocab()) {
-            None
-        } else {
-            Some(Arc::new(tool))
+        Self {
+            store,
+            snapshot: None,
         }
     }
 
-    /// The vocabulary loaded now. A stored vocabulary that no longer parses falls back to the
-    /// defaults (with a log line) rather than dropping expression from the turn.
-    pub fn vocab(&self) -> Vocab {
-        match vocab::load(&self.store) {
+    /// The tool for this turn over the vocabulary loaded now, or `None` when that vocabulary is
+    /// empty (then the window declares no generate_express). The registry is built per turn, so
+    /// an edit reaches the next turn.
+    pub fn for_turn(store: &Store) -> Option<Arc<dyn ClientTool>> {
+        let vocab = Self::new(store.clone()).vocab().into_owned();
+        if vocab::vocab_is_empty(&vocab) {
+            return None;
+        }
+        Some(Arc::new(Self {
+            store: store.clone(),
+            snapshot: Some(vocab),
+        }))
+    }
+
+    /// The vocabulary this tool declares. A stored vocabulary that no longer parses falls back
+    /// to the defaults (with a log line) rather than dropping expression from the turn.
+    pub fn vocab(&self) -> Cow<'_, Vocab> {
+        if let Some(v) = &self.snapshot {
+            return Cow::Borrowed(v);
+        }
+        Cow::Owned(match vocab::load(&self.store) {
             Ok(v) => v,
             Err(e) => {
                 tracing::warn!("generate_express: stored vocabulary unusable, using defaults: {e}");
                 Vocab::default()
             }
-        }
+        })
     }
 }
 
@@ -63,45 +77,5 @@ impl ClientTool for ExpressTool {
         _cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::text("ok"))
-    }
-}
-
-/// One expression cue, read leniently from the call's arguments: a missing or non-string field
-/// is absent. Ids are not checked here: a deselected motion still renders, and the window
-/// ignores an unknown id with a log line.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Cue {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub emotion_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub motion_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub emotion_text: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub caption: Option<String>,
-}
-
-impl Cue {
-    pub fn from_args(args: &Value) -> Self {
-        let field = |k: &str| {
-            args.get(k)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
-        Self {
-            emotion_id: field("emotion_id"),
-            motion_id: field("motion_id"),
-            emotion_text: field("emotion_text"),
-            caption: field("caption"),
-        }
-    }
-
-    /// Whether the cue carries nothing to play.
-    pub fn is_empty(&self) -> bool {
-        self.emotion_id.is_none()
-            && self.motion_id.is_none()
-            && self.emotion_text.is_none()
-            && self.caption.is_none()
     }
 }

@@ -60,10 +60,6 @@ impl<'a> RegistryEnv<'a> {
             state: Arc::default(),
         })
     }
-
-    fn other_names(&self) -> Vec<String> {
-        self.others.iter().map(|(_, n)| n.clone()).collect()
-    }
 }
 
 /// The executor for a handed tool name. One line per tool: a tool helper replaces its
@@ -103,13 +99,28 @@ impl std::fmt::Debug for ToolRegistry {
 impl ToolRegistry {
     /// Build and check the list a window declares this turn.
     pub fn for_window(env: &RegistryEnv<'_>) -> Result<Self> {
+        Self::build(env, handed_tools(env.window), executor)
+    }
+
+    /// Build from a handed list and an executor lookup (the start-up check runs on the result).
+    pub fn build(
+        env: &RegistryEnv<'_>,
+        handed: &[&str],
+        executor: impl Fn(&str, &RegistryEnv<'_>) -> Option<Arc<dyn ClientTool>>,
+    ) -> Result<Self> {
         let mut tools = Vec::new();
         if let Some(express) = generate_express(env) {
             tools.push(express);
         }
-        for name in handed_tools(env.window) {
+        for name in handed {
             match executor(name, env) {
-                Some(t) => tools.push(t),
+                Some(t) if t.name() == *name => tools.push(t),
+                Some(t) => {
+                    return Err(CoreError::internal(format!(
+                        "tool registry: the executor for {name} is named {}",
+                        t.name()
+                    )))
+                }
                 None => {
                     return Err(CoreError::internal(format!(
                         "tool registry: {name} is declared for the {:?} window but has no executor",

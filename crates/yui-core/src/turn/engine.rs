@@ -260,6 +260,45 @@ pub async fn run(
     outcome
 }
 
+/// Run one response's already-open stream through the engine exactly as a turn reads it (speech,
+/// held calls, cues, tool results), without requests, transcript or round trips. For the
+/// benchmark (`benches/turn_stream.rs`) and stream-level tests. Returns the response's text.
+#[doc(hidden)]
+pub async fn replay_response(
+    deps: &TurnDeps,
+    req: &TurnRequest,
+    registry: &ToolRegistry,
+    stream: SseStream,
+    tx: &mpsc::Sender<TurnEvent>,
+) -> std::result::Result<String, String> {
+    let cancel = CancellationToken::new();
+    let mut eng = Engine {
+        deps,
+        req,
+        registry,
+        tx,
+        cancel: &cancel,
+        tool_ctx: ToolContext {
+            store: deps.store.clone(),
+            clock: deps.clock.clone(),
+            preset_id: req.preset_id.clone(),
+            window: req.window,
+            turn_id: req.turn_id.clone(),
+        },
+        text: String::new(),
+        response_id: None,
+    };
+    let res = match req.backend.transport {
+        Transport::Responses => eng.responses_stream(stream).await.map(|r| r.text),
+        _ => eng.chat_stream(stream).await.map(|r| r.text),
+    };
+    res.map_err(|e| match e {
+        End::Stopped => "stopped".to_string(),
+        End::Backend(b) => b.to_string(),
+        End::Failed(m) => m,
+    })
+}
+
 /// The speech-join rule: responses of a turn are joined with one space, unless the earlier text
 /// ends in whitespace or 。！？ or the later text starts with whitespace.
 pub fn join_speech(earlier: &str, later: &str) -> String {
@@ -362,11 +401,7 @@ pub fn parse_call_arguments(arguments: &str) -> std::result::Result<Value, ToolO
 }
 
 fn human(d: std::time::Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{} ms", d.as_millis())
-    }
+    sse::human_ms(d.as_millis() as u64)
 }
 
 /// Whether the results of one response go back to the model.
@@ -644,7 +679,11 @@ impl Engine<'_> {
         url: &str,
         body: &Value,
     ) -> std::result::Result<ChatRound, End> {
-        let mut stream = self.open(url, body).await?;
+        let stream = self.open(url, body).await?;
+        self.chat_stream(stream).await
+    }
+
+    async fn chat_stream(&mut self, mut stream: SseStream) -> std::result::Result<ChatRound, End> {
         let mut calls = ChatCalls::default();
         let mut round = ChatRound::default();
         while let Some(ev) = self.next_event(&mut stream).await? {
@@ -800,7 +839,14 @@ impl Engine<'_> {
         url: &str,
         body: &Value,
     ) -> std::result::Result<RespRound, End> {
-        let mut stream = self.open(url, body).await?;
+        let stream = self.open(url, body).await?;
+        self.responses_stream(stream).await
+    }
+
+    async fn responses_stream(
+        &mut self,
+        mut stream: SseStream,
+    ) -> std::result::Result<RespRound, End> {
         let mut round = RespRound::default();
         let mut items: Vec<Track> = Vec::new();
         while let Some(ev) = self.next_event(&mut stream).await? {

@@ -34,8 +34,8 @@ pub enum BackendError {
     #[error("the backend answered HTTP {status}: {body}")]
     Http { status: u16, body: String },
     /// The server sent nothing (no headers, or no bytes of the stream) for too long.
-    #[error("the backend sent nothing for {secs} s and the turn gave up on it")]
-    Stall { secs: u64 },
+    #[error("the backend sent nothing for {} and the turn gave up on it", human_ms(*waited_ms))]
+    Stall { waited_ms: u64 },
     /// The body ended in the middle of a line.
     #[error("the backend's stream was cut mid-event; last partial line: {partial}")]
     Cut { partial: String },
@@ -57,6 +57,17 @@ impl BackendError {
             Self::Http { status, .. } => Some(*status),
             _ => None,
         }
+    }
+}
+
+/// `1500` → `1.5 s`, `300` → `300 ms`, `60000` → `60 s`.
+pub fn human_ms(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
     }
 }
 
@@ -285,7 +296,7 @@ type EventStreamBox = Pin<
 /// An open SSE response.
 pub struct SseStream {
     events: EventStreamBox,
-    stall_secs: u64,
+    stall_ms: u64,
 }
 
 impl SseStream {
@@ -296,7 +307,7 @@ impl SseStream {
     {
         Self {
             events: Box::pin(Framed::new(bytes, stall).eventsource()),
-            stall_secs: stall.map(|d| d.as_secs()).unwrap_or(0),
+            stall_ms: stall.map(|d| d.as_millis() as u64).unwrap_or(0),
         }
     }
 
@@ -309,7 +320,7 @@ impl SseStream {
                 data: ev.data,
             }),
             Err(EventStreamError::Transport(ByteError::Stall)) => Err(BackendError::Stall {
-                secs: self.stall_secs,
+                waited_ms: self.stall_ms,
             }),
             Err(EventStreamError::Transport(ByteError::Cut(partial))) => Err(BackendError::Cut {
                 partial: evidence(&partial),
@@ -364,7 +375,7 @@ pub async fn post_sse(
     let resp = match tokio::time::timeout(timeouts.stall, req.send()).await {
         Err(_) => {
             return Err(BackendError::Stall {
-                secs: timeouts.stall.as_secs(),
+                waited_ms: timeouts.stall.as_millis() as u64,
             })
         }
         Ok(Err(e)) => {

@@ -36,6 +36,8 @@ pub enum Reply {
     Sse(Vec<Part>),
     /// Any status with a body.
     Status(u16, String),
+    /// Read the request and never answer (no headers), until the client closes.
+    Hang,
 }
 
 /// A request the server received.
@@ -181,6 +183,12 @@ async fn serve(
         .pop_front()
         .unwrap_or(Reply::Status(500, "no scripted reply left".into()));
     match reply {
+        Reply::Hang => {
+            let r = tokio::time::timeout(Duration::from_secs(20), sock.read(&mut tmp)).await;
+            if matches!(r, Ok(Ok(0)) | Ok(Err(_))) {
+                client_closed.store(true, Ordering::SeqCst);
+            }
+        }
         Reply::Status(code, body) => {
             let head = format!(
                 "HTTP/1.1 {code} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",

@@ -17,7 +17,7 @@ CREATE TABLE relations (
 ) WITHOUT ROWID;
 
 CREATE TABLE relation_log (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    id          INTEGER PRIMARY KEY,         -- rowid: never deleted, so it only grows
     at          TEXT NOT NULL,               -- UTC, RFC 3339 with milliseconds
     local_day   TEXT NOT NULL,               -- YYYY-MM-DD in the user's local time at `at`
     preset_id   TEXT NOT NULL,

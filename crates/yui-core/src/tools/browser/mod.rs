@@ -429,7 +429,10 @@ where
     Ended { status, killed }
 }
 
-async fn read_some<R: AsyncRead + Unpin>(r: &mut Option<R>, buf: &mut [u8]) -> std::io::Result<usize> {
+async fn read_some<R: AsyncRead + Unpin>(
+    r: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
     match r {
         Some(r) => r.read(buf).await,
         None => std::future::pending().await,
@@ -453,12 +456,16 @@ fn own_process_group(cmd: &mut Command) {
 /// Kills the child's whole process group (the child itself elsewhere).
 fn kill_tree(child: &mut Child) {
     #[cfg(unix)]
-    if let Some(pgid) = child.id().and_then(|p| i32::try_from(p).ok()).filter(|&p| p > 1) {
+    if let Some(pgid) = child
+        .id()
+        .and_then(|p| i32::try_from(p).ok())
+        .filter(|&p| p > 1)
+    {
         // SAFETY: kill(2) has no memory effects; a negative pid addresses the process group the
         // CLI leads (spawned with process_group(0)), and the child is not yet reaped, so the id
         // is still ours.
         unsafe {
-            let _ = pgid;
+            libc::kill(-pgid, libc::SIGKILL);
         }
     }
     let _ = child.start_kill();
@@ -558,11 +565,20 @@ mod tests {
     fn argument_checks_follow_the_contract() {
         assert_eq!(parse(&json!({})), Err(MISSING_CODE));
         assert_eq!(parse(&json!({"code": ""})), Err(MISSING_CODE));
-        assert_eq!(parse(&json!({"code": "", "guide": false})), Err(MISSING_CODE));
-        assert_eq!(parse(&json!({"guide": true, "code": "x"})), Err(INVALID_CODE));
+        assert_eq!(
+            parse(&json!({"code": "", "guide": false})),
+            Err(MISSING_CODE)
+        );
+        assert_eq!(
+            parse(&json!({"guide": true, "code": "x"})),
+            Err(INVALID_CODE)
+        );
         assert_eq!(parse(&json!({"code": 5})), Err(INVALID_CODE));
         assert_eq!(parse(&json!({"guide": true})), Ok(Request::Guide));
-        assert_eq!(parse(&json!({"guide": true, "code": ""})), Ok(Request::Guide));
+        assert_eq!(
+            parse(&json!({"guide": true, "code": ""})),
+            Ok(Request::Guide)
+        );
         assert_eq!(
             parse(&json!({"guide": false, "code": "x"})),
             Ok(Request::Run("x".into()))

@@ -47,7 +47,10 @@ impl Capture {
     }
 
     fn end_line(&mut self) {
-        let line = self.line_tail.strip_suffix(b"\r").unwrap_or(&self.line_tail);
+        let line = self
+            .line_tail
+            .strip_suffix(b"\r")
+            .unwrap_or(&self.line_tail);
         if line.ends_with(DEADLINE_MARK) {
             self.deadline_line = true;
         }
@@ -56,7 +59,10 @@ impl Capture {
 
     /// Whether some line of the output ended in `[yui] deadline`.
     pub fn saw_deadline(&self) -> bool {
-        let line = self.line_tail.strip_suffix(b"\r").unwrap_or(&self.line_tail);
+        let line = self
+            .line_tail
+            .strip_suffix(b"\r")
+            .unwrap_or(&self.line_tail);
         self.deadline_line || line.ends_with(DEADLINE_MARK)
     }
 
@@ -83,7 +89,11 @@ pub fn assemble(status: Option<&str>, output: &str, cut: bool, notes: &[String])
     let body = if !cut && output.len() <= room {
         output.to_string()
     } else {
-        let suffix = if output.is_empty() { TRUNCATED.to_string() } else { format!("\n{TRUNCATED}") };
+        let suffix = if output.is_empty() {
+            TRUNCATED.to_string()
+        } else {
+            format!("\n{TRUNCATED}")
+        };
         let keep = floor_char_boundary(output, room.saturating_sub(suffix.len()));
         let kept = output[..keep].trim_end_matches(['\n', '\r']);
         if kept.is_empty() {

@@ -3,6 +3,7 @@
 //! and the start-up cleanup of folders a backstop-killed script may have recreated late.
 
 use base64::Engine as _;
+use fast_image_resize as fir;
 use image::codecs::jpeg::JpegEncoder;
 use image::{ImageReader, RgbImage};
 use std::io::{self, Cursor};
@@ -31,10 +32,8 @@ pub fn create_folder(temp_root: &Path) -> io::Result<PathBuf> {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::path::absolute(temp_root)?.join(format!(
-        "{FOLDER_PREFIX}{}-{nanos}-{n}",
-        std::process::id()
-    ));
+    let dir = std::path::absolute(temp_root)?
+        .join(format!("{FOLDER_PREFIX}{}-{nanos}-{n}", std::process::id()));
     std::fs::create_dir(&dir)?;
     Ok(dir)
 }
@@ -139,13 +138,18 @@ fn encode_file(path: &Path) -> Option<String> {
 
 /// One image file's bytes → `data:image/jpeg;base64,…` (resized so the long edge is at most
 /// [`MAX_EDGE`], never upscaled).
-pub fn encode_bytes(bytes: &[u8]) -> Result<String, image::ImageError> {
+/// The error is a plain description (the file is then named as unreadable).
+pub fn encode_bytes(bytes: &[u8]) -> Result<String, String> {
     let img = ImageReader::new(Cursor::new(bytes))
-        .with_guessed_format()?
-        .decode()?;
-    let rgb = shrink(img.into_rgb8());
+        .with_guessed_format()
+        .map_err(|e| e.to_string())?
+        .decode()
+        .map_err(|e| e.to_string())?;
+    let rgb = shrink(img.into_rgb8())?;
     let mut jpeg = Vec::with_capacity(256 * 1024);
-    JpegEncoder::new_with_quality(&mut jpeg, JPEG_QUALITY).encode_image(&rgb)?;
+    JpegEncoder::new_with_quality(&mut jpeg, JPEG_QUALITY)
+        .encode_image(&rgb)
+        .map_err(|e| e.to_string())?;
     let mut url = String::from("data:image/jpeg;base64,");
     base64::engine::general_purpose::STANDARD.encode_string(&jpeg, &mut url);
     Ok(url)
@@ -164,14 +168,26 @@ pub fn target_size(w: u32, h: u32) -> (u32, u32) {
     (scale(w), scale(h))
 }
 
-fn shrink(img: RgbImage) -> RgbImage {
+/// Resizes to [`target_size`] (the image itself when it already fits).
+pub fn shrink(img: RgbImage) -> Result<RgbImage, String> {
     let (w, h) = img.dimensions();
     let (tw, th) = target_size(w, h);
     if (tw, th) == (w, h) {
-        return img;
+        return Ok(img);
     }
-    // Area averaging: fast integer maths, and for a downscale it looks as good as a filter.
-    image::imageops::thumbnail(&img, tw, th)
+    // SIMD convolution (bilinear, support scaled to the ratio, so it anti-aliases): several times
+    // faster than image's own resize; see docs/PERFORMANCE.md.
+    fir::images::Image::from_vec_u8(w, h, img.into_raw(), fir::PixelType::U8x3)
+        .map_err(|e| e.to_string())
+        .and_then(|src| {
+            let mut dst = fir::images::Image::new(tw, th, fir::PixelType::U8x3);
+            let options = fir::ResizeOptions::new()
+                .resize_alg(fir::ResizeAlg::Convolution(fir::FilterType::Bilinear));
+            fir::Resizer::new()
+                .resize(&src, &mut dst, &options)
+                .map_err(|e| e.to_string())?;
+            RgbImage::from_raw(tw, th, dst.into_vec()).ok_or_else(|| "size".to_string())
+        })
 }
 
 /// Deletes every leftover `yui-browser-*` folder in `temp_dir` (run at app start). Returns how
@@ -179,7 +195,10 @@ fn shrink(img: RgbImage) -> RgbImage {
 pub fn cleanup_leftovers(temp_dir: &Path) -> io::Result<usize> {
     let mut removed = 0;
     for entry in std::fs::read_dir(temp_dir)?.filter_map(Result::ok) {
-        let is_ours = entry.file_name().to_string_lossy().starts_with(FOLDER_PREFIX)
+        let is_ours = entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(FOLDER_PREFIX)
             && entry.file_type().is_ok_and(|t| t.is_dir());
         if is_ours {
             match std::fs::remove_dir_all(entry.path()) {

@@ -1,0 +1,583 @@
+//! Voice output: the voice switch (`yui.voice`, off by default) and a speaker that speaks a reply
+//! through the OS speech service — on Linux speech-dispatcher — passing the cue's voice direction
+//! (`caption`, `emotion_text`) as far as the engine can take it.
+//!
+//! **Why the `spd-say` CLI and not a binding crate.** The speech-dispatcher crates bind
+//! `libspeechd` in C: every build of YUI (CI, developers, packagers) would then need the
+//! `libspeechd-dev` headers and link the library, even with the voice switch off, and a machine
+//! without speech-dispatcher could not start the app at all. `spd-say` ships in the
+//! `speech-dispatcher` package that any machine able to speak has anyway; spawning it costs a
+//! process per utterance (a few ms, negligible next to the speech itself), needs no build
+//! dependency, is detected cleanly (not on `PATH` → a one-line status, never an error on screen),
+//! and is cancelled by killing it and sending `spd-say --cancel`. `spd-say --wait` returns when the
+//! utterance has been spoken, which is what "playback finished" needs.
+//!
+//! **Voice direction.** speech-dispatcher takes rate, pitch and volume (−100…100) and a voice type
+//! (`male1`, `female1`, `child_female`, …), not free text. [`Direction::from_cue`] maps the words
+//! of `caption` and `emotion_text` (free text, or an enum-mode tag) onto those: e.g. "whispering"
+//! lowers the volume, "excited" raises rate and pitch, "sleepy" slows down. Words it does not know
+//! change nothing.
+//!
+//! A reply is spoken as a [`Script`]: the speech of a turn cut at each cue, each piece with the
+//! direction of the cue before it, so a tone change lands where the model put it.
+
+use crate::error::{CoreError, Result};
+use crate::settings;
+use crate::store::Store;
+use crate::turn::TurnEvent;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use tokio_util::sync::CancellationToken;
+
+/// The speech engines YUI can drive. Only speech-dispatcher today.
+pub const ENGINES: &[&str] = &[SPEECH_DISPATCHER];
+pub const SPEECH_DISPATCHER: &str = "speech-dispatcher";
+/// The speech-dispatcher client program.
+pub const SPD_SAY: &str = "spd-say";
+
+/// The `yui.voice` setting: whether replies are spoken, and by which engine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VoiceSetting {
+    pub enabled: bool,
+    #[serde(default = "default_engine")]
+    pub engine: String,
+}
+
+fn default_engine() -> String {
+    SPEECH_DISPATCHER.to_string()
+}
+
+impl Default for VoiceSetting {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            engine: default_engine(),
+        }
+    }
+}
+
+/// The default `yui.voice` value.
+pub fn default_value() -> Value {
+    serde_json::json!({"enabled": false, "engine": SPEECH_DISPATCHER})
+}
+
+/// Parse and check a `yui.voice` value (settings::set calls this for the key).
+pub fn from_value(value: &Value) -> Result<VoiceSetting> {
+    let v: VoiceSetting = serde_json::from_value(value.clone()).map_err(|e| {
+        CoreError::invalid(format!(
+            "yui.voice must be {{\"enabled\": true|false, \"engine\": \"{SPEECH_DISPATCHER}\"}}: {e}"
+        ))
+    })?;
+    if !ENGINES.contains(&v.engine.as_str()) {
+        return Err(CoreError::invalid(format!(
+            "unknown voice engine {:?}; known: {}",
+            v.engine,
+            ENGINES.join(", ")
+        )));
+    }
+    Ok(v)
+}
+
+/// The voice setting now.
+pub fn load(store: &Store) -> Result<VoiceSetting> {
+    from_value(&settings::get(store, settings::VOICE)?)
+}
+
+/// Store the voice setting (checked first).
+pub fn save(store: &Store, v: &VoiceSetting) -> Result<()> {
+    settings::set(store, settings::VOICE, &serde_json::to_value(v)?)
+}
+
+/// What the settings window shows: the setting, and whether the engine can speak on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VoiceStatus {
+    pub enabled: bool,
+    pub engine: String,
+    pub engines: Vec<String>,
+    /// Whether the engine's program was found.
+    pub available: bool,
+    /// One line for the user, e.g. "speech-dispatcher: ready (/usr/bin/spd-say)".
+    pub status: String,
+}
+
+/// The voice setting and the engine's availability, looked up on the process `PATH`.
+pub fn status(store: &Store) -> Result<VoiceStatus> {
+    Ok(status_of(&load(store)?, std::env::var_os("PATH").as_deref()))
+}
+
+/// Store `enabled`/`engine` and answer the new status.
+pub fn update(store: &Store, enabled: bool, engine: Option<String>) -> Result<VoiceStatus> {
+    let mut v = load(store)?;
+    v.enabled = enabled;
+    if let Some(engine) = engine {
+        v.engine = engine;
+    }
+    from_value(&serde_json::to_value(&v)?)?;
+    save(store, &v)?;
+    status(store)
+}
+
+/// The status of `setting` with programs looked up on `path` (a `PATH`-style list).
+pub fn status_of(setting: &VoiceSetting, path: Option<&OsStr>) -> VoiceStatus {
+    let found = Speaker::detect_on(path);
+    let (available, status) = match &found {
+        Ok(s) => (
+            true,
+            format!("{}: ready ({})", setting.engine, s.program.display()),
+        ),
+        Err(line) => (false, line.clone()),
+    };
+    VoiceStatus {
+        enabled: setting.enabled,
+        engine: setting.engine.clone(),
+        engines: ENGINES.iter().map(|e| e.to_string()).collect(),
+        available,
+        status,
+    }
+}
+
+/// How an utterance should sound, in speech-dispatcher's terms. Zero means "the user's default".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Direction {
+    /// −100 (slowest) … 100 (fastest).
+    pub rate: i32,
+    /// −100 (lowest) … 100 (highest).
+    pub pitch: i32,
+    /// −100 (quietest) … 100 (loudest).
+    pub volume: i32,
+    /// A speech-dispatcher voice type (`male1`, `female1`, `child_female`, …).
+    pub voice_type: Option<&'static str>,
+}
+
+/// Words of a voice direction → (rate, pitch, volume) offsets.
+const TONES: &[(&[&str], i32, i32, i32)] = &[
+    (
+        &[
+            "whisper",
+            "whispering",
+            "whispered",
+            "soft",
+            "softly",
+            "quiet",
+            "quietly",
+            "hushed",
+            "secret",
+            "murmur",
+        ],
+        -10,
+        0,
+        -50,
+    ),
+    (
+        &[
+            "excited",
+            "excitedly",
+            "cheerful",
+            "cheerfully",
+            "happy",
+            "happily",
+            "bright",
+            "energetic",
+            "lively",
+            "joyful",
+            "playful",
+        ],
+        25,
+        20,
+        0,
+    ),
+    (
+        &[
+            "sad",
+            "sadly",
+            "gloomy",
+            "sorrowful",
+            "tearful",
+            "disappointed",
+            "melancholy",
+        ],
+        -25,
+        -20,
+        -10,
+    ),
+    (
+        &[
+            "angry",
+            "angrily",
+            "annoyed",
+            "cross",
+            "stern",
+            "irritated",
+            "furious",
+        ],
+        15,
+        -10,
+        30,
+    ),
+    (
+        &[
+            "calm", "calmly", "gentle", "gently", "relaxed", "soothing", "tender",
+        ],
+        -15,
+        0,
+        0,
+    ),
+    (
+        &["sleepy", "tired", "drowsy", "yawning", "bored"],
+        -35,
+        -15,
+        -20,
+    ),
+    (&["slow", "slowly"], -30, 0, 0),
+    (&["fast", "quickly", "hurried", "rushed", "rapid"], 35, 0, 0),
+    (
+        &["loud", "loudly", "shout", "shouting", "yell", "yelling"],
+        0,
+        0,
+        50,
+    ),
+    (
+        &["surprised", "astonished", "shocked", "amazed"],
+        10,
+        30,
+        0,
+    ),
+    (
+        &["shy", "timid", "nervous", "hesitant", "bashful"],
+        -10,
+        5,
+        -25,
+    ),
+    (&["high", "squeaky"], 0, 35, 0),
+    (&["low", "deep"], 0, -35, 0),
+];
+
+/// Words → a speech-dispatcher voice type.
+const VOICE_TYPES: &[(&[&str], &str)] = &[
+    (&["child", "childlike", "kid"], "child_female"),
+    (&["male", "man", "masculine"], "male1"),
+    (&["female", "woman", "feminine"], "female1"),
+];
+
+impl Direction {
+    /// The direction of a cue's `caption` and `emotion_text`; unknown words change nothing.
+    pub fn from_cue(caption: Option<&str>, emotion_text: Option<&str>) -> Self {
+        let mut d = Direction::default();
+        let text = format!(
+            "{} {}",
+            caption.unwrap_or_default(),
+            emotion_text.unwrap_or_default()
+        )
+        .to_lowercase();
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            for (words, rate, pitch, volume) in TONES {
+                if words.contains(&word) {
+                    d.rate += rate;
+                    d.pitch += pitch;
+                    d.volume += volume;
+                }
+            }
+            if d.voice_type.is_none() {
+                d.voice_type = VOICE_TYPES
+                    .iter()
+                    .find(|(words, _)| words.contains(&word))
+                    .map(|(_, t)| *t);
+            }
+        }
+        d.rate = d.rate.clamp(-100, 100);
+        d.pitch = d.pitch.clamp(-100, 100);
+        d.volume = d.volume.clamp(-100, 100);
+        d
+    }
+
+    /// `spd-say` options for this direction (none for the neutral direction).
+    pub fn spd_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for (flag, v) in [
+            ("--rate", self.rate),
+            ("--pitch", self.pitch),
+            ("--volume", self.volume),
+        ] {
+            if v != 0 {
+                args.push(flag.to_string());
+                args.push(v.to_string());
+            }
+        }
+        if let Some(t) = self.voice_type {
+            args.push("--voice-type".into());
+            args.push(t.into());
+        }
+        args
+    }
+}
+
+/// One piece of a reply to speak, with its direction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Utterance {
+    pub text: String,
+    pub direction: Direction,
+}
+
+/// A turn's speech, cut at each cue that carries a voice direction. Feed it the turn's events in
+/// order ([`Script::observe`]); speak it once the turn ends.
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    pieces: Vec<Utterance>,
+    current: Direction,
+}
+
+impl Script {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Take one turn event: speech extends the current piece; a cue with `caption` or
+    /// `emotion_text` starts a new piece with its direction.
+    pub fn observe(&mut self, event: &TurnEvent) {
+        match event {
+            TurnEvent::Speech { delta } => self.push_text(delta),
+            TurnEvent::Cue { cue, .. } => {
+                if cue.caption.is_some() || cue.emotion_text.is_some() {
+                    self.set_direction(Direction::from_cue(
+                        cue.caption.as_deref(),
+                        cue.emotion_text.as_deref(),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Append spoken text under the current direction.
+    pub fn push_text(&mut self, text: &str) {
+        match self.pieces.last_mut() {
+            Some(last) if last.direction == self.current => last.text.push_str(text),
+            _ => self.pieces.push(Utterance {
+                text: text.to_string(),
+                direction: self.current,
+            }),
+        }
+    }
+
+    /// Speak what follows with `direction`.
+    pub fn set_direction(&mut self, direction: Direction) {
+        self.current = direction;
+    }
+
+    /// The pieces with something to say, in order.
+    pub fn utterances(&self) -> Vec<Utterance> {
+        self.pieces
+            .iter()
+            .filter(|u| u.text.chars().any(char::is_alphanumeric))
+            .map(|u| Utterance {
+                text: u.text.trim().to_string(),
+                direction: u.direction,
+            })
+            .collect()
+    }
+}
+
+/// How speaking ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpeechOutcome {
+    /// Everything was spoken.
+    Spoken,
+    /// Stopped by cancellation (the turn was stopped); the speech service was told to cancel.
+    Cancelled,
+    /// Nothing was spoken: the switch is off, or there was nothing to say.
+    Skipped,
+    /// The engine is not there or failed; one line saying why (logged, never shown as an error).
+    Unavailable(String),
+}
+
+/// Speaks through speech-dispatcher's `spd-say`.
+#[derive(Debug, Clone)]
+pub struct Speaker {
+    program: PathBuf,
+}
+
+impl Speaker {
+    /// `spd-say` on the process `PATH`, or a one-line status saying it is not there.
+    pub fn detect() -> std::result::Result<Self, String> {
+        Self::detect_on(std::env::var_os("PATH").as_deref())
+    }
+
+    /// `spd-say` on the given `PATH`-style list (tests inject a folder with a fake one).
+    pub fn detect_on(path: Option<&OsStr>) -> std::result::Result<Self, String> {
+        let dirs: Vec<PathBuf> = path.map(std::env::split_paths).into_iter().flatten().collect();
+        dirs.iter()
+            .map(|d| d.join(SPD_SAY))
+            .find(|p| is_executable(p))
+            .map(|program| Self { program })
+            .ok_or_else(|| {
+                format!(
+                    "{SPEECH_DISPATCHER}: {SPD_SAY} not found; install the speech-dispatcher package to hear replies"
+                )
+            })
+    }
+
+    /// A speaker running this program (for tests and odd installs).
+    pub fn with_program(program: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+        }
+    }
+
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    /// The full `spd-say` argument list for one utterance.
+    pub fn args(text: &str, direction: &Direction) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec!["--wait".into(), "--application-name".into(), "yui".into()];
+        args.extend(direction.spd_args().into_iter().map(OsString::from));
+        // `--` so a reply starting with "-" is spoken, not parsed as an option.
+        args.push("--".into());
+        args.push(text.into());
+        args
+    }
+
+    /// Speak one utterance and wait until it has been spoken, or until `cancel` fires: then kill
+    /// `spd-say` and tell speech-dispatcher to cancel what it is still saying.
+    pub async fn say(
+        &self,
+        text: &str,
+        direction: &Direction,
+        cancel: &CancellationToken,
+    ) -> SpeechOutcome {
+        let mut child = match tokio::process::Command::new(&self.program)
+            .args(Self::args(text, direction))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+        {
+            Ok(c) => c,
+            Err(e) => {
+                return SpeechOutcome::Unavailable(format!(
+                    "{SPEECH_DISPATCHER}: cannot run {}: {e}",
+                    self.program.display()
+                ))
+            }
+        };
+        let mut stderr = child.stderr.take();
+        tokio::select! {
+            status = child.wait() => {
+                let mut err = String::new();
+                if let Some(s) = stderr.as_mut() {
+                    use tokio::io::AsyncReadExt;
+                    let _ = s.read_to_string(&mut err).await;
+                }
+                match status {
+                    Ok(s) if s.success() => SpeechOutcome::Spoken,
+                    Ok(s) => SpeechOutcome::Unavailable(format!(
+                        "{SPEECH_DISPATCHER}: {SPD_SAY} exited with {s}{}",
+                        first_line(&err)
+                    )),
+                    Err(e) => SpeechOutcome::Unavailable(format!("{SPEECH_DISPATCHER}: {e}")),
+                }
+            }
+            _ = cancel.cancelled() => {
+                let _ = child.kill().await;
+                self.cancel_all().await;
+                SpeechOutcome::Cancelled
+            }
+        }
+    }
+
+    /// `spd-say --cancel`: drop what speech-dispatcher is saying or has queued. Best effort.
+    pub async fn cancel_all(&self) {
+        let run = tokio::process::Command::new(&self.program)
+            .arg("--cancel")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .status();
+        match tokio::time::timeout(std::time::Duration::from_secs(3), run).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!("voice: {SPD_SAY} --cancel failed: {e}"),
+            Err(_) => tracing::warn!("voice: {SPD_SAY} --cancel did not answer within 3 s"),
+        }
+    }
+
+    /// Speak a script piece by piece; stops at the first failure or on cancellation.
+    pub async fn speak(&self, script: &Script, cancel: &CancellationToken) -> SpeechOutcome {
+        let pieces = script.utterances();
+        if pieces.is_empty() {
+            return SpeechOutcome::Skipped;
+        }
+        for u in &pieces {
+            if cancel.is_cancelled() {
+                return SpeechOutcome::Cancelled;
+            }
+            match self.say(&u.text, &u.direction, cancel).await {
+                SpeechOutcome::Spoken => {}
+                other => return other,
+            }
+        }
+        SpeechOutcome::Spoken
+    }
+}
+
+fn first_line(s: &str) -> String {
+    match s.lines().map(str::trim).find(|l| !l.is_empty()) {
+        Some(l) => format!(": {l}"),
+        None => String::new(),
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_file() => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                m.permissions().mode() & 0o111 != 0
+            }
+            #[cfg(not(unix))]
+            {
+                true
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Speak a turn's reply if the voice switch is on: the one call the shell makes once a turn has
+/// ended. Off → `Skipped` at once; no `spd-say` → `Unavailable` with the one-line status (logged
+/// at info, never an error on screen). `path` is where to look for `spd-say` (`None`: the
+/// process `PATH`).
+pub async fn speak_reply(
+    store: &Store,
+    script: &Script,
+    path: Option<&OsStr>,
+    cancel: &CancellationToken,
+) -> SpeechOutcome {
+    let setting = match load(store) {
+        Ok(s) => s,
+        Err(e) => return SpeechOutcome::Unavailable(format!("voice setting unusable: {e}")),
+    };
+    if !setting.enabled {
+        return SpeechOutcome::Skipped;
+    }
+    let found = match path {
+        Some(p) => Speaker::detect_on(Some(p)),
+        None => Speaker::detect(),
+    };
+    let outcome = match found {
+        Ok(speaker) => speaker.speak(script, cancel).await,
+        Err(line) => SpeechOutcome::Unavailable(line),
+    };
+    if let SpeechOutcome::Unavailable(line) = &outcome {
+        tracing::info!("voice: {line}");
+    }
+    outcome
+}

@@ -1,0 +1,66 @@
+//! Turn commands: `turn_start` runs one turn of the calling character window's preset through
+//! the core's turn engine and streams its events (`speech`, `cue`, …, `turn_end`) unchanged over
+//! the window's IPC channel; `turn_stop` stops it.
+
+use crate::error::CmdResult;
+use crate::state::AppState;
+use crate::windows::{self, WindowLabel};
+use tauri::ipc::Channel;
+use tauri::{Manager, Runtime, State, WebviewWindow};
+use yui_core::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent};
+use yui_core::CoreError;
+
+fn character_label<R: Runtime>(window: &WebviewWindow<R>) -> CmdResult<WindowLabel> {
+    WindowLabel::parse(window.label())
+        .filter(WindowLabel::is_character)
+        .ok_or_else(|| CoreError::invalid("turns run in character windows only"))
+}
+
+/// Start a turn with the user's `text`; returns the turn id. Events arrive on `on_event`.
+#[tauri::command]
+pub async fn turn_start<R: Runtime>(
+    window: WebviewWindow<R>,
+    state: State<'_, AppState>,
+    text: String,
+    on_event: Channel<TurnEvent>,
+) -> CmdResult<String> {
+    let label = character_label(&window)?;
+    let kind = label
+        .kind()
+        .ok_or_else(|| CoreError::invalid("not a character window"))?;
+    let preset = windows::preset_for(window.app_handle(), &label)?;
+    let backend = Backend::configured(&state.store, &state.paths)?;
+    let (req, registry) =
+        turn::prepare(&state.store, &state.clock, &preset.id, kind, &text, backend)?;
+    let deps = TurnDeps::new(
+        state.store.clone(),
+        state.clock.clone(),
+        &Timeouts::default(),
+    )?;
+    let mut handle = turn::start(deps, req, registry);
+    let turn_id = handle.turn_id.clone();
+    state.begin_turn(&label, turn_id.clone(), handle.stopper());
+
+    let app = window.app_handle().clone();
+    let id = turn_id.clone();
+    tauri::async_runtime::spawn(async move {
+        while let Some(event) = handle.events.recv().await {
+            if let Err(e) = on_event.send(event) {
+                // The window went away: stop the turn rather than talk to no one.
+                tracing::info!(turn = %id, error = %e, "turn channel closed; stopping");
+                handle.stop();
+            }
+        }
+        app.state::<AppState>().end_turn(&label, &id);
+    });
+    Ok(turn_id)
+}
+
+/// Stop the calling window's turn (it ends `stopped`). Returns whether one was running.
+#[tauri::command]
+pub async fn turn_stop<R: Runtime>(
+    window: WebviewWindow<R>,
+    state: State<'_, AppState>,
+) -> CmdResult<bool> {
+    Ok(state.stop_turn(&character_label(&window)?))
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Idle memory of YUI vs a bare Tauri app showing the same windows (main 220x300 + one pet),
+# under Xvfb: PSS summed over the app process and all its descendants (WebKit web and network
+# processes included), read from /proc/<pid>/smaps_rollup after the app has idled.
+#
+# Usage: tests/e2e/measure.sh [idle-seconds]   (default 20). Prints one line per app, in MiB.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+IDLE="${1:-20}"
+DISPLAY_NUM="${DISPLAY_NUM:-98}"
+export DISPLAY=":${DISPLAY_NUM}"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+cargo build -p yui-app --bin yui-app --example bare-tauri >/dev/null
+
+Xvfb "$DISPLAY" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 & PIDS+=($!)
+sleep 1
+openbox >/dev/null 2>&1 & PIDS+=($!)
+xcompmgr >/dev/null 2>&1 & PIDS+=($!)
+
+descendants() { local p=$1; echo "$p"; for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do descendants "$c"; done; }
+pss_kib() { local sum=0; for p in $(descendants "$1"); do
+    v=$(awk '/^Pss:/ {print $2}' /proc/"$p"/smaps_rollup 2>/dev/null || echo 0); sum=$((sum + ${v:-0})); done; echo "$sum"; }
+detail() { for p in $(descendants "$1"); do
+    printf '    %-28s %6d KiB\n' "$(cat /proc/"$p"/comm)" "$(awk '/^Pss:/ {print $2}' /proc/"$p"/smaps_rollup 2>/dev/null || echo 0)"; done; }
+cpu_ticks() { local sum=0; for p in $(descendants "$1"); do
+    v=$(awk '{print $14+$15}' /proc/"$p"/stat 2>/dev/null || echo 0); sum=$((sum + ${v:-0})); done; echo "$sum"; }
+
+measure() { # name, command...
+  local name=$1; shift
+  local data; data=$(mktemp -d)
+  YUI_DATA_DIR="$data" "$@" >/dev/null 2>&1 & local pid=$!
+  sleep "$IDLE"
+  local t0; t0=$(cpu_ticks "$pid"); sleep 10; local t1; t1=$(cpu_ticks "$pid")
+  local kib; kib=$(pss_kib "$pid")
+  local hz; hz=$(getconf CLK_TCK)
+  printf '%-12s PSS %6.1f MiB  processes %d  idle CPU %5.1f%% (10 s)\n' "$name" "$(echo "$kib/1024" | bc -l)" \
+    "$(descendants "$pid" | wc -l)" "$(echo "($t1-$t0)*100/$hz/10" | bc -l)"
+  detail "$pid"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  rm -rf "$data"
+}
+
+measure "bare-tauri" target/debug/examples/bare-tauri
+measure "yui" target/debug/yui-app
