@@ -22,7 +22,20 @@ const COMMANDS: &[&str] = &[
     // turn
     "turn_start",
     "turn_stop",
-    // relations (the relations helper adds its commands below this line)
+    // expression (vocab_*/voice_* are settings-window only; sprites_get is for character windows)
+    "vocab_get",
+    "vocab_set",
+    "vocab_reset",
+    "voice_get",
+    "voice_set",
+    "sprites_get",
+    // playback (character windows)
+    "playback_bubble_done",
+    "voice_stop",
+    // relations (relations_list/relation_set are settings-window only)
+    "relations_list",
+    "relation_set",
+    "relation_bands",
 ];
 
 fn main() {

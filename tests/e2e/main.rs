@@ -5,6 +5,7 @@
 //! Each test starts the app on its own temporary data dir (`--data-dir`), seeded through
 //! `yui-core` before launch, and checks the store after the UI acted.
 
+mod relations;
 mod webdriver;
 
 use serde_json::json;
@@ -202,4 +203,342 @@ async fn pet_window_cannot_invoke_a_settings_only_command() {
 
     s.delete().await.ok();
     assert!(!settings::switch_on(&read_store(dir.path()), settings::BROWSER).unwrap());
+}
+
+/// A fake OpenAI-compatible backend on 127.0.0.1: answers every request with a Chat Completions
+/// stream (speech, a generate_express call, more speech) and hands back the request bodies. It
+/// allows any origin (CORS), so only the app's CSP can stop a page from reaching it.
+async fn fake_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 8192];
+                // Read the head, then the body by Content-Length.
+                let body = loop {
+                    let Ok(n) = sock.read(&mut chunk).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let text = String::from_utf8_lossy(&buf).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                let (k, v) = l.split_once(':')?;
+                                k.eq_ignore_ascii_case("content-length")
+                                    .then(|| v.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if buf.len() >= end + 4 + len {
+                            break String::from_utf8_lossy(&buf[end + 4..end + 4 + len])
+                                .to_string();
+                        }
+                    }
+                };
+                let _ = tx.send(body);
+                let events = [
+                    json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello! "},"finish_reason":null}]}),
+                    json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"generate_express","arguments":"{\"emotion_id\":\"happy\"}"}}]},"finish_reason":null}]}),
+                    json!({"choices":[{"index":0,"delta":{"content":"Nice to see you."},"finish_reason":null}]}),
+                    json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+                ];
+                let mut out = String::from("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n");
+                for e in events {
+                    out.push_str(&format!("data: {e}\n\n"));
+                }
+                out.push_str("data: [DONE]\n\n");
+                let _ = sock.write_all(out.as_bytes()).await;
+                let _ = sock.shutdown().await;
+            });
+        }
+    });
+    (base, rx)
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn chat_in_the_main_window_streams_the_reply_into_the_bubble_and_plays_the_cue() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base_url, mut requests) = fake_backend().await;
+    seed(dir.path(), |st| {
+        let change = yui_core::backend::BackendChange {
+            base_url: Some(base_url.clone()),
+            model: Some("fake-model".into()),
+            transport: Some(yui_core::backend::Transport::ChatCompletions),
+            push_url: None,
+        };
+        yui_core::backend::update(st, &change).unwrap();
+    });
+    let s = launch(dir.path()).await;
+    s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
+        .await
+        .unwrap();
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        "return !!document.querySelector('#character [data-emotion]')",
+        Duration::from_secs(20),
+    )
+    .await
+    .expect("character drawn");
+
+    // A click on the character opens the chat input.
+    let character = s.find("#character").await.unwrap();
+    s.click(&character).await.unwrap();
+    s.wait_script(
+        "return !document.getElementById('chat').hidden",
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("chat opens on click");
+    let input = s.find("#chat-input").await.unwrap();
+    s.send_keys(&input, "Hi Yui\u{E007}").await.unwrap();
+
+    s.wait_script(
+        "return document.getElementById('bubble').textContent === 'Hello! Nice to see you.' && !document.getElementById('bubble').hidden",
+        Duration::from_secs(20),
+    )
+    .await
+    .expect("the reply streams into the bubble");
+    s.wait_script(
+        "return document.querySelector('#character [data-emotion]').dataset.emotion === 'happy'",
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("the generate_express cue reached the character");
+
+    let body: serde_json::Value =
+        serde_json::from_str(&requests.recv().await.expect("one request")).unwrap();
+    assert_eq!(body["model"], "fake-model");
+    assert_eq!(body["stream"], true);
+    let text = body["messages"].to_string();
+    assert!(
+        text.contains("Hi Yui"),
+        "the user's message went out: {text}"
+    );
+    assert!(
+        text.contains("You are Yui"),
+        "the preset's persona went out: {text}"
+    );
+
+    if let Some(path) = std::env::var_os("YUI_E2E_SCREENSHOT") {
+        // Let the compositor catch up with the last frames before capturing the screen.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let st = std::process::Command::new("import")
+            .args(["-window", "root"])
+            .arg(&path)
+            .status()
+            .expect("run import (imagemagick)");
+        assert!(st.success(), "screenshot failed");
+    }
+    s.delete().await.ok();
+    // The exchange was kept: memory survives a restart.
+    let stored = yui_core::transcript::recent(&read_store(dir.path()), "yui", 10).unwrap();
+    let said: Vec<_> = stored.iter().map(|e| e.text.as_str()).collect();
+    assert!(said.contains(&"Hi Yui"), "{said:?}");
+    assert!(said.contains(&"Hello! Nice to see you."), "{said:?}");
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn quick_controls_close_and_open_a_pet_and_open_presets_are_restored() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = launch(dir.path()).await;
+    s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
+        .await
+        .unwrap();
+    s.switch_to_label("main").await.unwrap();
+    let r = s
+        .invoke("window_open", json!({"which": "quick"}))
+        .await
+        .unwrap();
+    assert_eq!(r["ok"], true, "{r}");
+    s.wait_for_label("quick", Duration::from_secs(20))
+        .await
+        .unwrap();
+    let toggle = "li[data-preset-id='kai'] button.toggle-open";
+    s.wait_script(
+        &format!("return document.querySelector(\"{toggle}\")?.textContent === 'Close'"),
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
+    s.click(&s.find(toggle).await.unwrap()).await.unwrap();
+
+    // The pet window goes away and the store says kai is closed.
+    let start = std::time::Instant::now();
+    loop {
+        let labels: Vec<String> = s
+            .labels()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|(l, _)| l)
+            .collect();
+        if !labels.iter().any(|l| l == "pet-kai") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "pet-kai still open: {labels:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let kai = yui_core::presets::get(&read_store(dir.path()), "kai").unwrap();
+    assert!(!kai.is_open);
+    s.delete().await.ok();
+
+    // Restart: kai stays closed.
+    let s = launch(dir.path()).await;
+    s.wait_for_labels(&["main"], Duration::from_secs(30))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let labels: Vec<String> = s
+        .labels()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(l, _)| l)
+        .collect();
+    assert!(!labels.iter().any(|l| l == "pet-kai"), "{labels:?}");
+
+    // Open it again from quick controls: its window comes back.
+    s.switch_to_label("main").await.unwrap();
+    s.invoke("window_open", json!({"which": "quick"}))
+        .await
+        .unwrap();
+    s.wait_for_label("quick", Duration::from_secs(20))
+        .await
+        .unwrap();
+    s.wait_script(
+        &format!("return document.querySelector(\"{toggle}\")?.textContent === 'Open'"),
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
+    s.click(&s.find(toggle).await.unwrap()).await.unwrap();
+    s.wait_for_labels(&["pet-kai"], Duration::from_secs(20))
+        .await
+        .expect("pet-kai reopened");
+    assert!(
+        yui_core::presets::get(&read_store(dir.path()), "kai")
+            .unwrap()
+            .is_open
+    );
+    s.delete().await.ok();
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn a_moved_pet_window_comes_back_where_it_was_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = launch(dir.path()).await;
+    s.wait_for_label("pet-kai", Duration::from_secs(30))
+        .await
+        .unwrap();
+    s.set_position(123, 234).await.expect("move the pet window");
+    // Positions are written once the window rests (debounced).
+    let start = std::time::Instant::now();
+    loop {
+        let kai = yui_core::presets::get(&read_store(dir.path()), "kai").unwrap();
+        if kai.pos_x == Some(123) && kai.pos_y == Some(234) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "position not saved: {:?},{:?}",
+            kai.pos_x,
+            kai.pos_y
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    s.delete().await.ok();
+
+    let s = launch(dir.path()).await;
+    s.wait_for_label("pet-kai", Duration::from_secs(30))
+        .await
+        .unwrap();
+    let rect = s.rect().await.unwrap();
+    assert_eq!(
+        (rect["x"].as_i64(), rect["y"].as_i64()),
+        (Some(123), Some(234)),
+        "{rect}"
+    );
+    s.delete().await.ok();
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn the_csp_blocks_eval_and_remote_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base_url, _requests) = fake_backend().await;
+    let s = launch(dir.path()).await;
+    s.wait_for_label("main", Duration::from_secs(30))
+        .await
+        .unwrap();
+    let r = s
+        .exec_async(
+            "const done = arguments[arguments.length - 1];
+             let evalResult;
+             try { evalResult = eval('1 + 1') === 2 ? 'allowed' : 'odd'; } catch (e) { evalResult = 'blocked'; }
+             fetch(arguments[0] + '/models')
+               .then(() => done({evalResult, fetch: 'allowed'}))
+               .catch(() => done({evalResult, fetch: 'blocked'}));",
+            json!([base_url]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["evalResult"], "blocked", "{r}");
+    assert_eq!(r["fetch"], "blocked", "{r}");
+    s.delete().await.ok();
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn a_damaged_database_is_reported_in_a_window_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join(yui_core::paths::DB_FILE);
+    let junk: Vec<u8> = (0..8192u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(&db, &junk).unwrap();
+
+    let s = launch(dir.path()).await;
+    s.wait_for_label("error", Duration::from_secs(30))
+        .await
+        .expect("the error window");
+    s.wait_script(
+        "return document.getElementById('message').textContent.includes('is damaged or not a YUI database')",
+        Duration::from_secs(10),
+    )
+    .await
+    .expect("the message names the problem");
+    let text = s
+        .exec(
+            "return document.getElementById('message').textContent",
+            json!([]),
+        )
+        .await
+        .unwrap();
+    assert!(
+        text.as_str()
+            .unwrap_or("")
+            .contains(&dir.path().display().to_string()),
+        "{text}"
+    );
+    s.delete().await.ok();
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        junk,
+        "the file was left untouched"
+    );
 }

@@ -3,7 +3,10 @@
 # under Xvfb: PSS summed over the app process and all its descendants (WebKit web and network
 # processes included), read from /proc/<pid>/smaps_rollup after the app has idled.
 #
-# Usage: tests/e2e/measure.sh [idle-seconds]   (default 20). Prints one line per app, in MiB.
+# Usage: tests/e2e/measure.sh [idle-seconds]   (default 20). Prints one line per run, in MiB:
+#   bare-tauri  the baseline (two windows, each in its own WebKit web process: WebKitGTK's default)
+#   yui         main + one pet (the pet is a related view of main: one shared web process)
+#   yui-main    main alone (kai closed), so yui - yui-main is the cost of one extra character
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 IDLE="${1:-20}"
@@ -14,6 +17,7 @@ cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; for p
 trap cleanup EXIT
 
 cargo build -p yui-app --bin yui-app --example bare-tauri >/dev/null
+cargo build -p yui-cli --bin yui >/dev/null
 
 Xvfb "$DISPLAY" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 & PIDS+=($!)
 sleep 1
@@ -28,9 +32,10 @@ detail() { for p in $(descendants "$1"); do
 cpu_ticks() { local sum=0; for p in $(descendants "$1"); do
     v=$(awk '{print $14+$15}' /proc/"$p"/stat 2>/dev/null || echo 0); sum=$((sum + ${v:-0})); done; echo "$sum"; }
 
-measure() { # name, command...
-  local name=$1; shift
+measure() { # name, setup (a shell snippet run with $data set, or ""), command...
+  local name=$1 setup=$2; shift 2
   local data; data=$(mktemp -d)
+  [ -n "$setup" ] && eval "$setup"
   YUI_DATA_DIR="$data" "$@" >/dev/null 2>&1 & local pid=$!
   sleep "$IDLE"
   local t0; t0=$(cpu_ticks "$pid"); sleep 10; local t1; t1=$(cpu_ticks "$pid")
@@ -43,5 +48,10 @@ measure() { # name, command...
   rm -rf "$data"
 }
 
-measure "bare-tauri" target/debug/examples/bare-tauri
-measure "yui" target/debug/yui-app
+# PSS splits shared pages among every process mapping them, so figures move with whatever else
+# runs; RUNS=n repeats the three runs (interleaved) to see the spread.
+for _ in $(seq 1 "${RUNS:-1}"); do
+  measure "bare-tauri" "" target/debug/examples/bare-tauri
+  measure "yui" "" target/debug/yui-app
+  measure "yui-main" 'target/debug/yui --data-dir "$data" preset close kai >/dev/null' target/debug/yui-app
+done

@@ -4,7 +4,8 @@
 #
 # Needs: Xvfb, openbox (optional), WebKitWebDriver (webkit2gtk-driver), tauri-driver
 # (`cargo install tauri-driver --locked`), and the Tauri build deps (libwebkit2gtk-4.1-dev, ...).
-# Env: DISPLAY_NUM (default 99), E2E_SCREENSHOT=path to also capture the screen after the tests.
+# Env: DISPLAY_NUM (default 99); E2E_SCREENSHOT=path.png to capture the screen (two characters,
+# the main one answering in its bubble) during the chat test, e.g. E2E_SCREENSHOT=docs/img/screenshot.png.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -42,6 +43,8 @@ if command -v openbox >/dev/null; then
   openbox >"$LOG_DIR/openbox.log" 2>&1 &
   PIDS+=($!)
 fi
+# A plain desktop colour instead of X's grey, for the screenshot.
+command -v xsetroot >/dev/null && xsetroot -solid '#5d6d8c' || true
 if command -v xcompmgr >/dev/null; then
   # A compositor, so transparent character windows are transparent.
   xcompmgr >"$LOG_DIR/xcompmgr.log" 2>&1 &
@@ -59,6 +62,10 @@ done
 
 echo "e2e: running"
 status=0
+if [ -n "${E2E_SCREENSHOT:-}" ]; then
+  mkdir -p "$(dirname "$E2E_SCREENSHOT")"
+  export YUI_E2E_SCREENSHOT="$(cd "$(dirname "$E2E_SCREENSHOT")" && pwd)/$(basename "$E2E_SCREENSHOT")"
+fi
 YUI_APP_BIN="$PWD/target/debug/yui-app" cargo test -p yui-app --test e2e -- --ignored --test-threads=1 || status=$?
 if [ "$status" -ne 0 ]; then
   echo "e2e: FAILED; tauri-driver log:" >&2

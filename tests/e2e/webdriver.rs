@@ -15,6 +15,42 @@ pub struct Driver {
 pub struct Session {
     http: reqwest::Client,
     url: String,
+    /// Set once the session was deleted, so `Drop` does not delete it again.
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl Drop for Session {
+    /// A failing test still ends its session (and so its app): otherwise the driver refuses the
+    /// next test's session. Plain blocking HTTP on a thread, since this may run in async code.
+    fn drop(&mut self) {
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let url = self.url.clone();
+        let _ = std::thread::spawn(move || delete_blocking(&url)).join();
+    }
+}
+
+/// `DELETE <url>` over a raw HTTP/1.1 connection (url: `http://host:port/path`).
+fn delete_blocking(url: &str) {
+    use std::io::{Read, Write};
+    let Some(rest) = url.strip_prefix("http://") else {
+        return;
+    };
+    let Some((host, path)) = rest.split_once('/') else {
+        return;
+    };
+    let Ok(mut sock) = std::net::TcpStream::connect(host) else {
+        return;
+    };
+    let _ = sock.set_read_timeout(Some(Duration::from_secs(30)));
+    let req = format!(
+        "DELETE /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    if sock.write_all(req.as_bytes()).is_ok() {
+        let mut sink = Vec::new();
+        let _ = sock.read_to_end(&mut sink);
+    }
 }
 
 pub type Result<T> = std::result::Result<T, String>;
@@ -73,6 +109,7 @@ impl Driver {
         Ok(Session {
             http: self.http.clone(),
             url: format!("{}/session/{id}", self.base),
+            closed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 }
@@ -98,6 +135,7 @@ impl Session {
     }
 
     pub async fn delete(&self) -> Result<Value> {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
         call(&self.http, reqwest::Method::DELETE, &self.url, None).await
     }
 
@@ -224,6 +262,22 @@ impl Session {
 
     pub async fn click(&self, el: &str) -> Result<()> {
         self.post(&format!("/element/{el}/click"), json!({}))
+            .await
+            .map(|_| ())
+    }
+
+    /// The current window's `{x, y, width, height}`.
+    pub async fn rect(&self) -> Result<Value> {
+        self.get("/window/rect").await
+    }
+
+    pub async fn set_position(&self, x: i64, y: i64) -> Result<Value> {
+        self.post("/window/rect", json!({"x": x, "y": y})).await
+    }
+
+    /// Type `text` into an element (`\u{E007}` is Enter).
+    pub async fn send_keys(&self, el: &str, text: &str) -> Result<()> {
+        self.post(&format!("/element/{el}/value"), json!({"text": text}))
             .await
             .map(|_| ())
     }

@@ -1,13 +1,18 @@
 // The built-in character: a chibi drawn in inline SVG and animated with CSS (character.css).
 //
-// createCharacter(container, {palette, size}) draws one character in `container` and returns
-//   { setEmotion(id), playMotion(id), setSpeaking(bool), setState(name), react(trigger),
-//     setVocab(vocab), destroy(), element }
+// createCharacter(container, {palette, size, sprites}) draws one character in `container` and
+// returns { setEmotion(id), playMotion(id), setSpeaking(bool), setState(name), react(trigger),
+//     setVocab(vocab), setSprites(sprites), destroy(), element }
 // Every default emotion of the vocabulary (docs/cue-contract.md) is a distinct face, every
 // default motion a CSS animation. Ambient motions play by themselves while idle; reactive motions
 // play on their trigger (`clicked`, `dragged`), which the character detects on its own element
 // and which the shell may also fire through react(trigger) or the exported triggerReaction().
 // An unknown id is ignored with a console.warn: a cue never puts an error on screen.
+//
+// Sprite sets (docs/sprites.md): `sprites` = {emotions: {id: url}, motions: {id: url}} (the core's
+// SpriteSet, data: URLs). An emotion with an image shows the image instead of the drawing; one
+// without falls back to the built-in face. A motion with an image shows it for the motion's
+// duration; a motion without one, while an image is shown, gives the image a small hop.
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -65,6 +70,9 @@ export const MOTIONS = {
 
 /** States shown as accessories. */
 export const STATES = ['idle', 'listening', 'thinking', 'browsing'];
+
+/** How long a sprite motion image shows when the motion has no built-in duration. */
+export const SPRITE_MOTION_MS = 1500;
 
 const DEFAULT_REACTIONS = { clicked: ['flinch', 'giggle'], dragged: ['dangle'] };
 const DEFAULT_AMBIENT = ['blink', 'sway'];
@@ -333,6 +341,14 @@ export function createCharacter(container, options = {}) {
   svg.setAttribute('aria-label', 'character');
   svg.innerHTML = bodyMarkup(palette);
   root.appendChild(svg);
+  // The sprite layer: shown instead of the drawing when the sprite set has an image.
+  const sprite = document.createElement('img');
+  sprite.className = 'yui-sprite';
+  sprite.alt = '';
+  sprite.draggable = false;
+  sprite.hidden = true;
+  // Under the SVG, whose state accessories (globe, dots) stay drawn above the image.
+  root.insertBefore(sprite, svg);
   container.appendChild(root);
 
   const face = svg.querySelector('.yui-face');
@@ -345,20 +361,53 @@ export function createCharacter(container, options = {}) {
   let reactions = { ...DEFAULT_REACTIONS };
   let ambient = [...DEFAULT_AMBIENT];
   const reactCount = {};
+  let sprites = { emotions: {}, motions: {} };
+  let spriteMotion = null; // id of the motion whose image shows now
+
+  /** Show the image for the current emotion / motion, or the drawing when there is none. */
+  function showLayer() {
+    const url = (spriteMotion && sprites.motions[spriteMotion]) || sprites.emotions[emotion];
+    if (url) {
+      if (sprite.getAttribute('src') !== url) sprite.src = url;
+      sprite.hidden = false;
+      root.classList.add('yui-sprite-on');
+      root.dataset.sprite = spriteMotion && sprites.motions[spriteMotion] ? `motion:${spriteMotion}` : `emotion:${emotion}`;
+    } else {
+      sprite.hidden = true;
+      sprite.removeAttribute('src');
+      root.classList.remove('yui-sprite-on');
+      root.dataset.sprite = '';
+    }
+  }
+
+  function setSprites(next) {
+    const pick = (m) => {
+      const out = {};
+      if (m && typeof m === 'object') {
+        for (const [k, v] of Object.entries(m)) if (typeof v === 'string' && v) out[k] = v;
+      }
+      return out;
+    };
+    sprites = { emotions: pick(next?.emotions), motions: pick(next?.motions) };
+    if (!destroyed) showLayer();
+  }
 
   function setEmotion(id) {
     if (destroyed) return;
     const draw = FACES[id];
-    if (!draw) {
+    const image = sprites.emotions[id];
+    if (!draw && !image) {
       console.warn(`[character] unknown emotion id ignored: ${id}`);
       return;
     }
     if (id === emotion) return;
     emotion = id;
+    root.dataset.emotion = id;
+    showLayer();
+    if (!draw) return; // an image-only emotion: the drawing keeps its last face underneath
     face.innerHTML = draw(palette);
     // Marks around the head (sparkles, tears of gloom, Zz, ?) sit above the hair.
     marks.replaceChildren(...face.querySelectorAll('.marks'));
-    root.dataset.emotion = id;
     // A short pop so a change of face catches the eye.
     face.classList.remove('yui-pop');
     void face.getBoundingClientRect();
@@ -367,7 +416,8 @@ export function createCharacter(container, options = {}) {
 
   function playMotion(id) {
     if (destroyed) return;
-    const ms = MOTIONS[id];
+    const image = sprites.motions[id];
+    const ms = MOTIONS[id] ?? (image ? SPRITE_MOTION_MS : undefined);
     if (ms === undefined) {
       console.warn(`[character] unknown motion id ignored: ${id}`);
       return;
@@ -375,14 +425,28 @@ export function createCharacter(container, options = {}) {
     // Restart: drop the running class and force a style flush so the animation starts over.
     clearTimeout(motionTimer);
     for (const c of [...root.classList]) if (c.startsWith('yui-m-')) root.classList.remove(c);
+    root.classList.remove('yui-sprite-hop');
     void root.offsetWidth;
     root.classList.add(`yui-m-${id}`);
     root.dataset.motion = id;
+    spriteMotion = image ? id : null;
+    showLayer();
+    // No image for the motion but an image on screen: a hop, so the cue is still seen (not
+    // for idle motions, which would make the sprite fidget).
+    if (!image && root.classList.contains('yui-sprite-on') && !isIdleMotion(id)) {
+      root.classList.add('yui-sprite-hop');
+    }
     motionTimer = setTimeout(() => {
-      root.classList.remove(`yui-m-${id}`);
+      root.classList.remove(`yui-m-${id}`, 'yui-sprite-hop');
       root.dataset.motion = '';
+      if (spriteMotion) {
+        spriteMotion = null;
+        showLayer();
+      }
     }, ms);
   }
+
+  const isIdleMotion = (id) => id === 'breathe' || ambient.includes(id) || DEFAULT_AMBIENT.includes(id);
 
   function setSpeaking(on) {
     if (destroyed) return;
@@ -413,14 +477,15 @@ export function createCharacter(container, options = {}) {
 
   /**
    * Take the reactive and ambient motions from a vocabulary (the `yui vocab show` / settings
-   * shape: {motions: [{id, reactive, ambient, trigger}]}). Motions without a drawing are kept out.
+   * shape: {motions: [{id, reactive, ambient, trigger}]}). Motions with neither a drawing nor a
+   * sprite image are kept out.
    */
   function setVocab(vocab) {
     const motions = (vocab && Array.isArray(vocab.motions)) ? vocab.motions : [];
     const next = {};
     const amb = [];
     for (const m of motions) {
-      if (!m || MOTIONS[m.id] === undefined) continue;
+      if (!m || (MOTIONS[m.id] === undefined && !sprites.motions[m.id])) continue;
       if (m.reactive) {
         const t = m.trigger || 'clicked';
         (next[t] = next[t] || []).push(m.id);
@@ -478,6 +543,7 @@ export function createCharacter(container, options = {}) {
     setState,
     react,
     setVocab,
+    setSprites,
     get emotion() { return emotion; },
     destroy() {
       destroyed = true;
@@ -492,6 +558,7 @@ export function createCharacter(container, options = {}) {
     },
   };
   live.add(api);
+  setSprites(options.sprites);
   setEmotion('neutral');
   scheduleAmbient();
   scheduleBlink();

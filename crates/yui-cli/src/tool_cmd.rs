@@ -25,6 +25,10 @@ pub struct ToolArgs {
     /// Window kind: main | pet | browser_build | phone.
     #[arg(long, default_value = "main", value_parser = parse_window)]
     pub window: WindowKind,
+    /// Turn id. Default: a new turn for this invocation; calls given the same id share a turn
+    /// (per-turn rules such as rate_relation's one call per target apply across them).
+    #[arg(long, value_name = "ID")]
+    pub turn: Option<String>,
 }
 
 fn parse_window(s: &str) -> Result<WindowKind, String> {
@@ -53,7 +57,14 @@ pub fn run(paths: &Paths, args: &ToolArgs) -> Result<Value, CoreError> {
         clock: clock.clone(),
         preset_id: preset,
         window: args.window,
-        turn_id: format!("tool-{}", clock.now().timestamp_millis()),
+        // pid + microseconds: two invocations, even concurrent ones, never share a turn.
+        turn_id: args.turn.clone().unwrap_or_else(|| {
+            format!(
+                "tool-{}-{}",
+                std::process::id(),
+                clock.now().timestamp_micros()
+            )
+        }),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -217,7 +217,9 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
                         .collect();
                     write!(out, " [{}] ", parts.join(" "))
                 }
-                TurnEvent::ToolCall { name, arguments, .. } => {
+                TurnEvent::ToolCall {
+                    name, arguments, ..
+                } => {
                     write!(out, " [{name} {arguments}")
                 }
                 TurnEvent::ToolResult { result, .. } => {

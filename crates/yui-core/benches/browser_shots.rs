@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use yui_core::tools::browser::shots;
 
 const CONVERT: &str = "/usr/bin/convert";
-const RUNS: usize = 9;
+const RUNS: usize = 15;
 
 /// A screenshot-like page: white background, a header bar, text-like lines, a photo-like block.
 fn page(seed: u32) -> RgbImage {
@@ -25,7 +25,9 @@ fn page(seed: u32) -> RgbImage {
             return Rgb([v as u8, ((x ^ y) % 255) as u8, ((x + y) / 8 % 255) as u8]);
         }
         let line = (y / 24) % 3 != 2 && (y % 24) > 6 && (y % 24) < 18;
-        let glyph = ((x / 9) * 2654435761u32.wrapping_add(y / 24 + seed)) % 5 != 0;
+        let glyph = !(x / 9)
+            .wrapping_mul(2654435761u32.wrapping_add(y / 24 + seed))
+            .is_multiple_of(5);
         if x > 80 && x < 1100 && line && glyph && (x % 9) > 1 {
             Rgb([20, 20, 20])
         } else {
@@ -43,17 +45,13 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
-fn time_ours(files: &[PathBuf]) -> (Duration, Duration) {
-    let _ = shots::encode_files(files); // warm-up
-    let mut t = Vec::new();
-    for _ in 0..RUNS {
-        let start = Instant::now();
-        let urls = shots::encode_files(files);
-        t.push(start.elapsed());
-        assert!(urls.iter().all(Option::is_some), "every screenshot encodes");
-    }
-    let min = *t.iter().min().unwrap_or(&Duration::ZERO);
-    (median(t), min)
+/// One run of the yui pipeline over the files.
+fn once_ours(files: &[PathBuf]) -> Duration {
+    let start = Instant::now();
+    let urls = shots::encode_files(files);
+    let took = start.elapsed();
+    assert!(urls.iter().all(Option::is_some), "every screenshot encodes");
+    took
 }
 
 /// Single-thread time of each stage for one file (median of the runs).
@@ -91,29 +89,29 @@ fn convert_one(input: &Path, out: &Path) -> std::process::Child {
         .expect("convert starts")
 }
 
-fn time_convert(files: &[PathBuf], out: &Path, parallel: bool) -> (Duration, Duration) {
-    let mut t = Vec::new();
-    for run in 0..=RUNS {
-        let start = Instant::now();
-        let mut children = Vec::new();
-        for (i, f) in files.iter().enumerate() {
-            let child = convert_one(f, &out.join(format!("{i}.jpg")));
-            if parallel {
-                children.push(child);
-            } else {
-                let mut c = child;
-                assert!(c.wait().expect("convert waits").success());
-            }
-        }
-        for mut c in children {
-            assert!(c.wait().expect("convert waits").success());
-        }
-        if run > 0 {
-            t.push(start.elapsed()); // run 0 is a warm-up
+/// One run of `convert` over the files: one process after another, or all at once.
+fn once_convert(files: &[PathBuf], out: &Path, parallel: bool) -> Duration {
+    let start = Instant::now();
+    let mut children = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let mut child = convert_one(f, &out.join(format!("{i}.jpg")));
+        if parallel {
+            children.push(child);
+        } else {
+            assert!(child.wait().expect("convert waits").success());
         }
     }
-    let min = *t.iter().min().unwrap_or(&Duration::ZERO);
-    (median(t), min)
+    for mut c in children {
+        assert!(c.wait().expect("convert waits").success());
+    }
+    start.elapsed()
+}
+
+fn report(name: &str, t: &[Duration]) -> Duration {
+    let m = median(t.to_vec());
+    let min = t.iter().min().copied().unwrap_or_default();
+    println!("{name}: median {} (min {})", ms(m), ms(min));
+    m
 }
 
 fn main() {
@@ -134,30 +132,35 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     stages(&files[0]);
-    let (ours, ours_min) = time_ours(&files);
-    println!(
-        "yui pipeline (decode+resize+JPEG+data URL): median {} (min {})",
-        ms(ours),
-        ms(ours_min)
-    );
-    if !Path::new(CONVERT).exists() {
+    let have_convert = Path::new(CONVERT).exists();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).expect("out dir");
+    // Each round times all three back to back, so load from other processes hits them alike.
+    let (mut ours, mut seq, mut par) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..=RUNS {
+        let o = once_ours(&files);
+        let (s, p) = if have_convert {
+            (
+                once_convert(&files, &out, false),
+                once_convert(&files, &out, true),
+            )
+        } else {
+            (Duration::ZERO, Duration::ZERO)
+        };
+        if round > 0 {
+            // Round 0 warms caches up.
+            ours.push(o);
+            seq.push(s);
+            par.push(p);
+        }
+    }
+    let ours = report("yui pipeline (decode+resize+JPEG+data URL)", &ours);
+    if !have_convert {
         println!("{CONVERT} not found: no comparison");
         return;
     }
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).expect("out dir");
-    let (seq, seq_min) = time_convert(&files, &out, false);
-    println!(
-        "{CONVERT}, one after another:   median {} (min {})",
-        ms(seq),
-        ms(seq_min)
-    );
-    let (par, par_min) = time_convert(&files, &out, true);
-    println!(
-        "{CONVERT}, 4 processes at once: median {} (min {})",
-        ms(par),
-        ms(par_min)
-    );
+    let seq = report("/usr/bin/convert, one after another", &seq);
+    let par = report("/usr/bin/convert, 4 processes at once", &par);
     println!(
         "ratio yui / convert: {:.2}x (one after another), {:.2}x (at once); goal <= 0.50x",
         ours.as_secs_f64() / seq.as_secs_f64(),

@@ -56,14 +56,20 @@ impl ClientTool for Express {
 /// a generate_express call in the middle, a finish chunk with timings, [DONE].
 fn chat_recording() -> Vec<String> {
     let mut ev = Vec::with_capacity(EVENTS);
-    let head = |delta: serde_json::Value, fr: serde_json::Value| {
-        json!({"id":"chatcmpl-8f3a","object":"chat.completion.chunk","created":1764496800,"model":"qwen2.5-7b-instruct","system_fingerprint":"b4500-fp","choices":[{"index":0,"delta":delta,"logprobs":null,"finish_reason":fr}]})
-    };
-    ev.push(format!("data: {}\n\n", head(json!({"role":"assistant","content":null}), json!(null))));
-    let words = ["Well", ",", " I", " think", " that", "'s", " a", " lovely", " idea", "."];
+    let head = |delta: serde_json::Value, fr: serde_json::Value| json!({"id":"chatcmpl-8f3a","object":"chat.completion.chunk","created":1764496800,"model":"qwen2.5-7b-instruct","system_fingerprint":"b4500-fp","choices":[{"index":0,"delta":delta,"logprobs":null,"finish_reason":fr}]});
+    ev.push(format!(
+        "data: {}\n\n",
+        head(json!({"role":"assistant","content":null}), json!(null))
+    ));
+    let words = [
+        "Well", ",", " I", " think", " that", "'s", " a", " lovely", " idea", ".",
+    ];
     while ev.len() < EVENTS - 4 {
         let w = words[ev.len() % words.len()];
-        ev.push(format!("data: {}\n\n", head(json!({"content":w}), json!(null))));
+        ev.push(format!(
+            "data: {}\n\n",
+            head(json!({"content":w}), json!(null))
+        ));
     }
     ev.push(format!("data: {}\n\n", head(json!({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"generate_express","arguments":""}}]}), json!(null))));
     ev.push(format!("data: {}\n\n", head(json!({"tool_calls":[{"index":0,"function":{"arguments":"{\"emotion_id\":\"happy\",\"motion_id\":\"nod\"}"}}]}), json!(null))));
@@ -77,19 +83,42 @@ fn chat_recording() -> Vec<String> {
 fn responses_recording() -> Vec<String> {
     let mut ev = Vec::with_capacity(EVENTS);
     let put = |ev: &mut Vec<String>, v: serde_json::Value| {
-        ev.push(format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap()));
+        ev.push(format!(
+            "event: {}\ndata: {v}\n\n",
+            v["type"].as_str().unwrap()
+        ));
     };
-    put(&mut ev, json!({"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}));
-    let words = ["Well", ",", " I", " think", " that", "'s", " a", " lovely", " idea", "."];
+    put(
+        &mut ev,
+        json!({"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}),
+    );
+    let words = [
+        "Well", ",", " I", " think", " that", "'s", " a", " lovely", " idea", ".",
+    ];
     while ev.len() < EVENTS - 4 {
         let n = ev.len();
-        put(&mut ev, json!({"type":"response.output_text.delta","sequence_number":n,"item_id":"msg_1","output_index":0,"content_index":0,"delta":words[n % words.len()],"logprobs":[]}));
+        put(
+            &mut ev,
+            json!({"type":"response.output_text.delta","sequence_number":n,"item_id":"msg_1","output_index":0,"content_index":0,"delta":words[n % words.len()],"logprobs":[]}),
+        );
     }
     let item = json!({"type":"function_call","id":"fc_1","call_id":"call_1","name":"generate_express","arguments":"{\"emotion_id\":\"happy\",\"motion_id\":\"nod\"}","status":"completed"});
-    put(&mut ev, json!({"type":"response.output_item.added","sequence_number":EVENTS-4,"output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"generate_express","arguments":"","status":"in_progress"}}));
-    put(&mut ev, json!({"type":"response.function_call_arguments.delta","sequence_number":EVENTS-3,"item_id":"fc_1","output_index":1,"delta":"{\"emotion_id\":\"happy\",\"motion_id\":\"nod\"}"}));
-    put(&mut ev, json!({"type":"response.output_item.done","sequence_number":EVENTS-2,"output_index":1,"item":item}));
-    put(&mut ev, json!({"type":"response.completed","sequence_number":EVENTS-1,"response":{"id":"resp_1","object":"response","status":"completed","usage":{"input_tokens":812,"output_tokens":9996}}}));
+    put(
+        &mut ev,
+        json!({"type":"response.output_item.added","sequence_number":EVENTS-4,"output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"generate_express","arguments":"","status":"in_progress"}}),
+    );
+    put(
+        &mut ev,
+        json!({"type":"response.function_call_arguments.delta","sequence_number":EVENTS-3,"item_id":"fc_1","output_index":1,"delta":"{\"emotion_id\":\"happy\",\"motion_id\":\"nod\"}"}),
+    );
+    put(
+        &mut ev,
+        json!({"type":"response.output_item.done","sequence_number":EVENTS-2,"output_index":1,"item":item}),
+    );
+    put(
+        &mut ev,
+        json!({"type":"response.completed","sequence_number":EVENTS-1,"response":{"id":"resp_1","object":"response","status":"completed","usage":{"input_tokens":812,"output_tokens":9996}}}),
+    );
     assert_eq!(ev.len(), EVENTS);
     ev
 }
@@ -116,7 +145,11 @@ fn setup() -> Setup {
     let deps = TurnDeps::new(store, clock, &Timeouts::default()).unwrap();
     let tools: Vec<Arc<dyn ClientTool>> = vec![Arc::new(Express)];
     let registry = ToolRegistry::from_tools(tools, Arc::new(TurnToolState::default())).unwrap();
-    Setup { _dir: dir, deps, registry }
+    Setup {
+        _dir: dir,
+        deps,
+        registry,
+    }
 }
 
 fn request(transport: Transport) -> TurnRequest {
@@ -127,14 +160,22 @@ fn request(transport: Transport) -> TurnRequest {
         message: String::new(),
         instructions: None,
         context: None,
-        backend: Backend { transport, base_url: "http://127.0.0.1:9/v1".into(), model: "m".into(), api_key: None },
+        backend: Backend {
+            transport,
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "m".into(),
+            api_key: None,
+        },
         timeouts: Timeouts::default(),
         history_limit: 0,
     }
 }
 
 fn per_event(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let s = setup();
     let mut g = c.benchmark_group("per_event");
     g.throughput(Throughput::Elements(EVENTS as u64));
@@ -154,7 +195,9 @@ fn per_event(c: &mut Criterion) {
                             parts.clone().into_iter().map(Ok::<Bytes, reqwest::Error>),
                         );
                         let stream = SseStream::from_bytes(bytes, Some(Duration::from_secs(60)));
-                        let text = replay_response(&s.deps, &req, &s.registry, stream, &tx).await.unwrap();
+                        let text = replay_response(&s.deps, &req, &s.registry, stream, &tx)
+                            .await
+                            .unwrap();
                         drop(tx);
                         let mut n = 0;
                         while rx.recv().await.is_some() {
@@ -170,7 +213,11 @@ fn per_event(c: &mut Criterion) {
 }
 
 fn cue_latency(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let s = Arc::new(setup());
     let mut g = c.benchmark_group("cue_latency");
     g.sample_size(50);
@@ -191,9 +238,12 @@ fn cue_latency(c: &mut Criterion) {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         let (btx, brx) = mpsc::unbounded_channel::<Bytes>();
-                        let bytes = Box::pin(futures_util::stream::unfold(brx, |mut rx| async move {
-                            rx.recv().await.map(|b| (Ok::<Bytes, reqwest::Error>(b), rx))
-                        }));
+                        let bytes =
+                            Box::pin(futures_util::stream::unfold(brx, |mut rx| async move {
+                                rx.recv()
+                                    .await
+                                    .map(|b| (Ok::<Bytes, reqwest::Error>(b), rx))
+                            }));
                         let stream = SseStream::from_bytes(bytes, Some(Duration::from_secs(60)));
                         let (tx, mut rx) = mpsc::channel(EVENTS + 16);
                         let (s2, r2) = (s.clone(), req.clone());

@@ -13,6 +13,7 @@ pub mod playback;
 pub mod presets;
 pub mod relations;
 pub mod settings;
+pub mod sprites;
 pub mod store;
 pub mod tools;
 pub mod transcript;

@@ -181,7 +181,10 @@ mod tests {
     fn reports_before_begin_wait_for_begin() {
         let t = PlaybackTracker::new();
         t.bubble_done("early");
-        assert!(!t.is_finished("early"), "not finished before the shell began it");
+        assert!(
+            !t.is_finished("early"),
+            "not finished before the shell began it"
+        );
         t.begin("early", true);
         assert!(!t.is_finished("early"));
         t.speech_done("early");

@@ -20,7 +20,8 @@ use crate::settings;
 use crate::store::Store;
 use chrono::SecondsFormat;
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Lowest value.
 pub const MIN: i64 = -20;
@@ -86,7 +87,7 @@ impl std::fmt::Display for Band {
 }
 
 /// Whom a relation points at. Serialized as `{"kind":"user"}` or `{"kind":"preset","id":"kai"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "id", rename_all = "lowercase")]
 pub enum Target {
     /// The human.
@@ -597,6 +598,31 @@ pub fn list(store: &Store, preset: Option<&str>, log_limit: usize) -> Result<Lis
             relations,
             log,
         })
+    })
+}
+
+/// What the quick controls show: each preset's band toward the user, and whether relations are
+/// on (while off the rows show no band).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserBands {
+    pub enabled: bool,
+    /// preset id → band toward the human, for every preset.
+    pub bands: BTreeMap<String, Band>,
+}
+
+/// Every preset's band toward the human (for the quick controls' preset rows).
+pub fn user_bands(store: &Store) -> Result<UserBands> {
+    let enabled = settings::switch_on(store, settings::RELATIONS)?;
+    store.read(|c| {
+        let mut stmt = c.prepare(
+            "SELECT p.id, COALESCE(r.value, 0) FROM presets p
+             LEFT JOIN relations r
+               ON r.preset_id = p.id AND r.target_kind = 'user' AND r.target_id = ''",
+        )?;
+        let bands = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, Band::of(r.get(1)?))))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(UserBands { enabled, bands })
     })
 }
 

@@ -37,6 +37,8 @@ pub const ENGINES: &[&str] = &[SPEECH_DISPATCHER];
 pub const SPEECH_DISPATCHER: &str = "speech-dispatcher";
 /// The speech-dispatcher client program.
 pub const SPD_SAY: &str = "spd-say";
+/// errno "Text file busy" (Linux, the BSDs and macOS agree on 26).
+const ETXTBSY: i32 = 26;
 
 /// The `yui.voice` setting: whether replies are spoken, and by which engine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,7 +107,10 @@ pub struct VoiceStatus {
 
 /// The voice setting and the engine's availability, looked up on the process `PATH`.
 pub fn status(store: &Store) -> Result<VoiceStatus> {
-    Ok(status_of(&load(store)?, std::env::var_os("PATH").as_deref()))
+    Ok(status_of(
+        &load(store)?,
+        std::env::var_os("PATH").as_deref(),
+    ))
 }
 
 /// Store `enabled`/`engine` and answer the new status.
@@ -239,12 +244,7 @@ const TONES: &[(&[&str], i32, i32, i32)] = &[
         0,
         50,
     ),
-    (
-        &["surprised", "astonished", "shocked", "amazed"],
-        10,
-        30,
-        0,
-    ),
+    (&["surprised", "astonished", "shocked", "amazed"], 10, 30, 0),
     (
         &["shy", "timid", "nervous", "hesitant", "bashful"],
         -10,
@@ -342,13 +342,11 @@ impl Script {
     pub fn observe(&mut self, event: &TurnEvent) {
         match event {
             TurnEvent::Speech { delta } => self.push_text(delta),
-            TurnEvent::Cue { cue, .. } => {
-                if cue.caption.is_some() || cue.emotion_text.is_some() {
-                    self.set_direction(Direction::from_cue(
-                        cue.caption.as_deref(),
-                        cue.emotion_text.as_deref(),
-                    ));
-                }
+            TurnEvent::Cue { cue, .. } if cue.caption.is_some() || cue.emotion_text.is_some() => {
+                self.set_direction(Direction::from_cue(
+                    cue.caption.as_deref(),
+                    cue.emotion_text.as_deref(),
+                ));
             }
             _ => {}
         }
@@ -410,7 +408,11 @@ impl Speaker {
 
     /// `spd-say` on the given `PATH`-style list (tests inject a folder with a fake one).
     pub fn detect_on(path: Option<&OsStr>) -> std::result::Result<Self, String> {
-        let dirs: Vec<PathBuf> = path.map(std::env::split_paths).into_iter().flatten().collect();
+        let dirs: Vec<PathBuf> = path
+            .map(std::env::split_paths)
+            .into_iter()
+            .flatten()
+            .collect();
         dirs.iter()
             .map(|d| d.join(SPD_SAY))
             .find(|p| is_executable(p))
@@ -435,12 +437,35 @@ impl Speaker {
 
     /// The full `spd-say` argument list for one utterance.
     pub fn args(text: &str, direction: &Direction) -> Vec<OsString> {
-        let mut args: Vec<OsString> = vec!["--wait".into(), "--application-name".into(), "yui".into()];
+        let mut args: Vec<OsString> =
+            vec!["--wait".into(), "--application-name".into(), "yui".into()];
         args.extend(direction.spd_args().into_iter().map(OsString::from));
         // `--` so a reply starting with "-" is spoken, not parsed as an option.
         args.push("--".into());
         args.push(text.into());
         args
+    }
+
+    /// Start `spd-say`. "Text file busy" (the program is being replaced, e.g. a package upgrade,
+    /// or was just written) is retried briefly rather than losing the reply.
+    async fn spawn(&self, args: Vec<OsString>) -> std::io::Result<tokio::process::Child> {
+        let mut tries = 0;
+        loop {
+            let r = tokio::process::Command::new(&self.program)
+                .args(&args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true)
+                .spawn();
+            match r {
+                Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 5 => {
+                    tries += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Speak one utterance and wait until it has been spoken, or until `cancel` fires: then kill
@@ -451,14 +476,7 @@ impl Speaker {
         direction: &Direction,
         cancel: &CancellationToken,
     ) -> SpeechOutcome {
-        let mut child = match tokio::process::Command::new(&self.program)
-            .args(Self::args(text, direction))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-        {
+        let mut child = match self.spawn(Self::args(text, direction)).await {
             Ok(c) => c,
             Err(e) => {
                 return SpeechOutcome::Unavailable(format!(

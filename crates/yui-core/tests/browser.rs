@@ -67,7 +67,14 @@ impl Env {
 }
 
 fn write_wrapper(at: &Path, knobs: &[(&str, &str)]) {
-    let mut s = String::from("#!/bin/sh\n");
+    // The fake's own temp files go into the test's dir: a SIGKILLed fake cannot clean up.
+    let fake_tmp = at
+        .ancestors()
+        .nth(4)
+        .expect("wrapper inside the test dir")
+        .join("fake-tmp");
+    std::fs::create_dir_all(&fake_tmp).expect("fake tmp");
+    let mut s = format!("#!/bin/sh\nexport TMPDIR='{}'\n", fake_tmp.display());
     for (k, v) in knobs {
         s.push_str(&format!("export {k}='{v}'\n"));
     }
@@ -396,8 +403,8 @@ async fn backstop_kills_the_process_group() {
     );
     let tool = env.tool(Timings {
         deadline: Duration::from_secs(20),
-        backstop: Duration::from_millis(1200),
-        wait: Duration::from_secs(6),
+        backstop: Duration::from_millis(2500),
+        wait: Duration::from_secs(8),
         drain: Duration::from_millis(200),
     });
     let start = Instant::now();
@@ -406,7 +413,7 @@ async fn backstop_kills_the_process_group() {
     let out = run(&tool, &env, "backstop-p", &code).await;
     let took = start.elapsed();
     assert!(
-        took >= Duration::from_millis(1200) && took < Duration::from_secs(5),
+        took >= Duration::from_millis(2500) && took < Duration::from_secs(7),
         "{took:?}"
     );
     let ToolOutput::Images { text, images } = out else {
@@ -508,7 +515,7 @@ async fn lock_runs_one_space_one_at_a_time() {
 async fn lock_lets_different_spaces_run_in_parallel() {
     let env = Env::new(&[]);
     let tool = env.tool(fast());
-    let code = timed_code(1500);
+    let code = timed_code(2500);
     let (a, b) = tokio::join!(
         run(&tool, &env, "parallel-a", &code),
         run(&tool, &env, "parallel-b", &code)

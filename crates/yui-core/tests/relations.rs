@@ -822,3 +822,22 @@ fn migration_step_4_creates_the_relation_tables() {
     assert!(version >= 4);
     assert_eq!(tables, 3);
 }
+
+#[tokio::test]
+async fn user_bands_for_the_quick_controls() {
+    let e = env();
+    assert_eq!(e.rate("t1", "user", 2).await, "neutral");
+    relations::set_by_hand(&e.store, e.clock.as_ref(), "kai", &Target::User, -5).expect("set");
+    let b = relations::user_bands(&e.store).expect("bands");
+    assert_eq!(
+        serde_json::to_value(&b).expect("json"),
+        json!({"enabled": true, "bands": {"kai": "cold", "yui": "neutral"}})
+    );
+    e.set_switch(false);
+    assert!(!relations::user_bands(&e.store).expect("bands").enabled);
+    // The IPC shape of a target reads back.
+    let t: Target = serde_json::from_value(json!({"kind": "user"})).expect("user");
+    assert_eq!(t, Target::User);
+    let t: Target = serde_json::from_value(json!({"kind": "preset", "id": "kai"})).expect("kai");
+    assert_eq!(t, Env::kai());
+}

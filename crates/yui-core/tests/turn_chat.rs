@@ -49,7 +49,10 @@ async fn chat_streams_speech_and_ends_ok() {
     assert_eq!(srv.seen()[0].path, "/v1/chat/completions");
     assert_eq!(
         h.transcript(),
-        vec![("user".into(), "hi".into()), ("assistant".into(), "Hello there.".into())]
+        vec![
+            ("user".into(), "hi".into()),
+            ("assistant".into(), "Hello there.".into())
+        ]
     );
 }
 
@@ -72,7 +75,9 @@ async fn chat_question_tool_round_trip_sends_contract_request_2() {
     .await;
     let h = Harness::new();
     let (reg, _, lookups) = express_and_lookup();
-    let (events, out) = h.run(&h.request(&srv.base_url, CHAT, "what is it?"), &reg).await;
+    let (events, out) = h
+        .run(&h.request(&srv.base_url, CHAT, "what is it?"), &reg)
+        .await;
     let bodies = srv.bodies();
     assert_eq!(bodies.len(), 2);
     let mut expected2 = bodies[0].clone();
@@ -115,7 +120,9 @@ async fn chat_cue_beside_speech_is_a_complete_turn() {
     .await;
     let h = Harness::new();
     let (reg, express, _) = express_and_lookup();
-    let (events, out) = h.run(&h.request(&srv.base_url, CHAT, "good news"), &reg).await;
+    let (events, out) = h
+        .run(&h.request(&srv.base_url, CHAT, "good news"), &reg)
+        .await;
     assert_eq!(srv.bodies().len(), 1);
     assert_eq!(express.load(Ordering::SeqCst), 1);
     assert_eq!(
@@ -146,7 +153,9 @@ async fn chat_cue_only_waiting_on_tool_calls_gets_results() {
     .await;
     let h = Harness::new();
     let (reg, _, _) = express_and_lookup();
-    let (events, out) = h.run(&h.request(&srv.base_url, CHAT, "bad news"), &reg).await;
+    let (events, out) = h
+        .run(&h.request(&srv.base_url, CHAT, "bad news"), &reg)
+        .await;
     let bodies = srv.bodies();
     assert_eq!(bodies.len(), 2);
     let msgs = bodies[1]["messages"].as_array().unwrap();
@@ -159,7 +168,10 @@ async fn chat_cue_only_waiting_on_tool_calls_gets_results() {
     );
     // The cue played before the round trip went out: it precedes the second response's speech.
     let kinds: Vec<&str> = events.iter().map(|e| e.kind()).collect();
-    assert_eq!(kinds, vec!["cue", "tool_call", "tool_result", "speech", "turn_end"]);
+    assert_eq!(
+        kinds,
+        vec!["cue", "tool_call", "tool_result", "speech", "turn_end"]
+    );
     assert_eq!(out.text, "Oh no.");
 }
 
@@ -268,7 +280,10 @@ async fn chat_round_trips_stop_at_three() {
 
 #[test]
 fn speech_join_rule() {
-    assert_eq!(join_speech("Let me check.", "It is 42."), "Let me check. It is 42.");
+    assert_eq!(
+        join_speech("Let me check.", "It is 42."),
+        "Let me check. It is 42."
+    );
     assert_eq!(join_speech("見てみます。", "42です"), "見てみます。42です");
     assert_eq!(join_speech("本当！", "はい"), "本当！はい");
     assert_eq!(join_speech("なに？", "はい"), "なに？はい");
@@ -302,7 +317,11 @@ async fn chat_speech_join_after_full_width_stop_adds_no_space() {
 #[tokio::test]
 async fn chat_throwing_tool_answers_error_message() {
     let srv = ScriptServer::start(vec![
-        Reply::Sse(vec![c_call(0, "c1", "throws", "{}"), c_finish("tool_calls"), done()]),
+        Reply::Sse(vec![
+            c_call(0, "c1", "throws", "{}"),
+            c_finish("tool_calls"),
+            done(),
+        ]),
         chat_say("Sorry."),
     ])
     .await;
@@ -311,10 +330,15 @@ async fn chat_throwing_tool_answers_error_message() {
     let (events, _) = h.run(&h.request(&srv.base_url, CHAT, "do it"), &reg).await;
     assert_eq!(
         of_type(&events, "tool_result"),
-        vec![json!({"type":"tool_result","call_id":"c1","name":"throws","result":"error: disk on fire","failed":true})]
+        vec![
+            json!({"type":"tool_result","call_id":"c1","name":"throws","result":"error: disk on fire","failed":true})
+        ]
     );
     let msgs = srv.bodies()[1]["messages"].as_array().unwrap().clone();
-    assert_eq!(msgs.last().unwrap(), &json!({"role":"tool","tool_call_id":"c1","content":"error: disk on fire"}));
+    assert_eq!(
+        msgs.last().unwrap(),
+        &json!({"role":"tool","tool_call_id":"c1","content":"error: disk on fire"})
+    );
 }
 
 /// Unparseable arguments: not run, no cue, `error: arguments JSON parse failed: <message>`; the
@@ -341,10 +365,15 @@ async fn chat_unparseable_arguments_are_not_run_and_play_no_cue() {
     let expected = format!("error: arguments JSON parse failed: {parse_msg}");
     assert_eq!(
         of_type(&events, "tool_result"),
-        vec![json!({"type":"tool_result","call_id":"c1","name":"generate_express","result":expected,"failed":true})]
+        vec![
+            json!({"type":"tool_result","call_id":"c1","name":"generate_express","result":expected,"failed":true})
+        ]
     );
     let msgs = srv.bodies()[1]["messages"].as_array().unwrap().clone();
-    assert_eq!(msgs.last().unwrap(), &json!({"role":"tool","tool_call_id":"c1","content":expected}));
+    assert_eq!(
+        msgs.last().unwrap(),
+        &json!({"role":"tool","tool_call_id":"c1","content":expected})
+    );
 }
 
 /// A name outside the registry runs on the backend: tool status `done` when released, no result.
@@ -375,7 +404,12 @@ async fn chat_unknown_tool_is_backend_status_without_result() {
 async fn chat_backend_generate_express_plays_cue_but_is_not_answered() {
     let srv = ScriptServer::start(vec![Reply::Sse(vec![
         c_text("Hi."),
-        c_call(0, "m1", "mcp_yui_generate_express", r#"{"emotion_id":"happy","caption":"bright"}"#),
+        c_call(
+            0,
+            "m1",
+            "mcp_yui_generate_express",
+            r#"{"emotion_id":"happy","caption":"bright"}"#,
+        ),
         c_finish("tool_calls"),
         done(),
     ])])
@@ -530,4 +564,27 @@ async fn chat_empty_registry_sends_no_tools_key() {
         srv.bodies()[0],
         json!({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})
     );
+}
+
+/// Whitespace alone is no text: a cue-only response that only emitted a newline and waited on
+/// tool_calls still gets its results, with assistant content null.
+#[tokio::test]
+async fn chat_whitespace_only_response_counts_as_no_text() {
+    let srv = ScriptServer::start(vec![
+        Reply::Sse(vec![
+            c_text("\n\n"),
+            c_call(0, "c1", "generate_express", r#"{"emotion_id":"happy"}"#),
+            c_finish("tool_calls"),
+            done(),
+        ]),
+        chat_say("Hi!"),
+    ])
+    .await;
+    let h = Harness::new();
+    let (reg, _, _) = express_and_lookup();
+    let (_, out) = h.run(&h.request(&srv.base_url, CHAT, "hey"), &reg).await;
+    let bodies = srv.bodies();
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[1]["messages"][1]["content"], Value::Null);
+    assert_eq!(out.text, "\n\nHi!");
 }

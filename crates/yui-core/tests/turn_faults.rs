@@ -15,7 +15,11 @@ const RESP: Transport = Transport::Responses;
 fn turn_end(events: &[TurnEvent]) -> serde_json::Value {
     let ends = of_type(events, "turn_end");
     assert_eq!(ends.len(), 1, "exactly one turn_end");
-    assert_eq!(events.last().unwrap().kind(), "turn_end", "turn_end is last");
+    assert_eq!(
+        events.last().unwrap().kind(),
+        "turn_end",
+        "turn_end is last"
+    );
     ends[0].clone()
 }
 
@@ -36,7 +40,13 @@ async fn fault_stream_cut_mid_event_is_an_error_with_the_partial_line() {
     );
     assert_eq!(out.status, TurnStatus::Error);
     // The user's message stays; so does what was already said.
-    assert_eq!(h.transcript(), vec![("user".into(), "hi".into()), ("assistant".into(), "Hel".into())]);
+    assert_eq!(
+        h.transcript(),
+        vec![
+            ("user".into(), "hi".into()),
+            ("assistant".into(), "Hel".into())
+        ]
+    );
 }
 
 #[tokio::test]
@@ -53,7 +63,10 @@ async fn fault_invalid_json_data_line_is_an_error_with_the_raw_line() {
     let end = turn_end(&events);
     assert_eq!(end["status"], "error");
     let err = end["error"].as_str().unwrap();
-    assert!(err.starts_with("the backend sent a line that is not valid JSON ("), "{err}");
+    assert!(
+        err.starts_with("the backend sent a line that is not valid JSON ("),
+        "{err}"
+    );
     assert!(err.ends_with("): {\"choices\": [oops]}"), "{err}");
     assert_eq!(end["text"], "Hi");
 }
@@ -94,7 +107,9 @@ async fn fault_dead_backend_is_a_plain_words_error_and_the_message_stays() {
     let h = Harness::new();
     let (reg, _, _) = express_and_lookup();
     for transport in [CHAT, RESP] {
-        let (events, out) = h.run(&h.request(&base, transport, "anyone there?"), &reg).await;
+        let (events, out) = h
+            .run(&h.request(&base, transport, "anyone there?"), &reg)
+            .await;
         let err = out.error.clone().unwrap();
         assert!(
             err.starts_with(&format!("could not reach the backend at {base}/")),
@@ -105,7 +120,10 @@ async fn fault_dead_backend_is_a_plain_words_error_and_the_message_stays() {
     }
     assert_eq!(
         h.transcript(),
-        vec![("user".into(), "anyone there?".into()), ("user".into(), "anyone there?".into())]
+        vec![
+            ("user".into(), "anyone there?".into()),
+            ("user".into(), "anyone there?".into())
+        ]
     );
 }
 
@@ -136,7 +154,10 @@ async fn fault_server_that_never_answers_headers_stalls_out() {
     req.timeouts.stall = Duration::from_millis(300);
     let (_, out) = h.run(&req, &reg).await;
     assert_eq!(out.status, TurnStatus::Error);
-    assert!(out.error.unwrap().starts_with("the backend sent nothing for"));
+    assert!(out
+        .error
+        .unwrap()
+        .starts_with("the backend sent nothing for"));
     assert!(srv.wait_client_closed(Duration::from_secs(3)).await);
 }
 
@@ -150,7 +171,12 @@ async fn cancel_drops_the_upstream_request_and_ends_stopped() {
     let req = h.request(&srv.base_url, CHAT, "tell me a story");
     let mut handle = turn::start(h.deps(&req.timeouts), req, reg);
     let first = handle.events.recv().await.unwrap();
-    assert_eq!(first, TurnEvent::Speech { delta: "Once upon".into() });
+    assert_eq!(
+        first,
+        TurnEvent::Speech {
+            delta: "Once upon".into()
+        }
+    );
     assert!(!srv.client_closed.load(std::sync::atomic::Ordering::SeqCst));
     let t0 = Instant::now();
     handle.stop();
@@ -164,7 +190,10 @@ async fn cancel_drops_the_upstream_request_and_ends_stopped() {
         vec![json!({"type":"turn_end","status":"stopped","text":"Once upon"})]
     );
     assert_eq!(handle.join.await.unwrap().status, TurnStatus::Stopped);
-    assert!(srv.wait_client_closed(Duration::from_secs(2)).await, "server saw the close");
+    assert!(
+        srv.wait_client_closed(Duration::from_secs(2)).await,
+        "server saw the close"
+    );
 }
 
 /// Stopping while a tool runs: the turn ends `stopped` at once; nothing more is sent.
@@ -177,7 +206,9 @@ async fn cancel_during_a_tool_call_ends_stopped() {
     ])])
     .await;
     let h = Harness::new();
-    let reg = registry(vec![Arc::new(Slow { wait: Duration::from_secs(30) })]);
+    let reg = registry(vec![Arc::new(Slow {
+        wait: Duration::from_secs(30),
+    })]);
     let req = h.request(&srv.base_url, CHAT, "go");
     let mut handle = turn::start(h.deps(&req.timeouts), req, reg);
     let first = handle.events.recv().await.unwrap();
@@ -187,7 +218,10 @@ async fn cancel_during_a_tool_call_ends_stopped() {
     while let Some(e) = handle.events.recv().await {
         rest.push(e);
     }
-    assert_eq!(as_json(&rest), vec![json!({"type":"turn_end","status":"stopped","text":""})]);
+    assert_eq!(
+        as_json(&rest),
+        vec![json!({"type":"turn_end","status":"stopped","text":""})]
+    );
     assert_eq!(srv.bodies().len(), 1);
 }
 
@@ -195,16 +229,24 @@ async fn cancel_during_a_tool_call_ends_stopped() {
 #[tokio::test]
 async fn fault_tool_past_its_wait_answers_an_error() {
     let srv = ScriptServer::start(vec![
-        Reply::Sse(vec![c_call(0, "c1", "slow", "{}"), c_finish("tool_calls"), done()]),
+        Reply::Sse(vec![
+            c_call(0, "c1", "slow", "{}"),
+            c_finish("tool_calls"),
+            done(),
+        ]),
         chat_say("It took too long."),
     ])
     .await;
     let h = Harness::new();
-    let reg = registry(vec![Arc::new(Slow { wait: Duration::from_millis(200) })]);
+    let reg = registry(vec![Arc::new(Slow {
+        wait: Duration::from_millis(200),
+    })]);
     let (events, out) = h.run(&h.request(&srv.base_url, CHAT, "go"), &reg).await;
     assert_eq!(
         of_type(&events, "tool_result"),
-        vec![json!({"type":"tool_result","call_id":"c1","name":"slow","result":"error: no answer within 200 ms","failed":true})]
+        vec![
+            json!({"type":"tool_result","call_id":"c1","name":"slow","result":"error: no answer within 200 ms","failed":true})
+        ]
     );
     assert_eq!(out.status, TurnStatus::Ok);
 }

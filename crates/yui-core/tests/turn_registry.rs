@@ -10,8 +10,8 @@ use yui_core::context::ClientContext;
 use yui_core::settings;
 use yui_core::tools::registry::{RegistryEnv, ToolRegistry, TurnToolState};
 use yui_core::tools::{ToolContext, ToolOutput};
-use yui_core::turn::{self, Backend, Transport, TurnStatus};
 use yui_core::turn::CancellationToken;
+use yui_core::turn::{self, Backend, Transport, TurnStatus};
 use yui_core::WindowKind;
 
 fn names(h: &Harness, kind: WindowKind) -> Vec<String> {
@@ -29,11 +29,23 @@ fn registry_lists_per_window_are_the_contracts() {
     let h = Harness::new();
     assert_eq!(
         names(&h, WindowKind::Main),
-        ["generate_express", "rate_relation", "address_character", "browser", "body_action", "look"]
+        [
+            "generate_express",
+            "rate_relation",
+            "address_character",
+            "browser",
+            "body_action",
+            "look"
+        ]
     );
     assert_eq!(
         names(&h, WindowKind::Pet),
-        ["generate_express", "rate_relation", "address_character", "browser"]
+        [
+            "generate_express",
+            "rate_relation",
+            "address_character",
+            "browser"
+        ]
     );
     assert_eq!(
         names(&h, WindowKind::BrowserBuild),
@@ -50,10 +62,21 @@ fn registry_schema_shapes_per_transport() {
     let reg = ToolRegistry::for_window(&env).unwrap();
     let chat = reg.chat_tools().unwrap();
     let resp = reg.responses_tools().unwrap();
-    for (c, r) in chat.as_array().unwrap().iter().zip(resp.as_array().unwrap()) {
+    for (c, r) in chat
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(resp.as_array().unwrap())
+    {
         let f = &c["function"];
-        assert_eq!(c, &json!({"type":"function","function":{"name":f["name"],"description":f["description"],"parameters":f["parameters"]}}));
-        assert_eq!(r, &json!({"type":"function","name":f["name"],"description":f["description"],"parameters":f["parameters"],"strict":false}));
+        assert_eq!(
+            c,
+            &json!({"type":"function","function":{"name":f["name"],"description":f["description"],"parameters":f["parameters"]}})
+        );
+        assert_eq!(
+            r,
+            &json!({"type":"function","name":f["name"],"description":f["description"],"parameters":f["parameters"],"strict":false})
+        );
     }
     // An empty registry declares nothing (the request carries no tools key).
     let empty = registry(vec![]);
@@ -65,10 +88,18 @@ fn registry_schema_shapes_per_transport() {
 #[test]
 fn registry_declared_set_is_byte_identical_in_every_switch_state() {
     let h = Harness::new();
-    for kind in [WindowKind::Main, WindowKind::Pet, WindowKind::BrowserBuild, WindowKind::Phone] {
+    for kind in [
+        WindowKind::Main,
+        WindowKind::Pet,
+        WindowKind::BrowserBuild,
+        WindowKind::Phone,
+    ] {
         let mut seen: Option<(String, String)> = None;
         for combo in 0..8u8 {
-            for (bit, key) in [settings::BROWSER, settings::RELATIONS, settings::SCREEN].iter().enumerate() {
+            for (bit, key) in [settings::BROWSER, settings::RELATIONS, settings::SCREEN]
+                .iter()
+                .enumerate()
+            {
                 settings::set(&h.store, key, &json!({"enabled": combo & (1 << bit) != 0})).unwrap();
             }
             let env = RegistryEnv::load(&h.store, "yui", kind).unwrap();
@@ -89,27 +120,46 @@ fn registry_declared_set_is_byte_identical_in_every_switch_state() {
 fn startup_check_fails_loudly() {
     let h = Harness::new();
     let dup = ToolRegistry::from_tools(
-        vec![Arc::new(Answer::new("lookup", "1")), Arc::new(Answer::new("lookup", "2"))],
+        vec![
+            Arc::new(Answer::new("lookup", "1")),
+            Arc::new(Answer::new("lookup", "2")),
+        ],
         Arc::default(),
     )
     .unwrap_err();
     assert_eq!(dup.message, "tool registry: duplicate tool name lookup");
     let collide = ToolRegistry::from_tools(
-        vec![Arc::new(Answer::new("lookup", "1")), Arc::new(Answer::new("generate_express", "2"))],
+        vec![
+            Arc::new(Answer::new("lookup", "1")),
+            Arc::new(Answer::new("generate_express", "2")),
+        ],
         Arc::default(),
     )
     .unwrap_err();
-    assert_eq!(collide.message, "tool registry: generate_express collides with generate_express");
+    assert_eq!(
+        collide.message,
+        "tool registry: generate_express collides with generate_express"
+    );
     let suffix = ToolRegistry::from_tools(
         vec![Arc::new(Answer::new("my_generate_express", "1"))],
         Arc::default(),
     )
     .unwrap_err();
-    assert_eq!(suffix.message, "tool registry: my_generate_express collides with generate_express");
+    assert_eq!(
+        suffix.message,
+        "tool registry: my_generate_express collides with generate_express"
+    );
     let env = RegistryEnv::load(&h.store, "yui", WindowKind::Main).unwrap();
-    let missing = ToolRegistry::build(&env, &["address_character", "mystery"], yui_core::tools::registry::executor)
-        .unwrap_err();
-    assert_eq!(missing.message, "tool registry: mystery is declared for the Main window but has no executor");
+    let missing = ToolRegistry::build(
+        &env,
+        &["address_character", "mystery"],
+        yui_core::tools::registry::executor,
+    )
+    .unwrap_err();
+    assert_eq!(
+        missing.message,
+        "tool registry: mystery is declared for the Main window but has no executor"
+    );
 }
 
 fn ctx(h: &Harness) -> ToolContext {
@@ -129,7 +179,10 @@ async fn placeholders_answer_unsupported() {
     let reg = ToolRegistry::for_window(&env).unwrap();
     for name in ["body_action", "look"] {
         let tool = reg.get(name).unwrap();
-        let out = tool.call(json!({}), &ctx(&h), CancellationToken::new()).await.unwrap();
+        let out = tool
+            .call(json!({}), &ctx(&h), CancellationToken::new())
+            .await
+            .unwrap();
         assert_eq!(out, ToolOutput::text("error: unsupported"), "{name}");
     }
 }
@@ -148,11 +201,23 @@ async fn address_character_enum_results_and_one_per_reply() {
         let (t, c) = (tool.clone(), ctx(&h));
         async move { t.call(args, &c, CancellationToken::new()).await.unwrap() }
     };
-    assert_eq!(call(json!({"to":"user"})).await, ToolOutput::text("error: unknown target"));
-    assert_eq!(call(json!({"to":"Yui"})).await, ToolOutput::text("error: unknown target"));
-    assert_eq!(call(json!({})).await, ToolOutput::text("error: unknown target"));
+    assert_eq!(
+        call(json!({"to":"user"})).await,
+        ToolOutput::text("error: unknown target")
+    );
+    assert_eq!(
+        call(json!({"to":"Yui"})).await,
+        ToolOutput::text("error: unknown target")
+    );
+    assert_eq!(
+        call(json!({})).await,
+        ToolOutput::text("error: unknown target")
+    );
     assert_eq!(call(json!({"to":"Kai"})).await, ToolOutput::text("ok"));
-    assert_eq!(call(json!({"to":"Kai"})).await, ToolOutput::text("ignored: already addressed Kai"));
+    assert_eq!(
+        call(json!({"to":"Kai"})).await,
+        ToolOutput::text("ignored: already addressed Kai")
+    );
     let rec = reg.state().addressed.lock().unwrap().clone().unwrap();
     assert_eq!((rec.preset_id.as_str(), rec.name.as_str()), ("kai", "Kai"));
 }
@@ -160,23 +225,33 @@ async fn address_character_enum_results_and_one_per_reply() {
 /// The recipient recorded by address_character rides on turn_end.
 #[tokio::test]
 async fn address_character_recipient_is_on_turn_end() {
-    let srv = ScriptServer::start(vec![Reply::Sse(vec![
-        c_text("Kai, look!"),
-        c_call(0, "c1", "address_character", r#"{"to":"Kai"}"#),
-        c_finish("tool_calls"),
-        done(),
-    ]), chat_say("Done.")])
+    let srv = ScriptServer::start(vec![
+        Reply::Sse(vec![
+            c_text("Kai, look!"),
+            c_call(0, "c1", "address_character", r#"{"to":"Kai"}"#),
+            c_finish("tool_calls"),
+            done(),
+        ]),
+        chat_say("Done."),
+    ])
     .await;
     let h = Harness::new();
     let env = RegistryEnv::load(&h.store, "yui", WindowKind::Pet).unwrap();
     let reg = ToolRegistry::for_window(&env).unwrap();
-    let (events, out) = h.run(&h.request(&srv.base_url, Transport::ChatCompletions, "hi"), &reg).await;
+    let (events, out) = h
+        .run(
+            &h.request(&srv.base_url, Transport::ChatCompletions, "hi"),
+            &reg,
+        )
+        .await;
     assert_eq!(out.status, TurnStatus::Ok);
     // address_character answers a question: its result goes back.
     assert_eq!(srv.bodies().len(), 2);
     assert_eq!(
         of_type(&events, "turn_end"),
-        vec![json!({"type":"turn_end","status":"ok","text":"Kai, look! Done.","addressed":{"preset_id":"kai","name":"Kai"}})]
+        vec![
+            json!({"type":"turn_end","status":"ok","text":"Kai, look! Done.","addressed":{"preset_id":"kai","name":"Kai"}})
+        ]
     );
 }
 
@@ -229,14 +304,25 @@ async fn prepared_turn_carries_persona_tools_and_context() {
         model: "m".into(),
         api_key: Some("sk-test".into()),
     };
-    let (req, reg) = turn::prepare(&h.store, &h.clock, "yui", WindowKind::Main, "hello", backend).unwrap();
+    let (req, reg) = turn::prepare(
+        &h.store,
+        &h.clock,
+        "yui",
+        WindowKind::Main,
+        "hello",
+        backend,
+    )
+    .unwrap();
     let (_, out) = h.run(&req, &reg).await;
     assert_eq!(out.status, TurnStatus::Ok);
     let seen = &srv.seen()[0];
     assert_eq!(seen.auth.as_deref(), Some("Bearer sk-test"));
     let msgs = seen.body["messages"].as_array().unwrap();
     assert_eq!(msgs[0]["role"], "system");
-    assert!(msgs[0]["content"].as_str().unwrap().starts_with("You are Yui"));
+    assert!(msgs[0]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("You are Yui"));
     let user = msgs.last().unwrap()["content"].as_str().unwrap();
     assert!(user.starts_with("[client context]\nlocal time: Monday 2026-11-30 11:00 (UTC+01:00)\ntool switches: relations on, browser off, screen off\n"), "{user}");
     assert!(user.ends_with("[/client context]\n\nhello"));

@@ -44,7 +44,10 @@ async fn responses_streams_speech_and_turn_end_carries_response_id() {
     }
     assert_eq!(
         chain::load(&h.store, "yui").unwrap(),
-        Some(chain::Chain { response_id: "resp_1".into(), pending: vec![] })
+        Some(chain::Chain {
+            response_id: "resp_1".into(),
+            pending: vec![]
+        })
     );
 }
 
@@ -54,17 +57,27 @@ async fn responses_streams_speech_and_turn_end_carries_response_id() {
 async fn responses_question_tool_round_trip_sends_contract_request_2() {
     let mut first = vec![
         r_created("resp_2"),
-        r_ev(json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs_1","summary":[]}})),
-        r_ev(json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_1","summary":[]}})),
+        r_ev(
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs_1","summary":[]}}),
+        ),
+        r_ev(
+            json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_1","summary":[]}}),
+        ),
         r_text("Let me check."),
     ];
     first.extend(r_call(2, "fc_1", "call_1", "lookup", r#"{"q":"answer"}"#));
     first.push(r_completed("resp_2"));
-    let srv = ScriptServer::start(vec![Reply::Sse(first), responses_say("resp_3", "It is 42.")]).await;
+    let srv = ScriptServer::start(vec![
+        Reply::Sse(first),
+        responses_say("resp_3", "It is 42."),
+    ])
+    .await;
     let h = Harness::new();
     chain::save(&h.store, "yui", "resp_1", &[], h.clock.now()).unwrap();
     let (reg, _, lookups) = express_and_lookup();
-    let (events, out) = h.run(&h.request(&srv.base_url, RESP, "what is it?"), &reg).await;
+    let (events, out) = h
+        .run(&h.request(&srv.base_url, RESP, "what is it?"), &reg)
+        .await;
     let bodies = srv.bodies();
     assert_eq!(bodies.len(), 2);
     assert_eq!(bodies[0]["previous_response_id"], "resp_1");
@@ -80,9 +93,14 @@ async fn responses_question_tool_round_trip_sends_contract_request_2() {
     assert_eq!(out.response_id.as_deref(), Some("resp_3"));
     assert_eq!(
         of_type(&events, "turn_end"),
-        vec![json!({"type":"turn_end","status":"ok","text":"Let me check. It is 42.","response_id":"resp_3"})]
+        vec![
+            json!({"type":"turn_end","status":"ok","text":"Let me check. It is 42.","response_id":"resp_3"})
+        ]
     );
-    assert_eq!(chain::load(&h.store, "yui").unwrap().unwrap().response_id, "resp_3");
+    assert_eq!(
+        chain::load(&h.store, "yui").unwrap().unwrap().response_id,
+        "resp_3"
+    );
 }
 
 /// A call whose complete arguments are on output_item.added runs there, once, before the
@@ -104,7 +122,10 @@ async fn responses_call_runs_once_on_first_event_with_complete_arguments() {
     let (events, _) = h.run(&h.request(&srv.base_url, RESP, "news"), &reg).await;
     assert_eq!(express.load(Ordering::SeqCst), 1);
     let kinds: Vec<&str> = events.iter().map(|e| e.kind()).collect();
-    assert_eq!(kinds, vec!["cue", "tool_call", "tool_result", "speech", "turn_end"]);
+    assert_eq!(
+        kinds,
+        vec!["cue", "tool_call", "tool_result", "speech", "turn_end"]
+    );
 }
 
 /// A stream that never sends function_call_arguments.done: the arguments come complete on
@@ -128,7 +149,9 @@ async fn responses_without_arguments_done_runs_on_output_item_done() {
     assert_eq!(lookups.load(Ordering::SeqCst), 1);
     assert_eq!(
         of_type(&events, "tool_call"),
-        vec![json!({"type":"tool_call","call_id":"call_1","name":"lookup","arguments":"{\"q\":\"x\"}"})]
+        vec![
+            json!({"type":"tool_call","call_id":"call_1","name":"lookup","arguments":"{\"q\":\"x\"}"})
+        ]
     );
 }
 
@@ -136,12 +159,20 @@ async fn responses_without_arguments_done_runs_on_output_item_done() {
 #[tokio::test]
 async fn responses_cue_only_without_text_gets_results() {
     let mut first = vec![r_created("resp_1")];
-    first.extend(r_call(0, "fc_1", "call_e", "generate_express", r#"{"emotion_id":"sad"}"#));
+    first.extend(r_call(
+        0,
+        "fc_1",
+        "call_e",
+        "generate_express",
+        r#"{"emotion_id":"sad"}"#,
+    ));
     first.push(r_completed("resp_1"));
     let srv = ScriptServer::start(vec![Reply::Sse(first), responses_say("resp_2", "Oh no.")]).await;
     let h = Harness::new();
     let (reg, _, _) = express_and_lookup();
-    let (_, out) = h.run(&h.request(&srv.base_url, RESP, "bad news"), &reg).await;
+    let (_, out) = h
+        .run(&h.request(&srv.base_url, RESP, "bad news"), &reg)
+        .await;
     let bodies = srv.bodies();
     assert_eq!(bodies.len(), 2);
     assert_eq!(
@@ -154,7 +185,10 @@ async fn responses_cue_only_without_text_gets_results() {
     );
     assert_eq!(out.text, "Oh no.");
     // The last response answered everything: nothing is left pending.
-    assert_eq!(chain::load(&h.store, "yui").unwrap().unwrap().pending, Vec::<Value>::new());
+    assert_eq!(
+        chain::load(&h.store, "yui").unwrap().unwrap().pending,
+        Vec::<Value>::new()
+    );
 }
 
 /// A cue-only call beside speech is left unanswered: its output is stored with the response id
@@ -162,20 +196,39 @@ async fn responses_cue_only_without_text_gets_results() {
 #[tokio::test]
 async fn responses_unanswered_cue_beside_speech_is_stored_and_sent_next_turn() {
     let mut first = vec![r_created("resp_1"), r_text("Yay!")];
-    first.extend(r_call(1, "fc_1", "call_e", "generate_express", r#"{"emotion_id":"happy"}"#));
+    first.extend(r_call(
+        1,
+        "fc_1",
+        "call_e",
+        "generate_express",
+        r#"{"emotion_id":"happy"}"#,
+    ));
     first.push(r_completed("resp_1"));
     let srv = ScriptServer::start(vec![Reply::Sse(first), responses_say("resp_2", "Sure.")]).await;
     let h = Harness::new();
     let (reg, _, _) = express_and_lookup();
     let (_, out) = h.run(&h.request(&srv.base_url, RESP, "news"), &reg).await;
     assert_eq!(out.status, TurnStatus::Ok);
-    assert_eq!(srv.bodies().len(), 1, "a response that spoke beside its cue is complete");
+    assert_eq!(
+        srv.bodies().len(),
+        1,
+        "a response that spoke beside its cue is complete"
+    );
     let stored = chain::load(&h.store, "yui").unwrap().unwrap();
     let output = json!({"type":"function_call_output","call_id":"call_e","output":"ok"});
-    assert_eq!(stored, chain::Chain { response_id: "resp_1".into(), pending: vec![output.clone()] });
+    assert_eq!(
+        stored,
+        chain::Chain {
+            response_id: "resp_1".into(),
+            pending: vec![output.clone()]
+        }
+    );
     // Survives a restart: reopen the store.
     let reopened = yui_core::Store::open(h.store.path()).unwrap();
-    assert_eq!(chain::load(&reopened, "yui").unwrap().unwrap().pending, vec![output.clone()]);
+    assert_eq!(
+        chain::load(&reopened, "yui").unwrap().unwrap().pending,
+        vec![output.clone()]
+    );
 
     let mut req = h.request(&srv.base_url, RESP, "and?");
     req.turn_id = "t2".into();
@@ -185,7 +238,10 @@ async fn responses_unanswered_cue_beside_speech_is_stored_and_sent_next_turn() {
     assert_eq!(body["input"], json!([output, user("and?")]));
     assert_eq!(
         chain::load(&h.store, "yui").unwrap().unwrap(),
-        chain::Chain { response_id: "resp_2".into(), pending: vec![] }
+        chain::Chain {
+            response_id: "resp_2".into(),
+            pending: vec![]
+        }
     );
 }
 
@@ -194,8 +250,17 @@ async fn responses_unanswered_cue_beside_speech_is_stored_and_sent_next_turn() {
 #[tokio::test]
 async fn responses_round_trip_cap_stores_unanswered_outputs() {
     let ask = |i: usize| {
-        let mut v = vec![r_created(&format!("resp_{i}")), r_text(&format!("Step {i}."))];
-        v.extend(r_call(1, &format!("fc_{i}"), &format!("call_{i}"), "lookup", "{}"));
+        let mut v = vec![
+            r_created(&format!("resp_{i}")),
+            r_text(&format!("Step {i}.")),
+        ];
+        v.extend(r_call(
+            1,
+            &format!("fc_{i}"),
+            &format!("call_{i}"),
+            "lookup",
+            "{}",
+        ));
         v.push(r_completed(&format!("resp_{i}")));
         Reply::Sse(v)
     };
@@ -226,7 +291,14 @@ async fn responses_404_on_previous_response_id_resets_chain_with_one_retry() {
     .await;
     let h = Harness::new();
     let pending = json!({"type":"function_call_output","call_id":"call_x","output":"ok"});
-    chain::save(&h.store, "yui", "resp_old", &[pending.clone()], h.clock.now()).unwrap();
+    chain::save(
+        &h.store,
+        "yui",
+        "resp_old",
+        &[pending.clone()],
+        h.clock.now(),
+    )
+    .unwrap();
     let (reg, _, _) = express_and_lookup();
     let (_, out) = h.run(&h.request(&srv.base_url, RESP, "hi"), &reg).await;
     let bodies = srv.bodies();
@@ -236,7 +308,10 @@ async fn responses_404_on_previous_response_id_resets_chain_with_one_retry() {
     assert!(bodies[1].get("previous_response_id").is_none());
     assert_eq!(bodies[1]["input"], json!([user("hi")]));
     assert_eq!(out.status, TurnStatus::Ok);
-    assert_eq!(chain::load(&h.store, "yui").unwrap().unwrap().response_id, "resp_new");
+    assert_eq!(
+        chain::load(&h.store, "yui").unwrap().unwrap().response_id,
+        "resp_new"
+    );
 }
 
 /// A second 404 (or a 404 without a stored id) is an error: only one retry.
@@ -255,7 +330,10 @@ async fn responses_second_404_is_an_error() {
     let (_, out) = h.run(&h.request(&srv.base_url, RESP, "hi"), &reg).await;
     assert_eq!(srv.bodies().len(), 2);
     assert_eq!(out.status, TurnStatus::Error);
-    assert_eq!(out.error.unwrap(), format!("the backend answered HTTP 404: {body}"));
+    assert_eq!(
+        out.error.unwrap(),
+        format!("the backend answered HTTP 404: {body}")
+    );
     assert_eq!(chain::load(&h.store, "yui").unwrap(), None);
 }
 
@@ -284,14 +362,23 @@ async fn responses_backend_tool_status_running_then_done() {
         ]
     );
     assert_eq!(srv.bodies().len(), 1);
-    assert_eq!(chain::load(&h.store, "yui").unwrap().unwrap().pending, Vec::<Value>::new());
+    assert_eq!(
+        chain::load(&h.store, "yui").unwrap().unwrap().pending,
+        Vec::<Value>::new()
+    );
 }
 
 /// A backend-registered mcp_<server>_generate_express plays its cue and is not answered.
 #[tokio::test]
 async fn responses_backend_generate_express_plays_cue() {
     let mut first = vec![r_created("resp_1"), r_text("Hi.")];
-    first.extend(r_call(1, "fc_1", "mcp_1", "mcp_broker_generate_express", r#"{"motion_id":"wave"}"#));
+    first.extend(r_call(
+        1,
+        "fc_1",
+        "mcp_1",
+        "mcp_broker_generate_express",
+        r#"{"motion_id":"wave"}"#,
+    ));
     first.push(r_completed("resp_1"));
     let srv = ScriptServer::start(vec![Reply::Sse(first)]).await;
     let h = Harness::new();
@@ -300,7 +387,9 @@ async fn responses_backend_generate_express_plays_cue() {
     assert_eq!(express.load(Ordering::SeqCst), 0);
     assert_eq!(
         of_type(&events, "cue"),
-        vec![json!({"type":"cue","call_id":"mcp_1","name":"mcp_broker_generate_express","motion_id":"wave"})]
+        vec![
+            json!({"type":"cue","call_id":"mcp_1","name":"mcp_broker_generate_express","motion_id":"wave"})
+        ]
     );
     assert!(of_type(&events, "tool_result").is_empty());
 }
@@ -317,7 +406,10 @@ async fn responses_image_result_is_an_output_array() {
         name: "look",
         result: ToolOutput::Images {
             text: "screenshot of display 1".into(),
-            images: vec!["data:image/jpeg;base64,AAAA".into(), "data:image/jpeg;base64,BBBB".into()],
+            images: vec![
+                "data:image/jpeg;base64,AAAA".into(),
+                "data:image/jpeg;base64,BBBB".into(),
+            ],
         },
         calls: Arc::default(),
     };
@@ -362,7 +454,14 @@ async fn responses_tolerates_done_unknown_events_and_completed_only_calls() {
 #[tokio::test]
 async fn responses_session_reset_drops_chain() {
     let h = Harness::new();
-    chain::save(&h.store, "yui", "resp_1", &[json!({"type":"function_call_output","call_id":"c","output":"ok"})], h.clock.now()).unwrap();
+    chain::save(
+        &h.store,
+        "yui",
+        "resp_1",
+        &[json!({"type":"function_call_output","call_id":"c","output":"ok"})],
+        h.clock.now(),
+    )
+    .unwrap();
     chain::reset(&h.store, "yui").unwrap();
     assert_eq!(chain::load(&h.store, "yui").unwrap(), None);
     let srv = ScriptServer::start(vec![responses_say("resp_9", "Hi.")]).await;
@@ -370,4 +469,40 @@ async fn responses_session_reset_drops_chain() {
     h.run(&h.request(&srv.base_url, RESP, "hi"), &reg).await;
     assert!(srv.bodies()[0].get("previous_response_id").is_none());
     assert_eq!(srv.bodies()[0]["input"], json!([user("hi")]));
+}
+
+/// Migration step 5 (`response_chain`) brings a version-4 database up and keeps its data.
+#[test]
+fn response_chain_migration_upgrades_a_version_4_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("yui.sqlite3");
+    {
+        let mut c = rusqlite::Connection::open(&path).unwrap();
+        yui_core::store::migrations::migrate_to(&mut c, 4).unwrap();
+        c.execute(
+            "INSERT INTO transcript (preset_id, role, text, at) VALUES ('yui','user','kept','2026-11-30T10:00:00.000Z')",
+            [],
+        )
+        .unwrap();
+    }
+    let store = yui_core::Store::open(&path).unwrap();
+    assert!(yui_core::store::migrations::SCHEMA_VERSION >= 5);
+    assert_eq!(chain::load(&store, "yui").unwrap(), None);
+    let at = chrono::Utc::now();
+    chain::save(
+        &store,
+        "yui",
+        "resp_1",
+        &[json!({"type":"function_call_output","call_id":"c","output":"ok"})],
+        at,
+    )
+    .unwrap();
+    assert_eq!(
+        chain::load(&store, "yui").unwrap().unwrap().response_id,
+        "resp_1"
+    );
+    assert_eq!(
+        yui_core::transcript::recent(&store, "yui", 5).unwrap()[0].text,
+        "kept"
+    );
 }

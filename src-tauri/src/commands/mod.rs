@@ -3,11 +3,13 @@
 //! `src-tauri/build.rs` (its `allow-<command>` permission) and granted per window in
 //! `capabilities/`.
 
+pub mod playback;
 pub mod presets;
+pub mod relations;
 pub mod settings;
 pub mod turn;
+pub mod vocab;
 pub mod window;
-// relations: the relations helper adds `pub mod relations;` here.
 
 /// The invoke handler with every command. Keep in step with `COMMANDS` in `src-tauri/build.rs`.
 #[macro_export]
@@ -28,7 +30,17 @@ macro_rules! yui_invoke_handler {
             $crate::commands::settings::backend_set_key,
             $crate::commands::turn::turn_start,
             $crate::commands::turn::turn_stop,
-            // relations: add the relations commands here.
+            $crate::commands::vocab::vocab_get,
+            $crate::commands::vocab::vocab_set,
+            $crate::commands::vocab::vocab_reset,
+            $crate::commands::vocab::voice_get,
+            $crate::commands::vocab::voice_set,
+            $crate::commands::vocab::sprites_get,
+            $crate::commands::playback::playback_bubble_done,
+            $crate::commands::playback::voice_stop,
+            $crate::commands::relations::relations_list,
+            $crate::commands::relations::relation_set,
+            $crate::commands::relations::relation_bands,
         ]
     };
 }

@@ -45,6 +45,7 @@ pub async fn turn_start<R: Runtime>(
     let id = turn_id.clone();
     tauri::async_runtime::spawn(async move {
         while let Some(event) = handle.events.recv().await {
+            crate::commands::relations::after_turn_event(&app, &event);
             if let Err(e) = on_event.send(event) {
                 // The window went away: stop the turn rather than talk to no one.
                 tracing::info!(turn = %id, error = %e, "turn channel closed; stopping");

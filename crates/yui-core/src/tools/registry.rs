@@ -140,7 +140,9 @@ impl ToolRegistry {
         for (i, t) in tools.iter().enumerate() {
             let name = t.name();
             if name.is_empty() {
-                return Err(CoreError::internal("tool registry: a tool has an empty name"));
+                return Err(CoreError::internal(
+                    "tool registry: a tool has an empty name",
+                ));
             }
             if !seen.insert(name.to_string()) {
                 return Err(CoreError::internal(format!(

@@ -20,11 +20,11 @@ use super::events::{Addressed, Cue, TurnEvent, TurnStatus};
 use super::sse::{self, evidence, BackendError, SseEvent, SseStream, Timeouts};
 use super::wire::{chat as wchat, responses as wresp};
 use super::MAX_TOOL_ROUND_TRIPS;
+use crate::backend::BackendConfig;
+pub use crate::backend::Transport;
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
 use crate::error::{CoreError, Result};
-use crate::backend::BackendConfig;
-pub use crate::backend::Transport;
 use crate::store::Store;
 use crate::tools::registry::{RegistryEnv, ToolRegistry};
 use crate::tools::{ClientTool, ToolContext, ToolOutput, GENERATE_EXPRESS};
@@ -199,22 +199,7 @@ pub async fn run(
     tx: &mpsc::Sender<TurnEvent>,
     cancel: &CancellationToken,
 ) -> TurnOutcome {
-    let mut eng = Engine {
-        deps,
-        req,
-        registry,
-        tx,
-        cancel,
-        tool_ctx: ToolContext {
-            store: deps.store.clone(),
-            clock: deps.clock.clone(),
-            preset_id: req.preset_id.clone(),
-            window: req.window,
-            turn_id: req.turn_id.clone(),
-        },
-        text: String::new(),
-        response_id: None,
-    };
+    let mut eng = Engine::new(deps, req, registry, tx, cancel);
     let res = eng.run_turn().await;
     let (status, error) = match res {
         Ok(()) if eng.text.trim().is_empty() => (TurnStatus::Silent, None),
@@ -272,22 +257,7 @@ pub async fn replay_response(
     tx: &mpsc::Sender<TurnEvent>,
 ) -> std::result::Result<String, String> {
     let cancel = CancellationToken::new();
-    let mut eng = Engine {
-        deps,
-        req,
-        registry,
-        tx,
-        cancel: &cancel,
-        tool_ctx: ToolContext {
-            store: deps.store.clone(),
-            clock: deps.clock.clone(),
-            preset_id: req.preset_id.clone(),
-            window: req.window,
-            turn_id: req.turn_id.clone(),
-        },
-        text: String::new(),
-        response_id: None,
-    };
+    let mut eng = Engine::new(deps, req, registry, tx, &cancel);
     let res = match req.backend.transport {
         Transport::Responses => eng.responses_stream(stream).await.map(|r| r.text),
         _ => eng.chat_stream(stream).await.map(|r| r.text),
@@ -353,9 +323,11 @@ impl Answered {
             ToolOutput::Text(t) => json!(t),
             ToolOutput::Images { text, images } => {
                 let mut parts = vec![json!({"type": "input_text", "text": text})];
-                parts.extend(images.iter().map(
-                    |u| json!({"type": "input_image", "image_url": u, "detail": "auto"}),
-                ));
+                parts.extend(
+                    images
+                        .iter()
+                        .map(|u| json!({"type": "input_image", "image_url": u, "detail": "auto"})),
+                );
                 Value::Array(parts)
             }
         };
@@ -404,9 +376,17 @@ fn human(d: std::time::Duration) -> String {
     sse::human_ms(d.as_millis() as u64)
 }
 
-/// Whether the results of one response go back to the model.
+/// Whether a response said something. Whitespace alone (some models emit a newline before
+/// their calls) is no text.
+fn spoke(text: &str) -> bool {
+    !text.trim().is_empty()
+}
+
+/// Whether the results of one response go back to the model: a question tool ran, or only
+/// cue-only tools ran and the model stopped to wait for them (no text, and on Chat Completions
+/// `finish_reason: "tool_calls"`, which `waited` carries).
 fn results_go_back(answered: &[Answered], text: &str, waited: bool) -> bool {
-    answered.iter().any(|a| !a.one_way) || (!answered.is_empty() && text.is_empty() && waited)
+    answered.iter().any(|a| !a.one_way) || (!answered.is_empty() && !spoke(text) && waited)
 }
 
 fn parse_args(s: &str) -> std::result::Result<Value, String> {
@@ -438,7 +418,32 @@ struct Engine<'a> {
     response_id: Option<String>,
 }
 
-impl Engine<'_> {
+impl<'a> Engine<'a> {
+    fn new(
+        deps: &'a TurnDeps,
+        req: &'a TurnRequest,
+        registry: &'a ToolRegistry,
+        tx: &'a mpsc::Sender<TurnEvent>,
+        cancel: &'a CancellationToken,
+    ) -> Self {
+        Self {
+            deps,
+            req,
+            registry,
+            tx,
+            cancel,
+            tool_ctx: ToolContext {
+                store: deps.store.clone(),
+                clock: deps.clock.clone(),
+                preset_id: req.preset_id.clone(),
+                window: req.window,
+                turn_id: req.turn_id.clone(),
+            },
+            text: String::new(),
+            response_id: None,
+        }
+    }
+
     async fn emit(&self, ev: TurnEvent) {
         // A reader that went away does not stop the turn: its speech is still stored.
         let _ = self.tx.send(ev).await;
@@ -644,20 +649,22 @@ impl Engine<'_> {
                     })
                 })
                 .collect();
-            let content = if round.text.is_empty() {
+            let content = if !spoke(&round.text) {
                 Value::Null
             } else {
                 json!(round.text)
             };
-            messages.push(json!({"role": "assistant", "content": content, "tool_calls": tool_calls}));
+            messages
+                .push(json!({"role": "assistant", "content": content, "tool_calls": tool_calls}));
             let mut images = Vec::new();
             for a in &round.answered {
                 let content = match &a.result {
                     ToolOutput::Text(t) => t.clone(),
                     ToolOutput::Images { text, images: imgs } => {
-                        images.extend(imgs.iter().map(
-                            |u| json!({"type": "image_url", "image_url": {"url": u}}),
-                        ));
+                        images.extend(
+                            imgs.iter()
+                                .map(|u| json!({"type": "image_url", "image_url": {"url": u}})),
+                        );
                         let note = if imgs.len() == 1 {
                             IMAGE_NOTE_ONE
                         } else {
@@ -666,7 +673,8 @@ impl Engine<'_> {
                         format!("{text}\n{note}")
                     }
                 };
-                messages.push(json!({"role": "tool", "tool_call_id": a.call_id, "content": content}));
+                messages
+                    .push(json!({"role": "tool", "tool_call_id": a.call_id, "content": content}));
             }
             if !images.is_empty() {
                 messages.push(json!({"role": "user", "content": images}));
@@ -674,11 +682,7 @@ impl Engine<'_> {
         }
     }
 
-    async fn chat_round(
-        &mut self,
-        url: &str,
-        body: &Value,
-    ) -> std::result::Result<ChatRound, End> {
+    async fn chat_round(&mut self, url: &str, body: &Value) -> std::result::Result<ChatRound, End> {
         let stream = self.open(url, body).await?;
         self.chat_stream(stream).await
     }
@@ -760,7 +764,9 @@ impl Engine<'_> {
                 .await
             }
             // Telemetry: a malformed one is logged, never fatal.
-            Err(e) => tracing::warn!(error = %e, line = %evidence(data), "bad hermes.tool.progress"),
+            Err(e) => {
+                tracing::warn!(error = %e, line = %evidence(data), "bad hermes.tool.progress")
+            }
         }
     }
 
@@ -814,7 +820,11 @@ impl Engine<'_> {
             if round.response_id.is_some() {
                 self.response_id = round.response_id.clone();
             }
-            let outputs: Vec<Value> = round.answered.iter().map(Answered::responses_output).collect();
+            let outputs: Vec<Value> = round
+                .answered
+                .iter()
+                .map(Answered::responses_output)
+                .collect();
             if !results_go_back(&round.answered, &round.text, true)
                 || round_trips >= MAX_TOOL_ROUND_TRIPS
             {
@@ -826,7 +836,7 @@ impl Engine<'_> {
                 return Ok(());
             }
             round_trips += 1;
-            if !round.text.is_empty() {
+            if spoke(&round.text) {
                 input.push(json!({"role": "assistant", "content": round.text}));
             }
             input.extend(round.items);
@@ -983,14 +993,18 @@ impl Engine<'_> {
         let item_id = item.get("id").and_then(Value::as_str).map(str::to_string);
         match kind {
             "function_call" => {
-                let f: wresp::FunctionCallItem =
-                    serde_json::from_value(item).unwrap_or_default();
+                let f: wresp::FunctionCallItem = serde_json::from_value(item).unwrap_or_default();
                 let idx = match find_index(items, f.id.as_deref(), output_index)
                     .or_else(|| find_call(items, f.call_id.as_deref()))
                 {
                     Some(i) => i,
                     None => {
-                        items.push(Track::call(output_index, f.id.clone(), f.call_id.clone(), f.name.clone()));
+                        items.push(Track::call(
+                            output_index,
+                            f.id.clone(),
+                            f.call_id.clone(),
+                            f.name.clone(),
+                        ));
                         let i = items.len() - 1;
                         let name = f.name.clone().unwrap_or_default();
                         if self.registry.get(&name).is_none() {
@@ -1010,9 +1024,10 @@ impl Engine<'_> {
                 };
                 let complete = done
                     || f.status.as_deref() == Some("completed")
-                    || f.arguments
-                        .as_deref()
-                        .is_some_and(|a| !a.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(a).is_ok());
+                    || f.arguments.as_deref().is_some_and(|a| {
+                        !a.trim().is_empty()
+                            && serde_json::from_str::<serde::de::IgnoredAny>(a).is_ok()
+                    });
                 if let TrackKind::Call {
                     call_id,
                     name,
@@ -1289,9 +1304,9 @@ fn find_index(items: &[Track], item_id: Option<&str>, output_index: Option<u64>)
 
 fn find_call(items: &[Track], call_id: Option<&str>) -> Option<usize> {
     let call_id = call_id?;
-    items.iter().position(
-        |t| matches!(&t.kind, TrackKind::Call { call_id: c, .. } if c == call_id),
-    )
+    items
+        .iter()
+        .position(|t| matches!(&t.kind, TrackKind::Call { call_id: c, .. } if c == call_id))
 }
 
 fn find<'t>(

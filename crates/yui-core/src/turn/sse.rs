@@ -62,10 +62,11 @@ impl BackendError {
 
 /// `1500` → `1.5 s`, `300` → `300 ms`, `60000` → `60 s`.
 pub fn human_ms(ms: u64) -> String {
-    if ms < 1000 {
+    let (secs, rem) = (ms / 1000, ms % 1000);
+    if secs == 0 {
         format!("{ms} ms")
-    } else if ms % 1000 == 0 {
-        format!("{} s", ms / 1000)
+    } else if rem == 0 {
+        format!("{secs} s")
     } else {
         format!("{:.1} s", ms as f64 / 1000.0)
     }
@@ -179,7 +180,8 @@ impl<S> Framed<S> {
         match b.iter().rposition(|&c| c == b'\n') {
             Some(i) => {
                 self.partial.clear();
-                self.partial.extend_from_slice(&b[i + 1..b.len().min(i + 1 + EVIDENCE_MAX)]);
+                self.partial
+                    .extend_from_slice(&b[i + 1..b.len().min(i + 1 + EVIDENCE_MAX)]);
             }
             None => {
                 let room = EVIDENCE_MAX.saturating_sub(self.partial.len());

@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 use yui_core::clock::{ManualClock, SharedClock};
 use yui_core::tools::registry::{ToolRegistry, TurnToolState};
 use yui_core::tools::{ClientTool, ToolContext, ToolError, ToolOutput};
-use yui_core::turn::{self, Backend, Timeouts, Transport, TurnDeps, TurnEvent, TurnOutcome, TurnRequest};
+use yui_core::turn::{
+    self, Backend, Timeouts, Transport, TurnDeps, TurnEvent, TurnOutcome, TurnRequest,
+};
 use yui_core::{Store, WindowKind};
 
 /// One piece of a scripted SSE body.
@@ -111,7 +113,12 @@ impl ScriptServer {
 
     /// The bodies of the requests received so far.
     pub fn bodies(&self) -> Vec<Value> {
-        self.seen.lock().unwrap().iter().map(|s| s.body.clone()).collect()
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| s.body.clone())
+            .collect()
     }
     pub fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
@@ -213,7 +220,8 @@ async fn serve(
                     Part::Hold => {
                         // The client sent its whole request: a read now ends only when it
                         // closes the connection (0 bytes or an error). Bounded at 20 s.
-                        let r = tokio::time::timeout(Duration::from_secs(20), sock.read(&mut tmp)).await;
+                        let r = tokio::time::timeout(Duration::from_secs(20), sock.read(&mut tmp))
+                            .await;
                         if matches!(r, Ok(Ok(0)) | Ok(Err(_))) {
                             client_closed.store(true, Ordering::SeqCst);
                         }
@@ -245,11 +253,15 @@ pub fn c_text(t: &str) -> Part {
 }
 /// Chat chunk with one whole tool call.
 pub fn c_call(index: usize, id: &str, name: &str, args: &str) -> Part {
-    data(&json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":index,"id":id,"type":"function","function":{"name":name,"arguments":args}}]},"finish_reason":null}]}))
+    data(
+        &json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":index,"id":id,"type":"function","function":{"name":name,"arguments":args}}]},"finish_reason":null}]}),
+    )
 }
 /// Chat chunk with an arguments fragment only.
 pub fn c_args(index: usize, frag: &str) -> Part {
-    data(&json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":index,"function":{"arguments":frag}}]},"finish_reason":null}]}))
+    data(
+        &json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":index,"function":{"arguments":frag}}]},"finish_reason":null}]}),
+    )
 }
 pub fn c_finish(reason: &str) -> Part {
     data(&json!({"choices":[{"index":0,"delta":{},"finish_reason":reason}]}))
@@ -267,7 +279,9 @@ pub fn r_created(id: &str) -> Part {
     r_ev(json!({"type":"response.created","response":{"id":id,"status":"in_progress","output":[]}}))
 }
 pub fn r_text(t: &str) -> Part {
-    r_ev(json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":t}))
+    r_ev(
+        json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":t}),
+    )
 }
 pub fn r_completed(id: &str) -> Part {
     r_ev(json!({"type":"response.completed","response":{"id":id,"status":"completed"}}))
@@ -275,10 +289,18 @@ pub fn r_completed(id: &str) -> Part {
 /// A function_call item: added (empty arguments), arguments delta, arguments done, item done.
 pub fn r_call(oi: u64, item_id: &str, call_id: &str, name: &str, args: &str) -> Vec<Part> {
     vec![
-        r_ev(json!({"type":"response.output_item.added","output_index":oi,"item":{"type":"function_call","id":item_id,"call_id":call_id,"name":name,"arguments":"","status":"in_progress"}})),
-        r_ev(json!({"type":"response.function_call_arguments.delta","item_id":item_id,"output_index":oi,"delta":args})),
-        r_ev(json!({"type":"response.function_call_arguments.done","item_id":item_id,"output_index":oi,"arguments":args})),
-        r_ev(json!({"type":"response.output_item.done","output_index":oi,"item":{"type":"function_call","id":item_id,"call_id":call_id,"name":name,"arguments":args,"status":"completed"}})),
+        r_ev(
+            json!({"type":"response.output_item.added","output_index":oi,"item":{"type":"function_call","id":item_id,"call_id":call_id,"name":name,"arguments":"","status":"in_progress"}}),
+        ),
+        r_ev(
+            json!({"type":"response.function_call_arguments.delta","item_id":item_id,"output_index":oi,"delta":args}),
+        ),
+        r_ev(
+            json!({"type":"response.function_call_arguments.done","item_id":item_id,"output_index":oi,"arguments":args}),
+        ),
+        r_ev(
+            json!({"type":"response.output_item.done","output_index":oi,"item":{"type":"function_call","id":item_id,"call_id":call_id,"name":name,"arguments":args,"status":"completed"}}),
+        ),
     ]
 }
 pub fn responses_say(id: &str, t: &str) -> Reply {
@@ -315,7 +337,12 @@ impl ClientTool for Answer {
     fn parameters(&self) -> Value {
         json!({"type":"object","properties":{"q":{"type":"string"}},"additionalProperties":false})
     }
-    async fn call(&self, _a: Value, _c: &ToolContext, _x: CancellationToken) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        _a: Value,
+        _c: &ToolContext,
+        _x: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Ok(self.result.clone())
     }
@@ -340,7 +367,12 @@ impl ClientTool for Express {
     fn one_way(&self) -> bool {
         true
     }
-    async fn call(&self, _a: Value, _c: &ToolContext, _x: CancellationToken) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        _a: Value,
+        _c: &ToolContext,
+        _x: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Ok(ToolOutput::text("ok"))
     }
@@ -360,7 +392,12 @@ impl ClientTool for Throws {
     fn parameters(&self) -> Value {
         json!({"type":"object","properties":{}})
     }
-    async fn call(&self, _a: Value, _c: &ToolContext, _x: CancellationToken) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        _a: Value,
+        _c: &ToolContext,
+        _x: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
         Err(ToolError("disk on fire".into()))
     }
 }
@@ -384,7 +421,12 @@ impl ClientTool for Slow {
     fn wait(&self) -> Duration {
         self.wait
     }
-    async fn call(&self, _a: Value, _c: &ToolContext, x: CancellationToken) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        _a: Value,
+        _c: &ToolContext,
+        x: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
         tokio::select! {
             _ = x.cancelled() => Err(ToolError("turn stopped".into())),
             _ = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolOutput::text("late")),
@@ -398,7 +440,9 @@ pub fn registry(tools: Vec<Arc<dyn ClientTool>>) -> ToolRegistry {
 
 /// The usual test registry: generate_express + lookup ("42").
 pub fn express_and_lookup() -> (ToolRegistry, Arc<AtomicUsize>, Arc<AtomicUsize>) {
-    let e = Express { calls: Arc::default() };
+    let e = Express {
+        calls: Arc::default(),
+    };
     let l = Answer::new("lookup", "42");
     let (ec, lc) = (e.calls.clone(), l.calls.clone());
     (registry(vec![Arc::new(e), Arc::new(l)]), ec, lc)
@@ -451,13 +495,20 @@ impl Harness {
     }
 
     /// Run one turn to its end; the events in order and the outcome.
-    pub async fn run(&self, req: &TurnRequest, reg: &ToolRegistry) -> (Vec<TurnEvent>, TurnOutcome) {
+    pub async fn run(
+        &self,
+        req: &TurnRequest,
+        reg: &ToolRegistry,
+    ) -> (Vec<TurnEvent>, TurnOutcome) {
         let (tx, mut rx) = mpsc::channel(4096);
         let cancel = CancellationToken::new();
         let deps = self.deps(&req.timeouts);
-        let out = tokio::time::timeout(Duration::from_secs(20), turn::run(&deps, req, reg, &tx, &cancel))
-            .await
-            .expect("turn must end by itself");
+        let out = tokio::time::timeout(
+            Duration::from_secs(20),
+            turn::run(&deps, req, reg, &tx, &cancel),
+        )
+        .await
+        .expect("turn must end by itself");
         drop(tx);
         let mut events = Vec::new();
         while let Some(e) = rx.recv().await {
@@ -478,7 +529,10 @@ impl Harness {
 
 /// Events as JSON values (what `yui turn` prints), for exact comparison.
 pub fn as_json(events: &[TurnEvent]) -> Vec<Value> {
-    events.iter().map(|e| serde_json::to_value(e).unwrap()).collect()
+    events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect()
 }
 
 /// Events of one type, as JSON.

@@ -1,0 +1,277 @@
+//! `yui turn`, `yui tool` and `yui chat` as real processes against a scripted SSE server on
+//! 127.0.0.1 (a thread with a std TcpListener: one scripted reply per request).
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+const BIN: &str = env!("CARGO_BIN_EXE_yui");
+
+/// Serve `replies` (full HTTP responses) in order; returns the base URL and the request bodies.
+fn serve(replies: Vec<String>) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", l.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let b2 = bodies.clone();
+    std::thread::spawn(move || {
+        for reply in replies {
+            let Ok((mut s, _)) = l.accept() else { return };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0u8; len];
+            let _ = r.read_exact(&mut body);
+            b2.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            let _ = s.write_all(reply.as_bytes());
+        }
+    });
+    (base, bodies)
+}
+
+fn sse(events: &[Value]) -> String {
+    let mut out = String::from(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+    );
+    for e in events {
+        out.push_str(&format!("data: {e}\n\n"));
+    }
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn yui(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env("YUI_KEYRING", "off")
+        .env_remove("YUI_DATA_DIR")
+        .env_remove("YUI_LOG")
+        .env_remove("YUI_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn yui");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().expect("wait yui")
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+        .collect()
+}
+
+#[test]
+fn yui_turn_prints_json_lines_with_cue_and_round_trip() {
+    let chunk =
+        |delta: Value, fr: Value| json!({"choices":[{"index":0,"delta":delta,"finish_reason":fr}]});
+    let (base, bodies) = serve(vec![
+        sse(&[
+            chunk(json!({"content":"Hi!"}), Value::Null),
+            chunk(
+                json!({"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"generate_express","arguments":"{\"emotion_id\":\"joy\"}"}}]}),
+                Value::Null,
+            ),
+            chunk(
+                json!({"tool_calls":[{"index":1,"id":"c2","type":"function","function":{"name":"address_character","arguments":"{\"to\":\"Kai\"}"}}]}),
+                Value::Null,
+            ),
+            chunk(json!({}), json!("tool_calls")),
+        ]),
+        sse(&[chunk(json!({"content":"Kai, hello."}), json!("stop"))]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = yui(
+        dir.path(),
+        &[
+            "turn",
+            "--message",
+            "hello",
+            "--transport",
+            "chat_completions",
+            "--base-url",
+            &base,
+            "--model",
+            "test-model",
+        ],
+        "",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ev = lines(&out);
+    let types: Vec<&str> = ev.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "speech",
+            "cue",
+            "tool_call",
+            "tool_result",
+            "tool_call",
+            "tool_result",
+            "speech",
+            "turn_end"
+        ]
+    );
+    assert_eq!(
+        ev[1],
+        json!({"type":"cue","call_id":"c1","name":"generate_express","emotion_id":"joy"})
+    );
+    assert_eq!(ev[5]["result"], "ok");
+    assert_eq!(
+        ev[7],
+        json!({"type":"turn_end","status":"ok","text":"Hi! Kai, hello.","addressed":{"preset_id":"kai","name":"Kai"}})
+    );
+    let bodies = bodies.lock().unwrap();
+    assert_eq!(bodies[0]["model"], "test-model");
+    let names: Vec<&str> = bodies[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "generate_express",
+            "rate_relation",
+            "address_character",
+            "browser",
+            "body_action",
+            "look"
+        ]
+    );
+}
+
+#[test]
+fn yui_turn_error_exits_non_zero_and_silent_does_not() {
+    let (base, _) = serve(vec![
+        "HTTP/1.1 503 Unavailable\r\nContent-Length: 13\r\nConnection: close\r\n\r\nmodel loading"
+            .into(),
+        sse(&[json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "turn",
+        "--message",
+        "hi",
+        "--base-url",
+        &base,
+        "--transport",
+        "responses",
+        "--window",
+        "phone",
+    ];
+    let out = yui(dir.path(), &args, "");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        lines(&out),
+        vec![
+            json!({"type":"turn_end","status":"error","text":"","error":"the backend answered HTTP 503: model loading"})
+        ]
+    );
+    let args = [
+        "turn",
+        "--message",
+        "hi",
+        "--base-url",
+        &base,
+        "--transport",
+        "chat_completions",
+    ];
+    let out = yui(dir.path(), &args, "");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        lines(&out),
+        vec![json!({"type":"turn_end","status":"silent","text":""})]
+    );
+}
+
+#[test]
+fn yui_tool_runs_one_client_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = yui(dir.path(), args, "");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(
+        run(&["tool", "address_character", "--args", r#"{"to":"Kai"}"#]),
+        json!("ok")
+    );
+    assert_eq!(
+        run(&["tool", "address_character", "--args", r#"{"to":"Nobody"}"#]),
+        json!("error: unknown target")
+    );
+    assert_eq!(
+        run(&["tool", "look", "--args", r#"{"at":"body"}"#]),
+        json!("error: unsupported")
+    );
+    let bad = run(&["tool", "address_character", "--args", "{nope"]);
+    assert!(bad
+        .as_str()
+        .unwrap()
+        .starts_with("error: arguments JSON parse failed: "));
+    // A tool the window does not declare is a usage error.
+    let out = yui(dir.path(), &["tool", "look", "--window", "phone"], "");
+    assert_eq!(out.status.code(), Some(1));
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["code"], "not_found");
+}
+
+#[test]
+fn yui_chat_talks_until_quit() {
+    let (base, bodies) = serve(vec![sse(&[
+        json!({"choices":[{"index":0,"delta":{"content":"Hello!"},"finish_reason":"stop"}]}),
+    ])]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = yui(
+        dir.path(),
+        &[
+            "chat",
+            "--base-url",
+            &base,
+            "--transport",
+            "chat_completions",
+        ],
+        "hi\n/quit\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Yui> Hello!\n");
+    assert_eq!(bodies.lock().unwrap().len(), 1);
+}

@@ -1,0 +1,80 @@
+//! Relations commands. `relations_list` and `relation_set` (the slider) are granted to the
+//! settings window alone; `relation_bands` (each preset's band toward the user) to the settings
+//! window and the quick controls. Each delegates to `yui_core::relations` in one line.
+//!
+//! Whenever a value may have changed — a slider move here, or an accepted `rate_relation` call in
+//! a turn ([`after_turn_event`]) — the shell emits `yui://relations-changed` with the fresh
+//! [`UserBands`], so the quick controls' band words and the settings panel update live.
+
+use crate::error::CmdResult;
+use crate::state::AppState;
+use tauri::{AppHandle, Emitter, Manager, Runtime, State};
+use yui_core::relations::{self, Listing, SetResult, Target, UserBands};
+use yui_core::tools::RATE_RELATION;
+use yui_core::turn::TurnEvent;
+
+/// Bridge event: a relation value may have changed. Payload: [`UserBands`].
+pub const RELATIONS_CHANGED: &str = "yui://relations-changed";
+
+/// Log entries the settings panel shows (newest first).
+const LOG_LIMIT: usize = 200;
+
+/// Values, bands and the change log (one preset's, or all).
+#[tauri::command]
+pub async fn relations_list(
+    state: State<'_, AppState>,
+    preset: Option<String>,
+) -> CmdResult<Listing> {
+    relations::list(&state.store, preset.as_deref(), LOG_LIMIT)
+}
+
+/// The slider: set `preset`'s value toward `target` by hand (logged with the user's reserved
+/// reason, no daily cap, only the range).
+#[tauri::command]
+pub async fn relation_set<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    preset: String,
+    target: Target,
+    value: i64,
+) -> CmdResult<SetResult> {
+    let out = relations::set_by_hand(&state.store, state.clock.as_ref(), &preset, &target, value)?;
+    notify(&app);
+    Ok(out)
+}
+
+/// Each preset's band toward the user, and the Relations switch.
+#[tauri::command]
+pub async fn relation_bands(state: State<'_, AppState>) -> CmdResult<UserBands> {
+    relations::user_bands(&state.store)
+}
+
+/// Emit [`RELATIONS_CHANGED`] with the current bands.
+pub fn notify<R: Runtime>(app: &AppHandle<R>) {
+    let bands = match relations::user_bands(&app.state::<AppState>().store) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!(error = %e.message, "reading relation bands failed");
+            return;
+        }
+    };
+    if let Err(e) = app.emit(RELATIONS_CHANGED, bands) {
+        tracing::warn!(event = RELATIONS_CHANGED, error = %e, "emit failed");
+    }
+}
+
+/// Called for every event of a running turn: an answered `rate_relation` call that was not
+/// refused or ignored may have moved a value.
+pub fn after_turn_event<R: Runtime>(app: &AppHandle<R>, event: &TurnEvent) {
+    if let TurnEvent::ToolResult {
+        name,
+        result,
+        failed: false,
+        ..
+    } = event
+    {
+        if name == RATE_RELATION && !result.as_text().starts_with("ignored") {
+            notify(app);
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Expression commands: the vocabulary editor and the voice switch (settings window only, see
+//! `capabilities/settings.json`), and the sprite set of the calling character window. Each
+//! delegates to the core (`yui_core::vocab`, `voice`, `sprites`).
+
+use crate::error::CmdResult;
+use crate::state::AppState;
+use crate::windows::{self, WindowLabel};
+use tauri::{Manager, Runtime, State, WebviewWindow};
+use yui_core::sprites::{self, SpriteSet};
+use yui_core::vocab::{self, Vocab};
+use yui_core::voice::{self, VoiceStatus};
+use yui_core::CoreError;
+
+/// The vocabulary loaded now (stored, else the defaults).
+#[tauri::command]
+pub async fn vocab_get(state: State<'_, AppState>) -> CmdResult<Vocab> {
+    vocab::load(&state.store)
+}
+
+/// Replace the vocabulary (checked first); the next turn declares its schema. Returns it.
+#[tauri::command]
+pub async fn vocab_set(state: State<'_, AppState>, vocab: Vocab) -> CmdResult<Vocab> {
+    vocab::save(&state.store, &vocab).and_then(|()| vocab::load(&state.store))
+}
+
+/// Put the default vocabulary back.
+#[tauri::command]
+pub async fn vocab_reset(state: State<'_, AppState>) -> CmdResult<Vocab> {
+    vocab::save(&state.store, &Vocab::default()).map(|()| Vocab::default())
+}
+
+/// The voice switch, engine, and whether the engine can speak here (one status line).
+#[tauri::command]
+pub async fn voice_get(state: State<'_, AppState>) -> CmdResult<VoiceStatus> {
+    voice::status(&state.store)
+}
+
+/// Turn voice output on or off and pick the engine.
+#[tauri::command]
+pub async fn voice_set(
+    state: State<'_, AppState>,
+    enabled: bool,
+    engine: Option<String>,
+) -> CmdResult<VoiceStatus> {
+    voice::update(&state.store, enabled, engine)
+}
+
+/// The sprite set of the calling character window's preset; `null` for the built-in character.
+#[tauri::command]
+pub async fn sprites_get<R: Runtime>(
+    window: WebviewWindow<R>,
+    state: State<'_, AppState>,
+) -> CmdResult<Option<SpriteSet>> {
+    let label = WindowLabel::parse(window.label())
+        .filter(WindowLabel::is_character)
+        .ok_or_else(|| CoreError::invalid("sprites belong to character windows"))?;
+    let preset = windows::preset_for(window.app_handle(), &label)?;
+    sprites::for_avatar(&preset.avatar, &vocab::load(&state.store)?)
+}

@@ -1,0 +1,125 @@
+//! Relations commands on the mock runtime with the real capabilities: the settings window lists
+//! and sets values (the slider) and a change emits `yui://relations-changed` with the fresh bands;
+//! the quick controls read the bands but cannot set; character windows get neither.
+
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::{App, Listener, WebviewWindow, WebviewWindowBuilder};
+use yui_app::state::AppState;
+use yui_core::paths::Paths;
+use yui_core::relations::{self, Target};
+use yui_core::Store;
+
+struct Harness {
+    app: App<MockRuntime>,
+    store: Store,
+    _dir: tempfile::TempDir,
+}
+
+fn harness() -> Harness {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = Store::open(paths.db_path()).expect("open store");
+    let app =
+        yui_app::run_app(mock_builder(), AppState::new(store.clone(), paths)).expect("build app");
+    Harness {
+        app,
+        store,
+        _dir: dir,
+    }
+}
+
+fn window(h: &Harness, label: &str) -> WebviewWindow<MockRuntime> {
+    WebviewWindowBuilder::new(&h.app, label, Default::default())
+        .build()
+        .expect("mock window")
+}
+
+fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    get_ipc_response(
+        w,
+        InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().expect("url"),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        },
+    )
+    .map(|body| body.deserialize::<Value>().expect("JSON response"))
+}
+
+#[test]
+fn slider_in_settings_sets_the_value_and_emits_the_new_bands() {
+    let h = harness();
+    let seen = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let sink = seen.clone();
+    h.app.listen_any("yui://relations-changed", move |ev| {
+        if let Ok(v) = serde_json::from_str(ev.payload()) {
+            sink.lock().expect("lock").push(v);
+        }
+    });
+    let settings = window(&h, "settings");
+    let out = invoke(
+        &settings,
+        "relation_set",
+        json!({"preset": "kai", "target": {"kind": "user"}, "value": 13}),
+    )
+    .expect("relation_set");
+    assert_eq!(out["band"], json!("close"));
+    assert_eq!(
+        relations::value(&h.store, "kai", &Target::User).expect("value"),
+        13
+    );
+    assert_eq!(
+        seen.lock().expect("lock").last(),
+        Some(&json!({"enabled": true, "bands": {"kai": "close", "yui": "neutral"}}))
+    );
+    let list = invoke(&settings, "relations_list", json!({})).expect("relations_list");
+    assert_eq!(list["log"][0]["reason"], json!("set by the user"));
+    let err = invoke(
+        &settings,
+        "relation_set",
+        json!({"preset": "kai", "target": {"kind": "user"}, "value": 40}),
+    )
+    .expect_err("out of range");
+    assert_eq!(err["code"], json!("invalid_input"));
+}
+
+#[test]
+fn quick_controls_read_bands_but_only_settings_sets() {
+    let h = harness();
+    relations::set_by_hand(&h.store, &yui_core::SystemClock, "yui", &Target::User, -5)
+        .expect("set");
+    let quick = window(&h, "quick");
+    let bands = invoke(&quick, "relation_bands", json!({})).expect("relation_bands");
+    assert_eq!(bands["bands"]["yui"], json!("cold"));
+    for (label, w) in [
+        ("quick", quick),
+        ("main", window(&h, "main")),
+        ("pet-kai", window(&h, "pet-kai")),
+    ] {
+        for (cmd, args) in [
+            (
+                "relation_set",
+                json!({"preset": "yui", "target": {"kind": "user"}, "value": 20}),
+            ),
+            ("relations_list", json!({})),
+        ] {
+            let err = invoke(&w, cmd, args).expect_err(&format!("{label} must not call {cmd}"));
+            assert!(
+                err.to_string().contains("not allowed"),
+                "{label} {cmd}: {err}"
+            );
+        }
+    }
+    assert_eq!(
+        relations::value(&h.store, "yui", &Target::User).expect("value"),
+        -5
+    );
+}

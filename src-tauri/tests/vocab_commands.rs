@@ -1,0 +1,279 @@
+//! Expression commands on the mock runtime with the real `capabilities/`: the settings window
+//! edits the vocabulary and the voice switch; character windows cannot, but get their preset's
+//! sprite set.
+
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+use yui_app::state::AppState;
+use yui_core::paths::Paths;
+use yui_core::presets::{self, PresetUpdate};
+use yui_core::vocab::{self, Vocab};
+use yui_core::{settings, Store};
+
+struct Harness {
+    app: App<MockRuntime>,
+    store: Store,
+    dir: tempfile::TempDir,
+}
+
+fn harness() -> Harness {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = Store::open(paths.db_path()).expect("open store");
+    let app =
+        yui_app::run_app(mock_builder(), AppState::new(store.clone(), paths)).expect("build app");
+    Harness { app, store, dir }
+}
+
+fn window(h: &Harness, label: &str) -> WebviewWindow<MockRuntime> {
+    WebviewWindowBuilder::new(&h.app, label, Default::default())
+        .build()
+        .expect("mock window")
+}
+
+fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    get_ipc_response(
+        w,
+        InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().expect("url"),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        },
+    )
+    .map(|body| body.deserialize::<Value>().expect("JSON response"))
+}
+
+/// A valid 1×1 red PNG.
+const RED_PIXEL_PNG: &[u8] = &[
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0,
+    0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 156, 99, 248, 207, 192, 240, 31, 0,
+    5, 0, 1, 255, 137, 153, 61, 29, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+];
+
+#[test]
+fn settings_window_edits_the_vocabulary_and_the_next_schema_follows() {
+    let h = harness();
+    let w = window(&h, "settings");
+    let got = invoke(&w, "vocab_get", json!({})).unwrap();
+    assert_eq!(got, serde_json::to_value(Vocab::default()).unwrap());
+
+    let v = Vocab {
+        motion_selection: vec!["wave".into()],
+        ..Vocab::default()
+    };
+    let saved = invoke(&w, "vocab_set", json!({ "vocab": v })).unwrap();
+    assert_eq!(saved["motion_selection"], json!(["wave"]));
+    let stored = vocab::load(&h.store).unwrap();
+    assert_eq!(stored.motion_selection, vec!["wave"]);
+    let params = vocab::parameters(&stored);
+    assert_eq!(params["properties"]["motion_id"]["enum"], json!(["wave"]));
+
+    let mut dup = Vocab::default();
+    dup.emotions.push(dup.emotions[0].clone());
+    let err = invoke(&w, "vocab_set", json!({ "vocab": dup })).unwrap_err();
+    assert_eq!(err["code"], "invalid_input");
+    assert_eq!(err["message"], "vocabulary: duplicate emotion id neutral");
+
+    let reset = invoke(&w, "vocab_reset", json!({})).unwrap();
+    assert_eq!(reset, serde_json::to_value(Vocab::default()).unwrap());
+    assert_eq!(vocab::load(&h.store).unwrap(), Vocab::default());
+}
+
+#[test]
+fn settings_window_flips_the_voice_switch() {
+    let h = harness();
+    let w = window(&h, "settings");
+    let st = invoke(&w, "voice_get", json!({})).unwrap();
+    assert_eq!(st["enabled"], false);
+    assert_eq!(st["engine"], "speech-dispatcher");
+    assert_eq!(st["engines"], json!(["speech-dispatcher"]));
+    assert!(st["status"]
+        .as_str()
+        .unwrap()
+        .starts_with("speech-dispatcher: "));
+    let st = invoke(
+        &w,
+        "voice_set",
+        json!({"enabled": true, "engine": "speech-dispatcher"}),
+    )
+    .unwrap();
+    assert_eq!(st["enabled"], true);
+    assert!(settings::switch_on(&h.store, settings::VOICE).unwrap());
+    let err = invoke(&w, "voice_set", json!({"enabled": true, "engine": "sapi"})).unwrap_err();
+    assert_eq!(
+        err["message"],
+        "unknown voice engine \"sapi\"; known: speech-dispatcher"
+    );
+}
+
+#[test]
+fn character_windows_cannot_edit_expression_but_get_their_sprites() {
+    let h = harness();
+    let sprite_dir = h.dir.path().join("kai-sprites");
+    std::fs::create_dir(&sprite_dir).unwrap();
+    std::fs::write(sprite_dir.join("happy.png"), RED_PIXEL_PNG).unwrap();
+    presets::update(
+        &h.store,
+        "kai",
+        &PresetUpdate {
+            avatar: Some(json!({"kind": "sprites", "dir": sprite_dir.to_str().unwrap()})),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+
+    let pet = window(&h, "pet-kai");
+    let main = window(&h, "main");
+    let quick = window(&h, "quick");
+    for (label, w) in [("pet-kai", &pet), ("main", &main), ("quick", &quick)] {
+        for (cmd, args) in [
+            ("vocab_set", json!({"vocab": Vocab::default()})),
+            ("vocab_reset", json!({})),
+            ("voice_set", json!({"enabled": true})),
+        ] {
+            let err = invoke(w, cmd, args).expect_err(&format!("{label} must not call {cmd}"));
+            assert!(
+                err.to_string().contains("not allowed"),
+                "{label} {cmd}: {err}"
+            );
+        }
+    }
+    let set = invoke(&pet, "sprites_get", json!({})).unwrap();
+    assert!(set["emotions"]["happy"]
+        .as_str()
+        .unwrap()
+        .starts_with("data:image/png;base64,"));
+    assert_eq!(set["missing"].as_array().unwrap().len(), 7);
+    // The main preset uses the built-in character.
+    assert_eq!(
+        invoke(&main, "sprites_get", json!({})).unwrap(),
+        Value::Null
+    );
+    // The settings window is no character: refused by the ACL.
+    let settings_win = window(&h, "settings");
+    assert!(invoke(&settings_win, "sprites_get", json!({})).is_err());
+}
+
+mod playback {
+    use super::*;
+    use std::time::Duration;
+    use tauri::Listener;
+    use yui_app::commands::playback::{playback, Voicing, PLAYBACK_FINISHED};
+    use yui_core::turn::{TurnEvent, TurnStatus};
+
+    fn end(status: TurnStatus) -> TurnEvent {
+        TurnEvent::TurnEnd {
+            status,
+            text: "Hello there.".into(),
+            response_id: None,
+            error: None,
+            addressed: None,
+        }
+    }
+
+    /// A fake `spd-say` that records its arguments and takes 1.5 s to "speak".
+    fn fake_spd_say(dir: &std::path::Path) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let log = dir.join("calls.log");
+        let prog = dir.join("spd-say");
+        std::fs::write(
+            &prog,
+            format!(
+                "#!/bin/sh\necho \"$*\" >> '{}'\n[ \"$1\" = --cancel ] && exit 0\nexec sleep 1.5\n",
+                log.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        log
+    }
+
+    #[test]
+    fn bubble_done_finishes_a_silent_turn_and_every_window_hears_it() {
+        let h = harness();
+        let pet = window(&h, "pet-kai");
+        let (tx, rx) = std::sync::mpsc::channel();
+        h.app.listen_any(PLAYBACK_FINISHED, move |e| {
+            let _ = tx.send(e.payload().to_string());
+        });
+        let mut v = Voicing::begin(h.app.handle(), &h.store, "pet-kai", "turn-1");
+        v.observe(&TurnEvent::Speech {
+            delta: "Hello there.".into(),
+        });
+        v.observe(&end(TurnStatus::Ok));
+        v.finish(h.app.handle(), h.store.clone());
+        let tracker = playback(h.app.handle()).tracker.clone();
+        assert!(!tracker.is_finished("turn-1"), "bubble still showing");
+        invoke(&pet, "playback_bubble_done", json!({"turnId": "turn-1"})).unwrap();
+        assert!(tracker.is_finished("turn-1"));
+        let got = rx.recv_timeout(Duration::from_secs(5)).expect("event");
+        assert_eq!(got, r#"{"turn_id":"turn-1"}"#);
+        // The settings window is not a character: no such report from it.
+        let settings_win = window(&h, "settings");
+        assert!(invoke(
+            &settings_win,
+            "playback_bubble_done",
+            json!({"turnId": "x"})
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn with_voice_on_playback_waits_for_the_speech_and_voice_stop_cuts_it() {
+        let h = harness();
+        let fake = tempfile::tempdir().unwrap();
+        let log = fake_spd_say(fake.path());
+        let path = std::env::join_paths(std::iter::once(fake.path().to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .unwrap();
+        // Only this test looks up spd-say through the process PATH.
+        std::env::set_var("PATH", &path);
+        yui_core::voice::update(&h.store, true, None).unwrap();
+        let pet = window(&h, "pet-kai");
+        let tracker = playback(h.app.handle()).tracker.clone();
+
+        let mut v = Voicing::begin(h.app.handle(), &h.store, "pet-kai", "spoken");
+        v.observe(&TurnEvent::Speech {
+            delta: "Hello there.".into(),
+        });
+        v.observe(&end(TurnStatus::Ok));
+        v.finish(h.app.handle(), h.store.clone());
+        invoke(&pet, "playback_bubble_done", json!({"turnId": "spoken"})).unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(!tracker.is_finished("spoken"), "speech still going");
+        tauri::async_runtime::block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), tracker.finished("spoken"))
+                .await
+                .expect("finished after the speech ended")
+        });
+        let calls = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(calls, "--wait --application-name yui -- Hello there.\n");
+
+        // A second reply, stopped by the window: spd-say is killed and cancelled at once.
+        let mut v = Voicing::begin(h.app.handle(), &h.store, "pet-kai", "stopped");
+        v.observe(&TurnEvent::Speech {
+            delta: "A long story.".into(),
+        });
+        v.observe(&end(TurnStatus::Ok));
+        v.finish(h.app.handle(), h.store.clone());
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(invoke(&pet, "voice_stop", json!({})).unwrap(), json!(true));
+        invoke(&pet, "playback_bubble_done", json!({"turnId": "stopped"})).unwrap();
+        tauri::async_runtime::block_on(async {
+            tokio::time::timeout(Duration::from_secs(1), tracker.finished("stopped"))
+                .await
+                .expect("stopping ends the speech at once")
+        });
+        let calls = std::fs::read_to_string(&log).unwrap();
+        assert!(calls.ends_with("-- A long story.\n--cancel\n"), "{calls}");
+        assert_eq!(invoke(&pet, "voice_stop", json!({})).unwrap(), json!(false));
+    }
+}
