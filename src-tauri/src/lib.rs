@@ -4,6 +4,7 @@
 //! [`run_app`] is generic over the runtime so the commands are tested on `tauri::test`'s mock
 //! runtime with the real capabilities (`src-tauri/tests/`).
 
+pub mod browser;
 pub mod commands;
 pub mod error;
 pub mod state;
@@ -57,6 +58,7 @@ pub fn data_dir_arg(mut args: impl Iterator<Item = String>) -> Option<PathBuf> {
 fn run_desktop(state: AppState) {
     let builder = tauri::Builder::default().setup(|app| {
         let handle = app.handle();
+        browser::cleanup_at_start();
         if let Err(e) = tray::create(handle) {
             // No tray (e.g. no status-notifier host): the characters' menu still opens settings.
             tracing::warn!(error = %e, "tray icon unavailable");

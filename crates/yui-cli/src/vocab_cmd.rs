@@ -1,9 +1,11 @@
 //! `yui vocab`: show the expression vocabulary loaded now and the generate_express schema the
-//! next turn will declare on each transport; reset it or change the motion selection.
+//! next turn will declare on each transport; reset it or change the motion selection. Also the
+//! voice switch (`voice`), a spoken test line (`say`) and a sprite-folder check (`sprites`).
 
 use clap::Subcommand;
 use serde_json::{json, Value};
 use yui_core::vocab::{self, Transport, Vocab};
+use yui_core::voice::{self, Direction, Script, Speaker, SpeechOutcome};
 use yui_core::{CoreError, Store};
 
 #[derive(Debug, Subcommand)]
@@ -17,6 +19,23 @@ pub enum VocabCmd {
         /// Motion ids to offer the model.
         ids: Vec<String>,
     },
+    /// Show the voice switch and whether the engine can speak here; --on / --off flip it.
+    Voice {
+        #[arg(long, conflicts_with = "off")]
+        on: bool,
+        #[arg(long)]
+        off: bool,
+    },
+    /// Speak a line through the voice engine now (whatever the switch), with a voice direction.
+    Say {
+        text: String,
+        #[arg(long)]
+        caption: Option<String>,
+        #[arg(long)]
+        emotion_text: Option<String>,
+    },
+    /// Check a sprite folder: which emotions and motions it gives, what is missing or skipped.
+    Sprites { dir: std::path::PathBuf },
 }
 
 /// Run a `yui vocab` subcommand; the text to print on success.
@@ -39,6 +58,67 @@ pub fn run(store: &Store, cmd: &VocabCmd) -> Result<String, CoreError> {
             vocab::save(store, &v)?;
             show(store)
         }
+        VocabCmd::Voice { on, off } => {
+            let status = if *on || *off {
+                voice::update(store, *on, None)?
+            } else {
+                voice::status(store)?
+            };
+            Ok(serde_json::to_string_pretty(&status)?)
+        }
+        VocabCmd::Say {
+            text,
+            caption,
+            emotion_text,
+        } => say(text, caption.as_deref(), emotion_text.as_deref()),
+        VocabCmd::Sprites { dir } => {
+            let set = yui_core::sprites::load_sprite_set(dir, &vocab::load(store)?)?;
+            // Sizes, not the data URLs: this is for a person checking a folder.
+            let sizes =
+                |m: &std::collections::BTreeMap<String, String>| -> serde_json::Map<String, Value> {
+                    m.iter().map(|(k, v)| (k.clone(), json!(v.len()))).collect()
+                };
+            Ok(serde_json::to_string_pretty(&json!({
+                "emotions": sizes(&set.emotions),
+                "motions": sizes(&set.motions),
+                "missing": set.missing,
+                "skipped": set.skipped,
+            }))?)
+        }
+    }
+}
+
+fn say(text: &str, caption: Option<&str>, emotion_text: Option<&str>) -> Result<String, CoreError> {
+    let speaker = Speaker::detect().map_err(CoreError::not_found)?;
+    let mut script = Script::new();
+    script.set_direction(Direction::from_cue(caption, emotion_text));
+    script.push_text(text);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CoreError::internal(format!("cannot start the runtime: {e}")))?;
+    let cancel = yui_core::turn::CancellationToken::new();
+    let stop = cancel.clone();
+    let outcome = rt.block_on(async move {
+        // Ctrl-C stops the speech (and tells speech-dispatcher to cancel) rather than leaving it talking.
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.cancel();
+            }
+        });
+        speaker.speak(&script, &cancel).await
+    });
+    match outcome {
+        SpeechOutcome::Spoken => Ok(serde_json::to_string_pretty(&json!({
+            "spoken": text,
+            "args": Speaker::args(text, &Direction::from_cue(caption, emotion_text))
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>(),
+        }))?),
+        SpeechOutcome::Cancelled => Err(CoreError::internal("stopped")),
+        SpeechOutcome::Skipped => Err(CoreError::invalid("nothing to say")),
+        SpeechOutcome::Unavailable(line) => Err(CoreError::internal(line)),
     }
 }
 

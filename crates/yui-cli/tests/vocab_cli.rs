@@ -93,3 +93,91 @@ fn an_empty_vocabulary_declares_no_generate_express() {
     assert!(!ok);
     assert!(err.contains("declares no tool named"), "{err}");
 }
+
+/// `yui vocab voice` / `say` / `sprites`: the voice switch, a spoken line through a fake
+/// `spd-say` on the PATH, and a sprite-folder check.
+mod voice_and_sprites {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn yui_path(
+        dir: &std::path::Path,
+        path: &std::ffi::OsStr,
+        args: &[&str],
+    ) -> (bool, Value, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_yui"))
+            .arg("--data-dir")
+            .arg(dir)
+            .args(args)
+            .env_remove("YUI_LOG")
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        (
+            out.status.success(),
+            serde_json::from_str(&stdout).unwrap_or(Value::Null),
+            stderr,
+        )
+    }
+
+    #[test]
+    fn voice_switch_and_a_spoken_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = tempfile::tempdir().unwrap();
+        let nobin = bin.path().join("empty");
+        std::fs::create_dir(&nobin).unwrap();
+        let (ok, v, _) = yui_path(dir.path(), nobin.as_os_str(), &["vocab", "voice"]);
+        assert!(ok);
+        assert_eq!(v["enabled"], false);
+        assert_eq!(v["available"], false);
+        assert_eq!(
+            v["status"],
+            "speech-dispatcher: spd-say not found; install the speech-dispatcher package to hear replies"
+        );
+        let (ok, v, _) = yui(dir.path(), &["vocab", "voice", "--on"]);
+        assert!(ok);
+        assert_eq!(v["enabled"], true);
+
+        let log = bin.path().join("calls.log");
+        let prog = bin.path().join("spd-say");
+        std::fs::write(
+            &prog,
+            format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths([bin.path()]).unwrap();
+        let (ok, v, err) = yui_path(
+            dir.path(),
+            &path,
+            &["vocab", "say", "Good night.", "--caption", "whispering"],
+        );
+        assert!(ok, "{err}");
+        assert_eq!(v["spoken"], "Good night.");
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "--wait --application-name yui --rate -10 --volume -50 -- Good night.\n"
+        );
+        let (ok, _, err) = yui_path(dir.path(), nobin.as_os_str(), &["vocab", "say", "Hi"]);
+        assert!(!ok);
+        assert!(err.contains("spd-say not found"), "{err}");
+    }
+
+    #[test]
+    fn sprites_check_names_missing_and_skipped_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let sprites = tempfile::tempdir().unwrap();
+        std::fs::write(sprites.path().join("happy.png"), b"not a png").unwrap();
+        let (ok, v, err) = yui(
+            dir.path(),
+            &["vocab", "sprites", sprites.path().to_str().unwrap()],
+        );
+        assert!(ok, "{err}");
+        assert_eq!(v["emotions"], serde_json::json!({}));
+        assert_eq!(v["missing"].as_array().unwrap().len(), 8);
+        assert_eq!(v["skipped"][0]["file"], "happy.png");
+        assert_eq!(v["skipped"][0]["reason"], "not a PNG image");
+    }
+}

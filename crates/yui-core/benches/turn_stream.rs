@@ -212,6 +212,35 @@ fn per_event(c: &mut Criterion) {
     g.finish();
 }
 
+/// The SSE layer alone (framing + eventsource-stream), to split the per-event figure.
+fn sse_only(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut g = c.benchmark_group("sse_only");
+    g.throughput(Throughput::Elements(EVENTS as u64));
+    g.sample_size(30);
+    let parts = chunks(&chat_recording(), 0);
+    g.bench_function("chat/event_chunks", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let bytes = futures_util::stream::iter(
+                    parts.clone().into_iter().map(Ok::<Bytes, reqwest::Error>),
+                );
+                let mut stream = SseStream::from_bytes(bytes, Some(Duration::from_secs(60)));
+                let mut n = 0;
+                while let Some(ev) = stream.next().await {
+                    ev.unwrap();
+                    n += 1;
+                }
+                assert_eq!(n, EVENTS);
+            })
+        })
+    });
+    g.finish();
+}
+
 fn cue_latency(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -283,5 +312,5 @@ fn cue_latency(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, per_event, cue_latency);
+criterion_group!(benches, per_event, sse_only, cue_latency);
 criterion_main!(benches);

@@ -71,7 +71,7 @@ pub fn executor(name: &str, env: &RegistryEnv<'_>) -> Option<Arc<dyn ClientTool>
             env.others.clone(),
             env.state.clone(),
         )),
-        BROWSER => super::unsupported::browser(),
+        BROWSER => Arc::new(super::browser::BrowserTool::new()),
         BODY_ACTION => super::unsupported::body_action(),
         LOOK => super::unsupported::look(),
         _ => return None,

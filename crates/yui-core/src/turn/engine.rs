@@ -33,10 +33,11 @@ use crate::window::WindowKind;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 /// Transcript lines a Chat Completions turn carries as history.
 pub const HISTORY_LIMIT: usize = 40;
@@ -507,10 +508,15 @@ impl<'a> Engine<'a> {
         }
     }
 
-    async fn next_event(&self, s: &mut SseStream) -> std::result::Result<Option<SseEvent>, End> {
+    /// The next SSE event, or `Stopped`. `cancelled` is created once per stream and reused: a
+    /// fresh `cancelled()` future per event would register and drop a waiter every time.
+    async fn next_event(
+        s: &mut SseStream,
+        cancelled: Pin<&mut WaitForCancellationFuture<'_>>,
+    ) -> std::result::Result<Option<SseEvent>, End> {
         tokio::select! {
             biased;
-            _ = self.cancel.cancelled() => Err(End::Stopped),
+            _ = cancelled => Err(End::Stopped),
             ev = s.next() => match ev {
                 None => Ok(None),
                 Some(Ok(e)) => Ok(Some(e)),
@@ -690,7 +696,10 @@ impl<'a> Engine<'a> {
     async fn chat_stream(&mut self, mut stream: SseStream) -> std::result::Result<ChatRound, End> {
         let mut calls = ChatCalls::default();
         let mut round = ChatRound::default();
-        while let Some(ev) = self.next_event(&mut stream).await? {
+        let cancel = self.cancel;
+        let cancelled = cancel.cancelled();
+        tokio::pin!(cancelled);
+        while let Some(ev) = Self::next_event(&mut stream, cancelled.as_mut()).await? {
             match ev.event.as_str() {
                 "hermes.tool.progress" => {
                     self.hermes_progress(&ev.data).await;
@@ -859,7 +868,10 @@ impl<'a> Engine<'a> {
     ) -> std::result::Result<RespRound, End> {
         let mut round = RespRound::default();
         let mut items: Vec<Track> = Vec::new();
-        while let Some(ev) = self.next_event(&mut stream).await? {
+        let cancel = self.cancel;
+        let cancelled = cancel.cancelled();
+        tokio::pin!(cancelled);
+        while let Some(ev) = Self::next_event(&mut stream, cancelled.as_mut()).await? {
             let data = ev.data.trim();
             if data == "[DONE]" {
                 break;
@@ -867,11 +879,23 @@ impl<'a> Engine<'a> {
             if data.is_empty() {
                 continue;
             }
-            let event: wresp::Event =
-                serde_json::from_str(data).map_err(|e| BackendError::Parse {
-                    line: evidence(data),
-                    message: e.to_string(),
-                })?;
+            let bad = |e: serde_json::Error| BackendError::Parse {
+                line: evidence(data),
+                message: e.to_string(),
+            };
+            // Text deltas are nearly every event: read them without buffering the whole object
+            // (an internally tagged enum does), by their type first.
+            let head: wresp::Head<'_> = serde_json::from_str(data).map_err(bad)?;
+            if head.kind.is_empty() {
+                // No type: an unknown event, ignored like any other.
+                continue;
+            }
+            if head.kind == "response.output_text.delta" {
+                let d: wresp::Delta = serde_json::from_str(data).map_err(bad)?;
+                self.speech(&mut round.text, &d.delta).await;
+                continue;
+            }
+            let event: wresp::Event = serde_json::from_str(data).map_err(bad)?;
             match event {
                 wresp::Event::Created { response } | wresp::Event::InProgress { response } => {
                     if let Some(id) = response.and_then(|r| r.id) {

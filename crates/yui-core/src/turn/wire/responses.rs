@@ -4,6 +4,20 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+/// Just the `type` of an event (borrowed: no allocation), read first.
+#[derive(Debug, Deserialize)]
+pub struct Head<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub kind: std::borrow::Cow<'a, str>,
+}
+
+/// `response.output_text.delta`, read directly.
+#[derive(Debug, Deserialize)]
+pub struct Delta {
+    #[serde(default)]
+    pub delta: String,
+}
+
 /// A streamed Responses event. Only the fields the client reads are typed; an output item is kept
 /// as raw JSON because reasoning items go back to the server exactly as they came.
 #[derive(Debug, Deserialize)]
