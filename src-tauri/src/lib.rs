@@ -122,3 +122,21 @@ fn run_fatal(paths: &Paths, e: CoreError) {
     }
     std::process::exit(2);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::data_dir_arg;
+    use std::path::PathBuf;
+
+    fn args(v: &[&str]) -> impl Iterator<Item = String> {
+        v.iter().map(|s| s.to_string()).collect::<Vec<_>>().into_iter()
+    }
+
+    #[test]
+    fn data_dir_from_the_command_line() {
+        assert_eq!(data_dir_arg(args(&["--data-dir", "/d"])), Some(PathBuf::from("/d")));
+        assert_eq!(data_dir_arg(args(&["-x", "--data-dir=/e"])), Some(PathBuf::from("/e")));
+        assert_eq!(data_dir_arg(args(&["--data-dir"])), None);
+        assert_eq!(data_dir_arg(args(&[])), None);
+    }
+}

@@ -100,3 +100,162 @@ async fn moving_a_slider_in_settings_changes_the_band_in_quick_controls() {
         13
     );
 }
+
+/// A fake backend on 127.0.0.1: the first request gets a `rate_relation` call (finish_reason
+/// `tool_calls`), every later one a short spoken reply. Hands back the request bodies.
+async fn rating_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut n = 0usize;
+        while let Ok((mut sock, _)) = listener.accept().await {
+            n += 1;
+            let first = n == 1;
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 8192];
+                let body = loop {
+                    let Ok(k) = sock.read(&mut chunk).await else {
+                        return;
+                    };
+                    if k == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..k]);
+                    let text = String::from_utf8_lossy(&buf).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                let (k, v) = l.split_once(':')?;
+                                k.eq_ignore_ascii_case("content-length")
+                                    .then(|| v.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if buf.len() >= end + 4 + len {
+                            break String::from_utf8_lossy(&buf[end + 4..end + 4 + len])
+                                .to_string();
+                        }
+                    }
+                };
+                let _ = tx.send(body);
+                let args = json!({"toward": "user", "delta": 2, "why": "you remembered my name"})
+                    .to_string();
+                let events = if first {
+                    vec![
+                        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_r","type":"function","function":{"name":"rate_relation","arguments":args}}]},"finish_reason":null}]}),
+                        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+                    ]
+                } else {
+                    vec![
+                        json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Thank you!"},"finish_reason":null}]}),
+                        json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+                    ]
+                };
+                let mut out = String::from("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n");
+                for e in events {
+                    out.push_str(&format!("data: {e}\n\n"));
+                }
+                out.push_str("data: [DONE]\n\n");
+                let _ = sock.write_all(out.as_bytes()).await;
+                let _ = sock.shutdown().await;
+            });
+        }
+    });
+    (base, rx)
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn a_model_rate_relation_call_updates_the_band_in_quick_controls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base_url, mut requests) = rating_backend().await;
+    super::seed(dir.path(), |st| {
+        let change = yui_core::backend::BackendChange {
+            base_url: Some(base_url.clone()),
+            model: Some("fake-model".into()),
+            transport: Some(yui_core::backend::Transport::ChatCompletions),
+            push_url: None,
+        };
+        yui_core::backend::update(st, &change).unwrap();
+        relations::set_by_hand(st, &yui_core::SystemClock, "yui", &Target::User, 3).unwrap();
+    });
+    let s = launch(dir.path()).await;
+    s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
+        .await
+        .unwrap();
+    s.switch_to_label("main").await.unwrap();
+    let r = s
+        .invoke("window_open", json!({"which": "quick"}))
+        .await
+        .unwrap();
+    assert_eq!(r["ok"], true, "{r}");
+    s.wait_for_label("quick", Duration::from_secs(20))
+        .await
+        .unwrap();
+    let band = "document.querySelector(\"[data-relations-band='yui']\")?.textContent";
+    s.wait_script(
+        &format!("return {band} === 'neutral'"),
+        Duration::from_secs(10),
+    )
+    .await
+    .expect("quick controls show yui's band (3: neutral)");
+
+    // A turn in the main window: the model rates the user +2 (3 → 5: warm).
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        "return !!document.querySelector('#character [data-emotion]')",
+        Duration::from_secs(20),
+    )
+    .await
+    .expect("character drawn");
+    s.click(&s.find("#character").await.unwrap()).await.unwrap();
+    s.wait_script(
+        "return !document.getElementById('chat').hidden",
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("chat opens on click");
+    let input = s.find("#chat-input").await.unwrap();
+    s.send_keys(&input, "Hi, it's me\u{E007}").await.unwrap();
+    s.wait_script(
+        "return document.getElementById('bubble').textContent === 'Thank you!'",
+        Duration::from_secs(20),
+    )
+    .await
+    .expect("the reply after the tool round trip");
+
+    s.switch_to_label("quick").await.unwrap();
+    s.wait_script(
+        &format!("return {band} === 'warm'"),
+        Duration::from_secs(10),
+    )
+    .await
+    .expect("quick controls' band follows the model's change");
+    s.delete().await.ok();
+
+    // The first request carried the relation: line; the round trip carried the band result.
+    let first = requests.recv().await.expect("first request");
+    assert!(
+        first.contains("relation: user: neutral; Kai: neutral"),
+        "relation line in the client context: {first}"
+    );
+    let second = requests.recv().await.expect("round trip");
+    let body: serde_json::Value = serde_json::from_str(&second).unwrap();
+    let tool_msg = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .expect("a tool message");
+    assert_eq!(tool_msg["content"], "warm");
+    let log = relations::list(&read_store(dir.path()), Some("yui"), 5)
+        .unwrap()
+        .log;
+    assert_eq!(log[0].reason, "you remembered my name");
+    assert_eq!(log[0].value, 5);
+}

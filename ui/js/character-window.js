@@ -18,6 +18,8 @@ const menu = $("menu");
 let character = null;
 let turnRunning = false;
 let bubbleTimer = 0;
+/** Call ids of the browser runs in flight: the character shows "browsing…" while any is. */
+const browsing = new Set();
 
 /** Load the built-in character (ui/character/); a plain placeholder if it is not there. */
 async function mountCharacter(preset, role) {
@@ -101,8 +103,20 @@ function onTurnEvent(ev, acc) {
       if (ev.emotion_id) character.setEmotion(ev.emotion_id);
       if (ev.motion_id) character.playMotion(ev.motion_id);
       break;
+    case "tool_call":
+      if (ev.name !== "browser") break;
+      browsing.add(ev.call_id);
+      character.setState("browsing");
+      if (acc.text === "") showBubble("browsing…", { linger: false });
+      break;
+    case "tool_result":
+      if (!browsing.delete(ev.call_id) || browsing.size > 0) break;
+      character.setState("thinking"); // the turn goes on with the result
+      if (acc.text === "") showBubble("…", { linger: false });
+      break;
     case "turn_end":
       turnRunning = false;
+      browsing.clear();
       character.setSpeaking(false);
       character.setState("idle");
       if (ev.status === "error") showBubble(ev.error ?? "the turn failed", { error: true });
