@@ -129,7 +129,9 @@ fn browser_run_shows_output_and_screenshots() {
     .expect("browser_run");
     assert_eq!(
         out["text"],
-        json!(format!("{UNTRUSTED}\nyui-yui Fake page\nexited with code 0")),
+        json!(format!(
+            "{UNTRUSTED}\nyui-yui Fake page\nexited with code 0"
+        )),
         "{out}"
     );
     let images = out["images"].as_array().expect("images");
@@ -148,7 +150,11 @@ fn browser_run_in_a_pet_window_uses_its_presets_space_and_answers_failures() {
     switch_on(&h);
     let pet = window(&h, "pet-kai");
     assert_eq!(
-        invoke(&pet, "browser_run", json!({"code": "console.log(task.name)"})),
+        invoke(
+            &pet,
+            "browser_run",
+            json!({"code": "console.log(task.name)"})
+        ),
         Ok(json!(format!("{UNTRUSTED}\nyui-kai\nexited with code 0")))
     );
     let failed = invoke(
@@ -159,7 +165,9 @@ fn browser_run_in_a_pet_window_uses_its_presets_space_and_answers_failures() {
     .expect("browser_run");
     let text = failed.as_str().expect("a failure is a string");
     assert!(
-        text.starts_with(&format!("error: the script failed\n{UNTRUSTED}\nError: boom\n")),
+        text.starts_with(&format!(
+            "error: the script failed\n{UNTRUSTED}\nError: boom\n"
+        )),
         "{text}"
     );
     assert!(text.ends_with("\nexited with code 1"), "{text}");

@@ -104,7 +104,9 @@ async fn browser_run_in_the_app_shows_output_and_screenshots() {
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(
         r["value"]["text"],
-        json!(format!("{UNTRUSTED}\nyui-yui Fake page\nexited with code 0")),
+        json!(format!(
+            "{UNTRUSTED}\nyui-yui Fake page\nexited with code 0"
+        )),
         "{r}"
     );
     let images = r["value"]["images"].as_array().expect("images");
@@ -221,9 +223,7 @@ async fn a_browser_call_in_a_turn_shows_browsing_and_returns_output_and_screensh
     )
     .await
     .expect("character drawn");
-    s.click(&s.find("#character").await.unwrap())
-        .await
-        .unwrap();
+    s.click(&s.find("#character").await.unwrap()).await.unwrap();
     s.wait_script(
         "return !document.getElementById('chat').hidden",
         Duration::from_secs(5),
@@ -256,7 +256,9 @@ async fn a_browser_call_in_a_turn_shows_browsing_and_returns_output_and_screensh
     let body: Value = serde_json::from_str(&second).unwrap();
     let messages = body["messages"].to_string();
     assert!(
-        messages.contains(&format!("{UNTRUSTED}\\nyui-yui Fake page\\nexited with code 0")),
+        messages.contains(&format!(
+            "{UNTRUSTED}\\nyui-yui Fake page\\nexited with code 0"
+        )),
         "the output went back to the model: {messages:.2000}"
     );
     assert!(

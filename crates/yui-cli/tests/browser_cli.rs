@@ -96,7 +96,10 @@ fn switch(e: &Env, on: bool) {
 fn browser_is_off_by_default_and_when_switched_off() {
     let e = env();
     let code = json!({"code": "console.log(1)"});
-    assert_eq!(browser(&e, code.clone(), &[]), json!("error: browser is off"));
+    assert_eq!(
+        browser(&e, code.clone(), &[]),
+        json!("error: browser is off")
+    );
     switch(&e, true);
     switch(&e, false);
     assert_eq!(browser(&e, code, &[]), json!("error: browser is off"));
@@ -157,7 +160,9 @@ fn failures_and_argument_errors_answer_the_contract_strings() {
     let failed = browser(&e, json!({"code": "throw new Error(\"boom\")"}), &[]);
     let text = failed.as_str().expect("string result");
     assert!(
-        text.starts_with(&format!("error: the script failed\n{UNTRUSTED}\nError: boom\n")),
+        text.starts_with(&format!(
+            "error: the script failed\n{UNTRUSTED}\nError: boom\n"
+        )),
         "{text}"
     );
     assert!(text.ends_with("\nexited with code 1"), "{text}");

@@ -219,7 +219,9 @@ fn tool_declares_switch_wait_and_schema() {
     assert_eq!(tool.name(), "browser");
     let sw = tool.switch().expect("switch");
     assert_eq!((sw.id, sw.key), ("browser", "yui.browser"));
-    assert_eq!(tool.wait(), Duration::from_secs(32));
+    // The contract's 32 s wait is the tool's own; the turn's guard sits just past it.
+    assert_eq!(tool.wait(), Duration::from_secs(33));
+    assert_eq!(browser::TURN_GUARD_SLACK, Duration::from_secs(1));
     assert_eq!(
         Timings::default(),
         Timings {
@@ -849,4 +851,37 @@ async fn guide_timed_out_at_the_backstop() {
     let out = call(&tool, &env, json!({"guide": true})).await;
     assert_eq!(text(&out), "error: ego-browser skill timed out");
     assert!(start.elapsed() < Duration::from_secs(2));
+}
+
+/// Through the turn's own call path (`turn::call_tool`, which bounds every call by the tool's
+/// `wait()`): the 32 s wait passing still answers the contract's `unknown: …`, not the turn's
+/// generic `error: no answer within …`, and that answer counts as a failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_passing_in_a_turn_answers_unknown() {
+    let env = Env::new(&[]);
+    let tool: Arc<dyn ClientTool> = Arc::new(env.tool(Timings {
+        deadline: Duration::from_secs(3),
+        backstop: Duration::from_secs(4),
+        wait: Duration::from_millis(600),
+        drain: Duration::from_millis(200),
+    }));
+    let ctx = ToolContext {
+        store: env.store.clone(),
+        clock: Arc::new(SystemClock),
+        preset_id: "turn-wait-p".into(),
+        window: WindowKind::Main,
+        turn_id: "t1".into(),
+    };
+    let out = yui_core::turn::call_tool(
+        &tool,
+        json!({ "code": format!("{SLEEP}await sleep(30000);") }),
+        &ctx,
+        &CancellationToken::new(),
+    )
+    .await
+    .expect("not cancelled");
+    assert_eq!(out, ToolOutput::Text(UNKNOWN.into()));
+    assert!(tool.failed(&out));
+    assert!(tool.failed(&ToolOutput::Text(format!("{UNKNOWN}\n{UNTRUSTED}\nx"))));
+    assert!(!tool.failed(&ToolOutput::Text(format!("{UNTRUSTED}\nunknown: x"))));
 }

@@ -504,8 +504,8 @@ async fn chat_history_is_rebuilt_from_the_transcript() {
 }
 
 /// What real servers send: comments and keep-alives, `event:` lines, a first chunk with role and
-/// content null, usage and timings chunks without choices, numeric ids, no index, arguments as
-/// an object, CRLF line ends.
+/// content null, `finish_reason: ""` on every chunk, usage and timings chunks without choices,
+/// numeric ids, no index, arguments as an object, CRLF line ends.
 #[tokio::test]
 async fn chat_tolerates_real_server_quirks() {
     let srv = ScriptServer::start(vec![
@@ -514,6 +514,8 @@ async fn chat_tolerates_real_server_quirks() {
             raw("event: message\ndata: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null},\"finish_reason\":null}]}\n\n"),
             raw(":\n\n"),
             raw("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\r\n\r\n"),
+            raw("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c0\",\"function\":{\"name\":\"lookup\",\"arguments\":\"{\\\"q\\\":\"}}]},\"finish_reason\":\"\"}]}\n\n"),
+            raw("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"w\\\"}\"}}]},\"finish_reason\":\"\"}]}\n\n"),
             raw("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":7,\"function\":{\"name\":\"lookup\",\"arguments\":{\"q\":\"z\"}}}]}}]}\n\n"),
             raw("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n"),
             raw("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}],\"timings\":{\"predicted_ms\":1.5}}\n\n"),
@@ -525,10 +527,13 @@ async fn chat_tolerates_real_server_quirks() {
     let h = Harness::new();
     let (reg, _, lookups) = express_and_lookup();
     let (events, out) = h.run(&h.request(&srv.base_url, CHAT, "q"), &reg).await;
-    assert_eq!(lookups.load(Ordering::SeqCst), 1);
+    assert_eq!(lookups.load(Ordering::SeqCst), 2);
     assert_eq!(
         of_type(&events, "tool_call"),
-        vec![json!({"type":"tool_call","call_id":"7","name":"lookup","arguments":"{\"q\":\"z\"}"})]
+        vec![
+            json!({"type":"tool_call","call_id":"c0","name":"lookup","arguments":"{\"q\":\"w\"}"}),
+            json!({"type":"tool_call","call_id":"7","name":"lookup","arguments":"{\"q\":\"z\"}"}),
+        ]
     );
     assert_eq!(out.text, "Hi ok");
     assert_eq!(out.status, TurnStatus::Ok);
@@ -587,4 +592,30 @@ async fn chat_whitespace_only_response_counts_as_no_text() {
     assert_eq!(bodies.len(), 2);
     assert_eq!(bodies[1]["messages"][1]["content"], Value::Null);
     assert_eq!(out.text, "\n\nHi!");
+}
+
+/// Servers that send every whole call with index 0: a new id under a used index is a new call.
+#[tokio::test]
+async fn chat_whole_calls_all_at_index_zero_are_separate_calls() {
+    let srv = ScriptServer::start(vec![
+        Reply::Sse(vec![
+            c_call(0, "call_x", "lookup", r#"{"q":"x"}"#),
+            c_call(0, "call_y", "lookup", r#"{"q":"y"}"#),
+            c_finish("tool_calls"),
+            done(),
+        ]),
+        chat_say("Both."),
+    ])
+    .await;
+    let h = Harness::new();
+    let (reg, _, lookups) = express_and_lookup();
+    let (events, _) = h.run(&h.request(&srv.base_url, CHAT, "two"), &reg).await;
+    assert_eq!(lookups.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        of_type(&events, "tool_call"),
+        vec![
+            json!({"type":"tool_call","call_id":"call_x","name":"lookup","arguments":"{\"q\":\"x\"}"}),
+            json!({"type":"tool_call","call_id":"call_y","name":"lookup","arguments":"{\"q\":\"y\"}"}),
+        ]
+    );
 }

@@ -151,7 +151,7 @@ async fn fault_server_that_never_answers_headers_stalls_out() {
     let h = Harness::new();
     let (reg, _, _) = express_and_lookup();
     let mut req = h.request(&srv.base_url, RESP, "hi");
-    req.timeouts.stall = Duration::from_millis(300);
+    req.timeouts.headers = Duration::from_millis(300);
     let (_, out) = h.run(&req, &reg).await;
     assert_eq!(out.status, TurnStatus::Error);
     assert!(out

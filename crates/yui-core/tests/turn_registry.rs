@@ -330,3 +330,22 @@ async fn prepared_turn_carries_persona_tools_and_context() {
     assert_eq!(h.transcript()[0], ("user".into(), "hello".into()));
     let _ = TurnToolState::default();
 }
+
+/// With no other character open, `to` carries no (empty) enum and every call is an unknown target.
+#[tokio::test]
+async fn address_character_with_nobody_else_open() {
+    let h = Harness::new();
+    yui_core::presets::close(&h.store, "kai").unwrap();
+    let env = RegistryEnv::load(&h.store, "yui", WindowKind::Main).unwrap();
+    let reg = ToolRegistry::for_window(&env).unwrap();
+    let tool = reg.get("address_character").unwrap();
+    assert_eq!(
+        tool.parameters()["properties"]["to"],
+        json!({"type":"string","description":"No other character is open now."})
+    );
+    let out = tool
+        .call(json!({"to":"Kai"}), &ctx(&h), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out, ToolOutput::text("error: unknown target"));
+}

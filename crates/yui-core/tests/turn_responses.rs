@@ -295,7 +295,7 @@ async fn responses_404_on_previous_response_id_resets_chain_with_one_retry() {
         &h.store,
         "yui",
         "resp_old",
-        &[pending.clone()],
+        std::slice::from_ref(&pending),
         h.clock.now(),
     )
     .unwrap();
@@ -486,7 +486,10 @@ fn response_chain_migration_upgrades_a_version_4_database() {
         .unwrap();
     }
     let store = yui_core::Store::open(&path).unwrap();
-    assert!(yui_core::store::migrations::SCHEMA_VERSION >= 5);
+    let version: i64 = store
+        .read(|c| Ok(c.query_row("PRAGMA user_version", [], |r| r.get(0))?))
+        .unwrap();
+    assert!(version >= 5, "migrated to {version}");
     assert_eq!(chain::load(&store, "yui").unwrap(), None);
     let at = chrono::Utc::now();
     chain::save(
@@ -505,4 +508,75 @@ fn response_chain_migration_upgrades_a_version_4_database() {
         yui_core::transcript::recent(&store, "yui", 5).unwrap()[0].text,
         "kept"
     );
+}
+
+/// Parallel calls on Responses: each runs once, in output order; request 2 carries every
+/// function_call item, then every output, in that order. A throwing call answers its error and
+/// unparseable arguments answer the parse error without running.
+#[tokio::test]
+async fn responses_parallel_calls_with_a_throw_and_bad_arguments() {
+    let mut first = vec![r_created("resp_1")];
+    first.extend(r_call(0, "fc_a", "call_a", "lookup", r#"{"q":"a"}"#));
+    first.extend(r_call(1, "fc_b", "call_b", "throws", "{}"));
+    first.extend(r_call(2, "fc_c", "call_c", "lookup", "{oops"));
+    first.push(r_completed("resp_1"));
+    let srv = ScriptServer::start(vec![Reply::Sse(first), responses_say("resp_2", "Done.")]).await;
+    let h = Harness::new();
+    let lookup = Answer::new("lookup", "42");
+    let lookups = lookup.calls.clone();
+    let reg = registry(vec![Arc::new(lookup), Arc::new(Throws)]);
+    let (events, out) = h.run(&h.request(&srv.base_url, RESP, "go"), &reg).await;
+    assert_eq!(
+        lookups.load(Ordering::SeqCst),
+        1,
+        "the bad-arguments call did not run"
+    );
+    let parse_msg = serde_json::from_str::<Value>("{oops")
+        .unwrap_err()
+        .to_string();
+    let bad = format!("error: arguments JSON parse failed: {parse_msg}");
+    assert_eq!(
+        srv.bodies()[1]["input"],
+        json!([
+            user("go"),
+            {"type":"function_call","call_id":"call_a","name":"lookup","arguments":"{\"q\":\"a\"}"},
+            {"type":"function_call","call_id":"call_b","name":"throws","arguments":"{}"},
+            {"type":"function_call","call_id":"call_c","name":"lookup","arguments":"{oops"},
+            {"type":"function_call_output","call_id":"call_a","output":"42"},
+            {"type":"function_call_output","call_id":"call_b","output":"error: disk on fire"},
+            {"type":"function_call_output","call_id":"call_c","output":bad},
+        ])
+    );
+    let results: Vec<Value> = of_type(&events, "tool_result")
+        .into_iter()
+        .map(|r| r["result"].clone())
+        .collect();
+    assert_eq!(
+        results,
+        vec![json!("42"), json!("error: disk on fire"), json!(bad)]
+    );
+    assert_eq!(out.text, "Done.");
+}
+
+/// The stall watchdog counts only time spent waiting on the server: a tool that runs longer
+/// than the stall timeout in the middle of a stream does not end the turn.
+#[tokio::test]
+async fn responses_tool_longer_than_stall_timeout_does_not_stall_the_stream() {
+    let mut first = vec![r_created("resp_1")];
+    first.extend(r_call(0, "fc_s", "call_s", "sleeper", "{}"));
+    // The rest arrives after the tool finished and after the stall time measured from the last
+    // byte, but within the stall time measured from when the reader came back.
+    first.push(Part::Sleep(std::time::Duration::from_millis(1200)));
+    first.push(r_completed("resp_1"));
+    let srv = ScriptServer::start(vec![Reply::Sse(first), responses_say("resp_2", "Ready.")]).await;
+    let h = Harness::new();
+    let reg = registry(vec![Arc::new(Sleeper {
+        takes: std::time::Duration::from_millis(1000),
+    })]);
+    let mut req = h.request(&srv.base_url, RESP, "go");
+    req.timeouts.stall = std::time::Duration::from_millis(500);
+    let (_, out) = h.run(&req, &reg).await;
+    assert_eq!(out.error, None);
+    assert_eq!(out.text, "Ready.");
+    assert_eq!(srv.bodies().len(), 2);
 }

@@ -31,7 +31,13 @@ pub async fn browser_run<R: Runtime>(
     code: String,
 ) -> CmdResult<ToolOutput> {
     // Not tied to a turn: nothing here cancels it, so it ends with its result or the 32 s wait.
-    browser::run(&state.store, &preset_of(&window)?, &code, CancellationToken::new()).await
+    browser::run(
+        &state.store,
+        &preset_of(&window)?,
+        &code,
+        CancellationToken::new(),
+    )
+    .await
 }
 
 /// The installed ego lite's guide (`ego-browser skill`).

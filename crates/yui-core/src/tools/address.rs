@@ -35,9 +35,16 @@ impl ClientTool for AddressCharacter {
     }
     fn parameters(&self) -> Value {
         let names: Vec<&str> = self.targets.iter().map(|(_, n)| n.as_str()).collect();
+        // Some providers refuse an empty enum: with nobody else open, `to` says so instead (and
+        // any call answers `error: unknown target`).
+        let to = if names.is_empty() {
+            json!({"type": "string", "description": "No other character is open now."})
+        } else {
+            json!({"type": "string", "enum": names})
+        };
         json!({
             "type": "object",
-            "properties": {"to": {"type": "string", "enum": names}},
+            "properties": {"to": to},
             "required": ["to"],
             "additionalProperties": false
         })

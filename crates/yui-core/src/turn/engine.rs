@@ -32,8 +32,8 @@ use crate::transcript::{self, Role};
 use crate::window::WindowKind;
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -336,9 +336,14 @@ impl Answered {
     }
 }
 
-/// Run one client call the way a turn does: in its own task, bounded by the tool's wait and by
-/// `cancel`. A throw answers `error: <message>`, an overrun `error: no answer within <wait>` (the
-/// tool's token is cancelled and it is left to finish on its own). `None` when `cancel` fired.
+/// Extra time past a tool's [`ClientTool::wait`] before the turn answers for it, so a tool that
+/// keeps its own deadline (browser: 32 s, answering `unknown: …`) answers with its own words.
+pub const TOOL_WAIT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Run one client call the way a turn does: in its own task, bounded by the tool's wait (plus
+/// [`TOOL_WAIT_GRACE`]) and by `cancel`. A throw answers `error: <message>`, an overrun
+/// `error: no answer within <wait>` (the tool's token is cancelled and it is left to finish on
+/// its own). `None` when `cancel` fired.
 pub async fn call_tool(
     tool: &Arc<dyn ClientTool>,
     args: Value,
@@ -352,7 +357,7 @@ pub async fn call_tool(
     tokio::select! {
         biased;
         _ = cancel.cancelled() => None,
-        r = tokio::time::timeout(wait, &mut task) => Some(match r {
+        r = tokio::time::timeout(wait + TOOL_WAIT_GRACE, &mut task) => Some(match r {
             Err(_) => {
                 token.cancel();
                 ToolOutput::text(format!("error: no answer within {}", human(wait)))
@@ -743,7 +748,8 @@ impl<'a> Engine<'a> {
                         calls.add(tc);
                     }
                 }
-                if let Some(fr) = choice.finish_reason {
+                // Some servers send `"finish_reason": ""` on every chunk: only a value counts.
+                if let Some(fr) = choice.finish_reason.filter(|f| !f.is_empty()) {
                     round.finish_reason = Some(fr);
                     for held in calls.take() {
                         if let Some(a) = self.release(held, true).await? {
@@ -1214,7 +1220,12 @@ struct Slot {
 impl ChatCalls {
     fn add(&mut self, d: wchat::ToolCallDelta) {
         let pos = match d.index {
-            Some(i) => self.slots.iter().position(|s| s.index == i),
+            // A new id under an index already in use is a new call: some servers send every
+            // whole call with index 0.
+            Some(i) => self.slots.iter().position(|s| {
+                s.index == i
+                    && !matches!(&d.id, Some(id) if !id.is_empty() && !s.id.is_empty() && *id != s.id)
+            }),
             // No index: the id names the call; a fragment with neither continues the last call.
             None => match &d.id {
                 Some(id) => self.slots.iter().position(|s| &s.id == id),
@@ -1224,9 +1235,11 @@ impl ChatCalls {
         let pos = match pos {
             Some(p) => p,
             None => {
-                let index = d
-                    .index
-                    .unwrap_or_else(|| self.slots.iter().map(|s| s.index + 1).max().unwrap_or(0));
+                let next = self.slots.iter().map(|s| s.index + 1).max().unwrap_or(0);
+                let index = match d.index {
+                    Some(i) if self.slots.iter().all(|s| s.index != i) => i,
+                    _ => next,
+                };
                 self.slots.push(Slot {
                     index,
                     id: String::new(),

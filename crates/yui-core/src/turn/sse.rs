@@ -96,7 +96,10 @@ pub struct SseEvent {
 pub struct Timeouts {
     /// TCP/TLS connect.
     pub connect: Duration,
-    /// No bytes (headers or body) for this long ends the request.
+    /// No response headers for this long ends the request (a server loading a model may take a
+    /// while before it answers).
+    pub headers: Duration,
+    /// No bytes of the body for this long ends the request.
     pub stall: Duration,
 }
 
@@ -104,6 +107,7 @@ impl Default for Timeouts {
     fn default() -> Self {
         Self {
             connect: Duration::from_secs(10),
+            headers: Duration::from_secs(120),
             stall: Duration::from_secs(60),
         }
     }
@@ -358,8 +362,8 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// `POST {url}` with a JSON body and `Accept: text/event-stream`; a non-success status becomes
-/// [`BackendError::Http`] carrying the server's body. Waiting for the response headers counts
-/// against the stall timeout.
+/// [`BackendError::Http`] carrying the server's body. Waiting for the response headers is bounded
+/// by `timeouts.headers`, reading the body by `timeouts.stall`.
 pub async fn post_sse(
     client: &reqwest::Client,
     url: &str,
@@ -374,10 +378,10 @@ pub async fn post_sse(
     if let Some(key) = api_key.filter(|k| !k.is_empty()) {
         req = req.bearer_auth(key);
     }
-    let resp = match tokio::time::timeout(timeouts.stall, req.send()).await {
+    let resp = match tokio::time::timeout(timeouts.headers, req.send()).await {
         Err(_) => {
             return Err(BackendError::Stall {
-                waited_ms: timeouts.stall.as_millis() as u64,
+                waited_ms: timeouts.headers.as_millis() as u64,
             })
         }
         Ok(Err(e)) => {

@@ -434,6 +434,33 @@ impl ClientTool for Slow {
     }
 }
 
+/// A question tool that takes `takes` to answer `done`.
+pub struct Sleeper {
+    pub takes: Duration,
+}
+
+#[async_trait]
+impl ClientTool for Sleeper {
+    fn name(&self) -> &str {
+        "sleeper"
+    }
+    fn description(&self) -> String {
+        "answers after a while".into()
+    }
+    fn parameters(&self) -> Value {
+        json!({"type":"object","properties":{}})
+    }
+    async fn call(
+        &self,
+        _a: Value,
+        _c: &ToolContext,
+        _x: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        tokio::time::sleep(self.takes).await;
+        Ok(ToolOutput::text("done"))
+    }
+}
+
 pub fn registry(tools: Vec<Arc<dyn ClientTool>>) -> ToolRegistry {
     ToolRegistry::from_tools(tools, Arc::new(TurnToolState::default())).expect("registry")
 }
@@ -488,6 +515,7 @@ impl Harness {
             },
             timeouts: Timeouts {
                 connect: Duration::from_secs(2),
+                headers: Duration::from_secs(5),
                 stall: Duration::from_secs(5),
             },
             history_limit: 40,

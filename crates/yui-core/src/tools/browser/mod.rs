@@ -53,6 +53,9 @@ pub const NOT_FOUND: &str = "error: ego lite not found: install ego lite and run
 /// `ego-browser skill` passed the backstop.
 pub const SKILL_TIMED_OUT: &str = "error: ego-browser skill timed out";
 
+/// How far past the tool's own wait the turn's guard ([`ClientTool::wait`]) sits.
+pub const TURN_GUARD_SLACK: Duration = Duration::from_secs(1);
+
 /// Most bytes of guide text (stdout of `ego-browser skill`) and of its stderr kept.
 const GUIDE_MAX: usize = 4 * 1024 * 1024;
 const SKILL_STDERR_MAX: usize = 16 * 1024;
@@ -534,6 +537,12 @@ impl ClientTool for BrowserTool {
         })
     }
 
+    /// `unknown: …` (backstop, or the 32 s wait) is a failure too, beside every `error: …`.
+    fn failed(&self, result: &ToolOutput) -> bool {
+        let t = result.as_text();
+        t.starts_with("error:") || t.starts_with("unknown:")
+    }
+
     fn switch(&self) -> Option<Switch> {
         Some(Switch {
             id: "browser",
@@ -541,8 +550,11 @@ impl ClientTool for BrowserTool {
         })
     }
 
+    /// The turn's guard around the call sits [`TURN_GUARD_SLACK`] past the tool's own 32 s wait,
+    /// so the wait passing answers the contract's `unknown: …` (from the tool), never the turn's
+    /// generic `error: no answer within …` — the two timers would otherwise race.
     fn wait(&self) -> Duration {
-        self.config.timings.wait
+        self.config.timings.wait + TURN_GUARD_SLACK
     }
 
     async fn call(
