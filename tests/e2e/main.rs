@@ -6,6 +6,7 @@
 //! `yui-core` before launch, and checks the store after the UI acted.
 
 mod browser;
+mod expression;
 mod relations;
 mod webdriver;
 

@@ -4,12 +4,14 @@
 #
 # Needs: Xvfb, openbox (optional), WebKitWebDriver (webkit2gtk-driver), tauri-driver
 # (`cargo install tauri-driver --locked`), and the Tauri build deps (libwebkit2gtk-4.1-dev, ...).
-# Env: DISPLAY_NUM (default 99); E2E_SCREENSHOT=path.png to capture the screen (two characters,
+# Env: DISPLAY_NUM (default 99); DRIVER_PORT (default 4444; WebKitWebDriver gets DRIVER_PORT+1); E2E_SCREENSHOT=path.png to capture the screen (two characters,
 # the main one answering in its bubble) during the chat test, e.g. E2E_SCREENSHOT=docs/img/screenshot.png.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 DISPLAY_NUM="${DISPLAY_NUM:-99}"
+DRIVER_PORT="${DRIVER_PORT:-4444}"
+export TAURI_DRIVER_URL="http://127.0.0.1:${DRIVER_PORT}"
 export DISPLAY=":${DISPLAY_NUM}"
 TAURI_DRIVER="${TAURI_DRIVER:-$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")}"
 LOG_DIR="$(mktemp -d -t yui-e2e-XXXXXX)"
@@ -32,19 +34,24 @@ cargo test -p yui-app --test e2e --no-run
 
 echo "e2e: starting Xvfb on $DISPLAY (logs in $LOG_DIR)"
 Xvfb "$DISPLAY" -screen 0 1280x800x24 -nolisten tcp >"$LOG_DIR/xvfb.log" 2>&1 &
-PIDS+=($!)
+XVFB_PID=$!
+PIDS+=("$XVFB_PID")
 for _ in $(seq 1 50); do
   [ -e "/tmp/.X11-unix/X${DISPLAY_NUM}" ] && break
   sleep 0.1
 done
-[ -e "/tmp/.X11-unix/X${DISPLAY_NUM}" ] || { echo "e2e: Xvfb did not start" >&2; cat "$LOG_DIR/xvfb.log" >&2; exit 1; }
+sleep 0.3
+# Our Xvfb must be the one serving the display (not a leftover server on the same number).
+if ! kill -0 "$XVFB_PID" 2>/dev/null || [ ! -e "/tmp/.X11-unix/X${DISPLAY_NUM}" ]; then
+  echo "e2e: Xvfb did not start on $DISPLAY (try DISPLAY_NUM=<free number>)" >&2
+  cat "$LOG_DIR/xvfb.log" >&2
+  exit 1
+fi
 
 if command -v openbox >/dev/null; then
   openbox >"$LOG_DIR/openbox.log" 2>&1 &
   PIDS+=($!)
 fi
-# A plain desktop colour instead of X's grey, for the screenshot.
-command -v xsetroot >/dev/null && xsetroot -solid '#5d6d8c' || true
 if command -v xcompmgr >/dev/null; then
   # A compositor, so transparent character windows are transparent.
   xcompmgr >"$LOG_DIR/xcompmgr.log" 2>&1 &
@@ -53,10 +60,10 @@ fi
 
 # No session bus here: keep WebKit and the keyring from trying to reach one.
 export NO_AT_BRIDGE=1
-"$TAURI_DRIVER" --port 4444 >"$LOG_DIR/tauri-driver.log" 2>&1 &
+"$TAURI_DRIVER" --port "$DRIVER_PORT" --native-port "$((DRIVER_PORT + 1))" >"$LOG_DIR/tauri-driver.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 50); do
-  (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break
+  (exec 3<>/dev/tcp/127.0.0.1/"$DRIVER_PORT") 2>/dev/null && break
   sleep 0.1
 done
 
@@ -67,6 +74,11 @@ if [ -n "${E2E_SCREENSHOT:-}" ]; then
   export YUI_E2E_SCREENSHOT="$(cd "$(dirname "$E2E_SCREENSHOT")" && pwd)/$(basename "$E2E_SCREENSHOT")"
 fi
 YUI_APP_BIN="$PWD/target/debug/yui-app" cargo test -p yui-app --test e2e -- --ignored --test-threads=1 || status=$?
+if [ -n "${YUI_E2E_SCREENSHOT:-}" ] && [ -f "$YUI_E2E_SCREENSHOT" ] && command -v convert >/dev/null; then
+  # The characters stand at the bottom right: keep that corner of the 1280x800 screen.
+  convert "$YUI_E2E_SCREENSHOT" -gravity SouthEast -crop 640x440+0+0 +repage "$YUI_E2E_SCREENSHOT"
+  echo "e2e: screenshot in $YUI_E2E_SCREENSHOT"
+fi
 if [ "$status" -ne 0 ]; then
   echo "e2e: FAILED; tauri-driver log:" >&2
   tail -n 50 "$LOG_DIR/tauri-driver.log" >&2 || true

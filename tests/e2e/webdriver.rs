@@ -285,4 +285,12 @@ impl Session {
     pub async fn property(&self, el: &str, name: &str) -> Result<Value> {
         self.get(&format!("/element/{el}/property/{name}")).await
     }
+
+    /// A PNG of the current window's viewport, base64-encoded (W3C Take Screenshot).
+    pub async fn screenshot(&self) -> Result<String> {
+        let v = self.get("/screenshot").await?;
+        v.as_str()
+            .map(String::from)
+            .ok_or_else(|| format!("screenshot is not a string: {v}"))
+    }
 }

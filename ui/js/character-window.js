@@ -2,7 +2,7 @@
 // on click, drags the window, streams the reply into the speech bubble and plays cues.
 // No logic beyond presentation: turns, tools and the store live in the core.
 
-import { invoke, channel, currentWindow, windowContext } from "./ipc.js";
+import { invoke, channel, currentWindow, windowContext, listen } from "./ipc.js";
 
 const DRAG_THRESHOLD_PX = 4;
 const BUBBLE_LINGER_MS = 9000;
@@ -25,9 +25,11 @@ const browsing = new Set();
 async function mountCharacter(preset, role) {
   const palette = preset?.avatar?.palette ?? "rose";
   const size = role === "main" ? 200 : 150;
+  // The preset's sprite set (docs/sprites.md); none (the built-in drawing) if it cannot load.
+  const sprites = await invoke("sprites_get").catch((e) => (console.warn("no sprites", e), null));
   try {
     const mod = await import("../character/character.js");
-    return mod.createCharacter(host, { palette, size });
+    return mod.createCharacter(host, { palette, size, sprites });
   } catch (e) {
     console.warn("built-in character unavailable, using a placeholder", e);
     const div = document.createElement("div");
@@ -86,6 +88,7 @@ function wirePointer() {
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape") {
       if (turnRunning) invoke("turn_stop").catch(() => {});
+      invoke("voice_stop").catch(() => {});
       toggleChat(false);
     }
   });
@@ -97,6 +100,7 @@ function onTurnEvent(ev, acc) {
     case "speech":
       acc.text += ev.delta ?? "";
       character.setSpeaking(true);
+      if (browsing.size === 0) character.setState("idle"); // speaking now, no longer thinking
       showBubble(acc.text, { linger: false });
       break;
     case "cue":
@@ -122,6 +126,8 @@ function onTurnEvent(ev, acc) {
       if (ev.status === "error") showBubble(ev.error ?? "the turn failed", { error: true });
       else if (ev.status === "ok") showBubble(ev.text ?? acc.text);
       else showBubble(acc.text);
+      // The bubble shows the turn's final text: tell the core (playback finished, playback.rs).
+      acc.started?.then((turnId) => invoke("playback_bubble_done", { turnId })).catch(() => {});
       break;
     default:
       break; // tool traffic is not shown on the character
@@ -139,7 +145,8 @@ function wireChat() {
     showBubble("…", { linger: false });
     const acc = { text: "" };
     try {
-      await invoke("turn_start", { text, onEvent: channel((ev) => onTurnEvent(ev, acc)) });
+      acc.started = invoke("turn_start", { text, onEvent: channel((ev) => onTurnEvent(ev, acc)) });
+      stage.dataset.turnId = await acc.started;
     } catch (err) {
       turnRunning = false;
       character.setState("idle");
@@ -161,6 +168,10 @@ async function main() {
   host.setAttribute("aria-label", ctx.preset?.name ?? "character");
   character = await mountCharacter(ctx.preset, ctx.role);
   character.setState("idle");
+  // Observable "playback finished" of this window's last turn (data-playback-finished = turn id).
+  listen("yui://playback-finished", (p) => {
+    if (p?.turn_id && p.turn_id === stage.dataset.turnId) stage.dataset.playbackFinished = p.turn_id;
+  }).catch((e) => console.warn("cannot listen for playback finished", e));
   wirePointer();
   wireChat();
 }

@@ -43,15 +43,25 @@ pub async fn turn_start<R: Runtime>(
 
     let app = window.app_handle().clone();
     let id = turn_id.clone();
+    // Speech and the "playback finished" report (commands/playback.rs).
+    let mut voicing = crate::commands::playback::Voicing::begin(
+        &app,
+        &state.store,
+        window.label(),
+        &turn_id,
+    );
+    let store = state.store.clone();
     tauri::async_runtime::spawn(async move {
         while let Some(event) = handle.events.recv().await {
             crate::commands::relations::after_turn_event(&app, &event);
+            voicing.observe(&event);
             if let Err(e) = on_event.send(event) {
                 // The window went away: stop the turn rather than talk to no one.
                 tracing::info!(turn = %id, error = %e, "turn channel closed; stopping");
                 handle.stop();
             }
         }
+        voicing.finish(&app, store);
         app.state::<AppState>().end_turn(&label, &id);
     });
     Ok(turn_id)
