@@ -16,8 +16,9 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana-appindicator3-dev
   librsvg2-dev libxdo-dev libdbus-1-dev curl)
 # Packages the tests need: an X server, the WebKit WebDriver, a compositor and window manager,
-# Node.js for the fake ego-browser, ImageMagick for the screenshot benchmark and screenshots.
-TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick)
+# Node.js for the fake ego-browser, ImageMagick for the screenshot benchmark and screenshots,
+# Chromium (with python3's http.server) for the UI-only checks in tests/ui/.
+TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick chromium python3)
 
 missing() {
   local out=() p
@@ -80,6 +81,11 @@ case "$cmd" in
     fi
     log "unit and integration tests"
     cargo test --workspace --locked
+    log "UI checks in headless Chromium (tests/ui)"
+    for check in tests/ui/check-*.sh; do
+      printf '%s: ' "$check"
+      bash "$check"
+    done
     log "end-to-end tests (Xvfb + tauri-driver + WebKitWebDriver)"
     bash tests/e2e/run.sh
     ;;

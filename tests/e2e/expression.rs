@@ -77,8 +77,7 @@ async fn scripted_backend() -> (String, mpsc::UnboundedReceiver<String>, Arc<Not
                     json!({"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":1,"arguments":CUE_ARGS}),
                     json!({"type":"response.output_item.done","output_index":1,"item":call}),
                 ]));
-                if sock.write_all(head.as_bytes()).await.is_err() || sock.flush().await.is_err()
-                {
+                if sock.write_all(head.as_bytes()).await.is_err() || sock.flush().await.is_err() {
                     return;
                 }
                 let _ = tokio::time::timeout(Duration::from_secs(60), gate.notified()).await;
@@ -228,9 +227,7 @@ async fn a_cue_changes_the_rendered_emotion_and_playback_finishes_after_the_bubb
 
     // Open the chat (a click on the character), then the "before" pictures: two still shots
     // agree with each other, so any later difference is the character's doing.
-    s.click(&s.find("#character").await.unwrap())
-        .await
-        .unwrap();
+    s.click(&s.find("#character").await.unwrap()).await.unwrap();
     s.wait_script(
         "return !document.getElementById('chat').hidden",
         Duration::from_secs(5),
@@ -314,16 +311,25 @@ async fn a_cue_changes_the_rendered_emotion_and_playback_finishes_after_the_bubb
     let log = log.as_array().expect("log").clone();
     let dump = serde_json::to_string_pretty(&log).unwrap();
     let happy = find(&log, "data-emotion", Some("happy")).expect("emotion change logged");
-    assert_eq!(log[happy]["bubble"], FIRST, "cue in order with speech: {dump}");
+    assert_eq!(
+        log[happy]["bubble"], FIRST,
+        "cue in order with speech: {dump}"
+    );
     let wave = find(&log, "data-motion", Some("wave")).expect("wave motion logged");
-    assert_eq!(log[wave]["bubble"], FIRST, "motion in order with speech: {dump}");
+    assert_eq!(
+        log[wave]["bubble"], FIRST,
+        "motion in order with speech: {dump}"
+    );
     let first = find(&log, "bubble", Some(FIRST)).expect("first sentence logged");
     let whole = find(&log, "bubble", Some(&full)).expect("whole reply logged");
     assert!(first < happy && happy < whole, "{dump}");
     let event = find(&log, "event", Some(&turn_id)).expect("playback-finished event heard");
     let attr = find(&log, "data-playback-finished", Some(&turn_id)).expect("attribute set");
     for i in [event, attr] {
-        assert!(whole < i, "playback finished before the bubble was whole: {dump}");
+        assert!(
+            whole < i,
+            "playback finished before the bubble was whole: {dump}"
+        );
         assert_eq!(log[i]["bubble"], full.as_str(), "{dump}");
         assert!(log[i]["t"].as_f64() >= log[whole]["t"].as_f64(), "{dump}");
     }

@@ -44,12 +44,8 @@ pub async fn turn_start<R: Runtime>(
     let app = window.app_handle().clone();
     let id = turn_id.clone();
     // Speech and the "playback finished" report (commands/playback.rs).
-    let mut voicing = crate::commands::playback::Voicing::begin(
-        &app,
-        &state.store,
-        window.label(),
-        &turn_id,
-    );
+    let mut voicing =
+        crate::commands::playback::Voicing::begin(&app, &state.store, window.label(), &turn_id);
     let store = state.store.clone();
     tauri::async_runtime::spawn(async move {
         while let Some(event) = handle.events.recv().await {
