@@ -22,8 +22,10 @@ const COMMANDS: &[&str] = &[
     // turn
     "turn_start",
     "turn_stop",
-    // expression (vocab_*/voice_* are settings-window only; sprites_get is for character windows)
+    // expression (vocab_*/voice_* are settings-window only; vocab_for_character and sprites_get
+    // are for character windows)
     "vocab_get",
+    "vocab_for_character",
     "vocab_set",
     "vocab_reset",
     "voice_get",

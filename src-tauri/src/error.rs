@@ -1,5 +1,5 @@
 //! Errors crossing IPC: always the core's `CoreError`, serialized as `{code, message}`. Shell
-//! failures (window creation, events) are mapped into it here.
+//! failures (window creation) are mapped into it where they happen ([`crate::windows::tauri_err`]).
 
 pub use yui_core::CoreError;
 

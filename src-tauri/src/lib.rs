@@ -12,7 +12,6 @@ pub mod tray;
 pub mod windows;
 
 use state::AppState;
-use std::path::PathBuf;
 use tauri::{App, Builder, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
 use windows::WindowLabel;
 use yui_core::paths::Paths;
@@ -31,7 +30,7 @@ pub fn run_app<R: Runtime>(builder: Builder<R>, state: AppState) -> tauri::Resul
 /// Start the desktop app: paths (`--data-dir DIR`, else `YUI_DATA_DIR`, else the OS data dir),
 /// store, tray, character windows.
 pub fn run() {
-    let paths = Paths::resolve(data_dir_arg(std::env::args().skip(1)));
+    let paths = Paths::resolve(yui_core::paths::data_dir_arg(std::env::args().skip(1)));
     // Kept for the life of the process: dropping it stops the log file writer.
     let _log = yui_core::logging::init(&paths.log_dir, true);
     tracing::info!(data_dir = %paths.data_dir.display(), "starting YUI");
@@ -39,20 +38,6 @@ pub fn run() {
         Ok(store) => run_desktop(AppState::new(store, paths)),
         Err(e) => run_fatal(&paths, e),
     }
-}
-
-/// `--data-dir DIR` or `--data-dir=DIR` on the command line (the E2E tests pass it through
-/// tauri-driver, which starts the app).
-pub fn data_dir_arg(mut args: impl Iterator<Item = String>) -> Option<PathBuf> {
-    while let Some(a) = args.next() {
-        if a == "--data-dir" {
-            return args.next().map(PathBuf::from);
-        }
-        if let Some(v) = a.strip_prefix("--data-dir=") {
-            return Some(PathBuf::from(v));
-        }
-    }
-    None
 }
 
 fn run_desktop(state: AppState) {
@@ -121,22 +106,4 @@ fn run_fatal(paths: &Paths, e: CoreError) {
         eprintln!("yui: cannot show the error window: {e}");
     }
     std::process::exit(2);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::data_dir_arg;
-    use std::path::PathBuf;
-
-    fn args(v: &[&str]) -> impl Iterator<Item = String> {
-        v.iter().map(|s| s.to_string()).collect::<Vec<_>>().into_iter()
-    }
-
-    #[test]
-    fn data_dir_from_the_command_line() {
-        assert_eq!(data_dir_arg(args(&["--data-dir", "/d"])), Some(PathBuf::from("/d")));
-        assert_eq!(data_dir_arg(args(&["-x", "--data-dir=/e"])), Some(PathBuf::from("/e")));
-        assert_eq!(data_dir_arg(args(&["--data-dir"])), None);
-        assert_eq!(data_dir_arg(args(&[])), None);
-    }
 }

@@ -9,11 +9,15 @@ use yui_core::paths::Paths;
 use yui_core::turn::CancellationToken;
 use yui_core::{Store, SystemClock};
 
+/// A window position in physical pixels (x, y).
+type Position = (i32, i32);
+
 pub struct AppState {
     pub store: Store,
     pub paths: Paths,
     pub clock: SharedClock,
-    moves: Mutex<HashMap<WindowLabel, u64>>,
+    /// Per character window: the generation of its last move and the position not yet written.
+    moves: Mutex<HashMap<WindowLabel, (u64, Option<Position>)>>,
     /// The running turn of each character window (one at a time per window).
     turns: Mutex<HashMap<WindowLabel, (String, CancellationToken)>>,
 }
@@ -57,17 +61,29 @@ impl AppState {
         }
     }
 
-    /// Record a move of `label`; returns its generation.
-    pub fn bump_move(&self, label: &WindowLabel) -> u64 {
+    /// Record a move of `label` to `pos` (not yet written); returns its generation.
+    pub fn bump_move(&self, label: &WindowLabel, pos: (i32, i32)) -> u64 {
         let mut m = self.moves.lock().unwrap_or_else(|p| p.into_inner());
-        let g = m.entry(label.clone()).or_insert(0);
-        *g += 1;
-        *g
+        let e = m.entry(label.clone()).or_insert((0, None));
+        e.0 += 1;
+        e.1 = Some(pos);
+        e.0
     }
 
-    /// Whether `generation` is still the last move of `label`.
-    pub fn is_latest_move(&self, label: &WindowLabel, generation: u64) -> bool {
-        let m = self.moves.lock().unwrap_or_else(|p| p.into_inner());
-        m.get(label) == Some(&generation)
+    /// The position to write for move `generation` of `label`: `None` if a later move superseded
+    /// it or it was already written (flushed). Taking it marks it written.
+    pub fn take_move(&self, label: &WindowLabel, generation: u64) -> Option<(i32, i32)> {
+        let mut m = self.moves.lock().unwrap_or_else(|p| p.into_inner());
+        m.get_mut(label)
+            .filter(|(g, _)| *g == generation)
+            .and_then(|(_, pos)| pos.take())
+    }
+
+    /// Every position not yet written (for the flush at Quit); marks them written.
+    pub fn take_pending_moves(&self) -> Vec<(WindowLabel, (i32, i32))> {
+        let mut m = self.moves.lock().unwrap_or_else(|p| p.into_inner());
+        m.iter_mut()
+            .filter_map(|(l, (_, pos))| pos.take().map(|p| (l.clone(), p)))
+            .collect()
     }
 }

@@ -1,4 +1,6 @@
-//! The tray icon: Show/Hide all, Quick controls, Settings, Quit.
+//! The tray icon: Show/Hide all (every character window, positions kept), Quick controls (a
+//! popover next to the tray where the platform says where it is, else at the top right), Settings,
+//! Quit (writes the last window positions first).
 
 use crate::windows::{self, WindowLabel};
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
@@ -9,6 +11,8 @@ const TOGGLE: &str = "toggle";
 const QUICK: &str = "quick";
 const SETTINGS: &str = "settings";
 const QUIT: &str = "quit";
+/// The tray icon's id (to find its rectangle for the quick-controls popover).
+const TRAY_ID: &str = "yui";
 
 pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let menu = Menu::with_items(
@@ -21,7 +25,7 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             &MenuItem::with_id(app, QUIT, "Quit", true, None::<&str>)?,
         ],
     )?;
-    let mut tray = TrayIconBuilder::with_id("yui")
+    let mut tray = TrayIconBuilder::with_id(TRAY_ID)
         .tooltip("YUI")
         .menu(&menu)
         .show_menu_on_left_click(true)
@@ -39,10 +43,16 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
             windows::toggle_characters(app);
             Ok(())
         }
-        QUICK => windows::show_tool_window(app, &WindowLabel::Quick),
+        QUICK => {
+            // Known on Windows and macOS; on Linux the tray gives no position (top right then).
+            let anchor = app
+                .tray_by_id(TRAY_ID)
+                .and_then(|t| t.rect().ok().flatten());
+            windows::show_quick(app, anchor)
+        }
         SETTINGS => windows::show_tool_window(app, &WindowLabel::Settings),
         QUIT => {
-            app.exit(0);
+            quit(app);
             Ok(())
         }
         _ => Ok(()),
@@ -50,4 +60,11 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
     if let Err(e) = shown {
         tracing::warn!(item = id, error = %e.message, "tray action failed");
     }
+}
+
+/// Quit: write the positions of windows moved in the last moments (their debounced save has not
+/// run yet), then exit.
+pub fn quit<R: Runtime>(app: &AppHandle<R>) {
+    windows::flush_positions(app);
+    app.exit(0);
 }

@@ -88,6 +88,14 @@ pub enum BridgeEvent {
     SwitchesChanged,
     /// A character was addressed by another one's reply (contract: address_character).
     CharacterAddressed,
+    /// The vocabulary was saved or reset in settings: payload is the new
+    /// `yui_core::vocab::CharacterVocab`. Character windows re-read vocabulary and sprites.
+    VocabChanged,
+    /// A relation value may have changed (the slider, or a `rate_relation` call in a turn):
+    /// payload is the fresh `yui_core::relations::UserBands`.
+    RelationsChanged,
+    /// A turn's reply has been fully played (bubble and speech): payload is `{turn_id}`.
+    PlaybackFinished,
 }
 
 impl BridgeEvent {
@@ -96,6 +104,9 @@ impl BridgeEvent {
             Self::PresetsChanged => "yui://presets-changed",
             Self::SwitchesChanged => "yui://switches-changed",
             Self::CharacterAddressed => "yui://character-addressed",
+            Self::VocabChanged => "yui://vocab-changed",
+            Self::RelationsChanged => "yui://relations-changed",
+            Self::PlaybackFinished => "yui://playback-finished",
         }
     }
 }
@@ -269,17 +280,85 @@ pub fn sync_characters<R: Runtime>(app: &AppHandle<R>) -> Result<(), CoreError> 
     Ok(())
 }
 
-/// Show the settings or quick window, creating it if needed.
+/// Show the settings or quick window, creating it if needed. Quick controls open at the top right
+/// of the screen the pointer is on (see [`show_quick`] for a known tray icon position).
 pub fn show_tool_window<R: Runtime>(
     app: &AppHandle<R>,
     which: &WindowLabel,
 ) -> Result<(), CoreError> {
+    if *which == WindowLabel::Quick {
+        return show_quick(app, None);
+    }
+    build_or_show_tool_window(app, which).map(|_| ())
+}
+
+/// Show quick controls as a popover: next to `anchor` (the tray icon's rectangle, where the
+/// platform knows it), else in the top right corner of the pointer's screen, and focused, so it
+/// hides again once it loses focus ([`on_window_event`]).
+pub fn show_quick<R: Runtime>(
+    app: &AppHandle<R>,
+    anchor: Option<tauri::Rect>,
+) -> Result<(), CoreError> {
+    // An existing (hidden) popover is placed before it shows, so it does not jump.
+    let w = match app.get_webview_window(&WindowLabel::Quick.as_label()) {
+        Some(w) => w,
+        None => build_or_show_tool_window(app, &WindowLabel::Quick)?, // built hidden
+    };
+    if let Some(pos) = popover_position(&w, anchor) {
+        w.set_position(pos).map_err(tauri_err)?;
+    }
+    w.show().map_err(tauri_err)?;
+    w.set_focus().map_err(tauri_err)?;
+    Ok(())
+}
+
+/// Where quick controls go: below (or above) the anchor, right edges aligned, kept on screen;
+/// without an anchor, the top right corner of the work area. `None` when no monitor is known.
+fn popover_position<R: Runtime>(
+    w: &WebviewWindow<R>,
+    anchor: Option<tauri::Rect>,
+) -> Option<PhysicalPosition<i32>> {
+    const MARGIN: f64 = 8.0;
+    let monitor = w
+        .cursor_position()
+        .ok()
+        .and_then(|c| w.monitor_from_point(c.x, c.y).ok().flatten())
+        .or_else(|| w.primary_monitor().ok().flatten())?;
+    let scale = monitor.scale_factor();
+    let area = *monitor.work_area();
+    let (ww, wh) = (
+        (QUICK_SIZE.0 * scale).round() as i32,
+        (QUICK_SIZE.1 * scale).round() as i32,
+    );
+    let margin = (MARGIN * scale).round() as i32;
+    let (left, top) = (area.position.x, area.position.y);
+    let (right, bottom) = (left + area.size.width as i32, top + area.size.height as i32);
+    let (x, y) = match anchor {
+        Some(r) => {
+            let p = r.position.to_physical::<i32>(scale);
+            let sz = r.size.to_physical::<i32>(scale);
+            let below = p.y + sz.height / 2 < top + (bottom - top) / 2;
+            let y = if below { p.y + sz.height } else { p.y - wh };
+            (p.x + sz.width - ww, y)
+        }
+        None => (right - ww - margin, top + margin),
+    };
+    Some(PhysicalPosition::new(
+        x.min(right - ww).max(left),
+        y.min(bottom - wh).max(top),
+    ))
+}
+
+fn build_or_show_tool_window<R: Runtime>(
+    app: &AppHandle<R>,
+    which: &WindowLabel,
+) -> Result<WebviewWindow<R>, CoreError> {
     let label = which.as_label();
     if let Some(w) = app.get_webview_window(&label) {
         w.show().map_err(tauri_err)?;
         w.unminimize().map_err(tauri_err)?;
         w.set_focus().map_err(tauri_err)?;
-        return Ok(());
+        return Ok(w);
     }
     let builder = match which {
         WindowLabel::Settings => {
@@ -293,8 +372,11 @@ pub fn show_tool_window<R: Runtime>(
                 .title("YUI quick controls")
                 .inner_size(QUICK_SIZE.0, QUICK_SIZE.1)
                 .resizable(false)
+                .decorations(false)
                 .always_on_top(true)
                 .skip_taskbar(true)
+                .focused(true)
+                .visible(false)
         }
         _ => {
             return Err(CoreError::invalid(
@@ -302,49 +384,97 @@ pub fn show_tool_window<R: Runtime>(
             ))
         }
     };
-    builder.build().map_err(tauri_err)?;
-    Ok(())
+    builder.build().map_err(tauri_err)
 }
 
-/// Show/Hide all: if any character window is visible, hide them all; else show them all.
+/// Show/Hide all: if any character window (main and pets) is visible, hide them all; else show
+/// them all where they were. GTK forgets a hidden window's position (the window manager places it
+/// anew on show), so hiding writes each position to the store and showing puts it back.
 pub fn toggle_characters<R: Runtime>(app: &AppHandle<R>) {
     let chars: Vec<_> = app
         .webview_windows()
         .into_iter()
-        .filter(|(l, _)| WindowLabel::parse(l).is_some_and(|l| l.is_character()))
-        .map(|(_, w)| w)
+        .filter_map(|(l, w)| {
+            WindowLabel::parse(&l)
+                .filter(WindowLabel::is_character)
+                .map(|l| (l, w))
+        })
         .collect();
-    let any_visible = chars.iter().any(|w| w.is_visible().unwrap_or(false));
-    for w in chars {
-        let r = if any_visible { w.hide() } else { w.show() };
+    let any_visible = chars.iter().any(|(_, w)| w.is_visible().unwrap_or(false));
+    if any_visible {
+        flush_positions(app);
+    }
+    let store = &app.state::<AppState>().store;
+    for (label, w) in chars {
+        let r = if any_visible {
+            let kept = w.outer_position().map_err(tauri_err).and_then(|pos| {
+                preset_for(app, &label)
+                    .and_then(|p| presets::set_position(store, &p.id, pos.x, pos.y))
+            });
+            if let Err(e) = kept {
+                tracing::warn!(label = w.label(), error = %e.message, "keeping the position failed");
+            }
+            w.hide()
+        } else {
+            let saved = preset_for(app, &label)
+                .ok()
+                .and_then(|p| Some(PhysicalPosition::new(p.pos_x?, p.pos_y?)));
+            // Before show for the first placement, after it for window managers that re-place.
+            let place = || saved.map_or(Ok(()), |pos| w.set_position(pos));
+            place().and_then(|()| w.show()).and_then(|()| place())
+        };
         if let Err(e) = r {
             tracing::warn!(label = w.label(), error = %e, "show/hide failed");
         }
     }
 }
 
-/// Window events: remember a character's position once it rests after a move.
-pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
-    let WindowEvent::Moved(pos) = event else {
-        return;
-    };
-    let Some(label) = WindowLabel::parse(window.label()).filter(WindowLabel::is_character) else {
-        return;
-    };
-    let app = window.app_handle().clone();
+/// Write every character position still waiting for its window to rest (a move in the last
+/// [`SAVE_POSITION_AFTER`]). Called before Quit, so the last drag is not lost.
+pub fn flush_positions<R: Runtime>(app: &AppHandle<R>) {
     let state = app.state::<AppState>();
-    let generation = state.bump_move(&label);
-    let pos = *pos;
+    for (label, (x, y)) in state.take_pending_moves() {
+        save_position(app, &label, x, y);
+    }
+}
+
+fn save_position<R: Runtime>(app: &AppHandle<R>, label: &WindowLabel, x: i32, y: i32) {
+    let store = &app.state::<AppState>().store;
+    let saved = preset_for(app, label).and_then(|p| presets::set_position(store, &p.id, x, y));
+    if let Err(e) = saved {
+        tracing::warn!(label = %label.as_label(), error = %e.message, "saving window position failed");
+    }
+}
+
+/// Window events: remember a character's position once it rests after a move; hide quick
+/// controls when they lose focus (a popover).
+pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
+    let label = WindowLabel::parse(window.label());
+    match event {
+        WindowEvent::Focused(false) if label == Some(WindowLabel::Quick) => {
+            if let Err(e) = window.hide() {
+                tracing::warn!(error = %e, "hiding quick controls failed");
+            }
+        }
+        // A hidden window's "moves" are the window system forgetting it, not the user's drag.
+        WindowEvent::Moved(pos) if window.is_visible().unwrap_or(true) => {
+            if let Some(label) = label.filter(WindowLabel::is_character) {
+                remember_move(window.app_handle(), label, pos.x, pos.y);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Record a move and write it once the window rested [`SAVE_POSITION_AFTER`] (unless a later
+/// move or [`flush_positions`] took it first).
+fn remember_move<R: Runtime>(app: &AppHandle<R>, label: WindowLabel, x: i32, y: i32) {
+    let generation = app.state::<AppState>().bump_move(&label, (x, y));
+    let app = app.clone();
     tauri::async_runtime::spawn(async move {
         tokio::time::sleep(SAVE_POSITION_AFTER).await;
-        let state = app.state::<AppState>();
-        if !state.is_latest_move(&label, generation) {
-            return; // a later move supersedes this one
-        }
-        let saved = preset_for(&app, &label)
-            .and_then(|p| presets::set_position(&state.store, &p.id, pos.x, pos.y));
-        if let Err(e) = saved {
-            tracing::warn!(label = %label.as_label(), error = %e.message, "saving window position failed");
+        if let Some((x, y)) = app.state::<AppState>().take_move(&label, generation) {
+            save_position(&app, &label, x, y);
         }
     });
 }

@@ -2,55 +2,11 @@
 //! settings round trips through the settings window, the per-window capability boundary
 //! (a pet or the main window cannot call settings-only commands), and preset commands.
 
-use serde_json::{json, Value};
-use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
-use tauri::webview::InvokeRequest;
-use tauri::{App, WebviewWindow, WebviewWindowBuilder};
-use yui_app::state::AppState;
-use yui_core::paths::Paths;
-use yui_core::{settings, Store};
+mod support;
 
-struct Harness {
-    app: App<MockRuntime>,
-    store: Store,
-    _dir: tempfile::TempDir,
-}
-
-fn harness() -> Harness {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
-    let store = Store::open(paths.db_path()).expect("open store");
-    let app =
-        yui_app::run_app(mock_builder(), AppState::new(store.clone(), paths)).expect("build app");
-    Harness {
-        app,
-        store,
-        _dir: dir,
-    }
-}
-
-fn window(h: &Harness, label: &str) -> WebviewWindow<MockRuntime> {
-    WebviewWindowBuilder::new(&h.app, label, Default::default())
-        .build()
-        .expect("mock window")
-}
-
-fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
-    get_ipc_response(
-        w,
-        InvokeRequest {
-            cmd: cmd.into(),
-            callback: CallbackFn(0),
-            error: CallbackFn(1),
-            url: "tauri://localhost".parse().expect("url"),
-            body: InvokeBody::Json(args),
-            headers: Default::default(),
-            invoke_key: INVOKE_KEY.to_string(),
-        },
-    )
-    .map(|body| body.deserialize::<Value>().expect("JSON response"))
-}
+use serde_json::json;
+use support::{harness, invoke, window};
+use yui_core::settings;
 
 #[test]
 fn settings_window_round_trips_a_setting() {

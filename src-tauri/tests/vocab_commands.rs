@@ -161,6 +161,90 @@ fn character_windows_cannot_edit_expression_but_get_their_sprites() {
     assert!(invoke(&settings_win, "sprites_get", json!({})).is_err());
 }
 
+#[test]
+fn character_windows_read_the_vocabulary_ids_and_flags_only() {
+    let h = harness();
+    let want = json!({
+        "emotions": Vocab::default().emotions.iter().map(|e| json!({"id": e.id})).collect::<Vec<_>>(),
+        "motions": Vocab::default().motions.iter().map(|m| {
+            let mut v = json!({
+                "id": m.id, "reactive": m.reactive, "ambient": m.ambient,
+                "broker_publish": m.broker_publish,
+            });
+            if let Some(t) = &m.trigger {
+                v["trigger"] = json!(t);
+            }
+            v
+        }).collect::<Vec<_>>(),
+    });
+    for label in ["main", "pet-kai"] {
+        let got = invoke(&window(&h, label), "vocab_for_character", json!({})).unwrap();
+        assert_eq!(got, want, "{label}");
+    }
+    // Some defaults are ambient, some reactive with a trigger: the drawing needs both flags.
+    let motions = want["motions"].as_array().unwrap();
+    assert!(motions.iter().any(|m| m["ambient"] == true));
+    assert!(motions
+        .iter()
+        .any(|m| m["reactive"] == true && m["trigger"].is_string()));
+    // An edit shows at once (read from the store, no cache).
+    let mut v = Vocab::default();
+    v.emotions.truncate(1);
+    vocab::save(&h.store, &v).unwrap();
+    let got = invoke(&window(&h, "pet-x"), "vocab_for_character", json!({})).unwrap();
+    assert_eq!(got["emotions"], json!([{"id": "neutral"}]));
+    // Not granted to the tool windows (they have vocab_get or nothing).
+    for label in ["settings", "quick"] {
+        let err = invoke(&window(&h, label), "vocab_for_character", json!({})).unwrap_err();
+        assert!(err.to_string().contains("not allowed"), "{label}: {err}");
+    }
+}
+
+#[test]
+fn saving_or_resetting_the_vocabulary_tells_every_window() {
+    use std::time::Duration;
+    use tauri::Listener;
+    let h = harness();
+    let (tx, rx) = std::sync::mpsc::channel();
+    h.app.listen_any("yui://vocab-changed", move |e| {
+        let _ = tx.send(serde_json::from_str::<Value>(e.payload()).unwrap());
+    });
+    let settings_win = window(&h, "settings");
+    let mut v = Vocab::default();
+    v.motions.retain(|m| m.id != "wave");
+    invoke(&settings_win, "vocab_set", json!({ "vocab": v })).unwrap();
+    let got = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("event on vocab_set");
+    let ids: Vec<_> = got["motions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect();
+    assert!(!ids.contains(&json!("wave")), "{ids:?}");
+    assert_eq!(ids.len(), Vocab::default().motions.len() - 1);
+    assert!(
+        got.get("voice").is_none() && got.get("motion_selection").is_none(),
+        "{got}"
+    );
+
+    invoke(&settings_win, "vocab_reset", json!({})).unwrap();
+    let got = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("event on vocab_reset");
+    assert_eq!(
+        got,
+        invoke(&window(&h, "main"), "vocab_for_character", json!({})).unwrap()
+    );
+
+    // A refused save changes nothing and announces nothing.
+    let mut dup = Vocab::default();
+    dup.emotions.push(dup.emotions[0].clone());
+    invoke(&settings_win, "vocab_set", json!({ "vocab": dup })).unwrap_err();
+    assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+}
+
 mod playback {
     use super::*;
     use std::time::Duration;

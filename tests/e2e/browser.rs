@@ -6,10 +6,11 @@
 //! hands the output and the screenshots back to the model; leftover folders go at app start.
 
 use super::webdriver::{Driver, Session};
-use super::{app_binary, seed};
+use super::{app_binary, fake_backend, say_in_chat, seed};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use yui_core::backend::Transport;
 use yui_core::settings;
 
 const UNTRUSTED: &str =
@@ -132,84 +133,33 @@ async fn browser_run_in_the_app_shows_output_and_screenshots() {
 
 /// A fake Chat Completions backend: the first request is answered with a `browser` call, every
 /// later one with "I looked at the page."; the request bodies are handed back.
-async fn fake_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        let mut n = 0usize;
-        while let Ok((mut sock, _)) = listener.accept().await {
-            n += 1;
-            let first = n == 1;
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 8192];
-                let body = loop {
-                    let Ok(k) = sock.read(&mut chunk).await else {
-                        return;
-                    };
-                    if k == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..k]);
-                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                        continue;
-                    };
-                    let head = String::from_utf8_lossy(&buf[..end]).to_string();
-                    let len = head
-                        .lines()
-                        .find_map(|l| {
-                            let (k, v) = l.split_once(':')?;
-                            k.eq_ignore_ascii_case("content-length")
-                                .then(|| v.trim().parse::<usize>().ok())?
-                        })
-                        .unwrap_or(0);
-                    if buf.len() >= end + 4 + len {
-                        break String::from_utf8_lossy(&buf[end + 4..end + 4 + len]).to_string();
-                    }
-                };
-                let _ = tx.send(body);
-                let args = json!({ "code": CODE }).to_string();
-                let events: Vec<Value> = if first {
-                    vec![
-                        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_b1","type":"function","function":{"name":"browser","arguments":args}}]},"finish_reason":null}]}),
-                        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
-                    ]
-                } else {
-                    vec![
-                        json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"I looked at the page."},"finish_reason":null}]}),
-                        json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
-                    ]
-                };
-                let mut out = String::from("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n");
-                for e in events {
-                    out.push_str(&format!("data: {e}\n\n"));
-                }
-                out.push_str("data: [DONE]\n\n");
-                let _ = sock.write_all(out.as_bytes()).await;
-                let _ = sock.shutdown().await;
-            });
-        }
-    });
-    (base, rx)
+async fn browsing_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    fake_backend::serve(|n, sock| {
+        let args = json!({ "code": CODE }).to_string();
+        let events: Vec<Value> = if n == 1 {
+            vec![
+                json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_b1","type":"function","function":{"name":"browser","arguments":args}}]},"finish_reason":null}]}),
+                json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+            ]
+        } else {
+            vec![
+                json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"I looked at the page."},"finish_reason":null}]}),
+                json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+            ]
+        };
+        async move { fake_backend::write_chat_stream(sock, events).await }
+    })
+    .await
 }
 
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn a_browser_call_in_a_turn_shows_browsing_and_returns_output_and_screenshots() {
     let dir = tempfile::tempdir().unwrap();
-    let (base_url, mut requests) = fake_backend().await;
+    let (base_url, mut requests) = browsing_backend().await;
     seed(dir.path(), |st| {
         settings::set(st, settings::BROWSER, &json!({"enabled": true})).unwrap();
-        let change = yui_core::backend::BackendChange {
-            base_url: Some(base_url.clone()),
-            model: Some("fake-model".into()),
-            transport: Some(yui_core::backend::Transport::ChatCompletions),
-            push_url: None,
-        };
-        yui_core::backend::update(st, &change).unwrap();
+        fake_backend::point_at(st, &base_url, Transport::ChatCompletions);
     });
     let ego = fake_ego();
     let s = launch_with(&ego, dir.path()).await;
@@ -217,23 +167,7 @@ async fn a_browser_call_in_a_turn_shows_browsing_and_returns_output_and_screensh
         .await
         .unwrap();
     s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        "return !!document.querySelector('#character [data-state]')",
-        Duration::from_secs(20),
-    )
-    .await
-    .expect("character drawn");
-    s.click(&s.find("#character").await.unwrap()).await.unwrap();
-    s.wait_script(
-        "return !document.getElementById('chat').hidden",
-        Duration::from_secs(5),
-    )
-    .await
-    .expect("chat opens on click");
-    let input = s.find("#chat-input").await.unwrap();
-    s.send_keys(&input, "What is on the page?\u{E007}")
-        .await
-        .unwrap();
+    say_in_chat(&s, "#character [data-state]", "What is on the page?").await;
 
     // The script sleeps 1.5 s: the character shows the browsing state meanwhile.
     s.wait_script(

@@ -7,12 +7,14 @@
 //! `#stage[data-playback-finished]`) arrives only once the bubble shows the whole reply.
 
 use super::webdriver::Session;
-use super::{launch, seed};
+use super::{fake_backend, launch};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, Notify};
+use yui_core::backend::Transport;
 
 const FIRST: &str = "Hello! ";
 const SECOND: &str = "Nice to see you.";
@@ -23,73 +25,32 @@ const CUE_ARGS: &str = r#"{"emotion_id":"happy","motion_id":"wave"}"#;
 /// (at most a minute) and ends with the text [`SECOND`] and `response.completed`. Hands back
 /// the request bodies.
 async fn scripted_backend() -> (String, mpsc::UnboundedReceiver<String>, Arc<Notify>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::unbounded_channel();
     let release = Arc::new(Notify::new());
     let gate = release.clone();
-    tokio::spawn(async move {
-        while let Ok((mut sock, _)) = listener.accept().await {
-            let tx = tx.clone();
-            let gate = gate.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 8192];
-                // Read the head, then the body by Content-Length.
-                let body = loop {
-                    let Ok(n) = sock.read(&mut chunk).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    let text = String::from_utf8_lossy(&buf).to_string();
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let len = text[..end]
-                            .lines()
-                            .find_map(|l| {
-                                let (k, v) = l.split_once(':')?;
-                                k.eq_ignore_ascii_case("content-length")
-                                    .then(|| v.trim().parse::<usize>().ok())?
-                            })
-                            .unwrap_or(0);
-                        if buf.len() >= end + 4 + len {
-                            break String::from_utf8_lossy(&buf[end + 4..end + 4 + len])
-                                .to_string();
-                        }
-                    }
-                };
-                let _ = tx.send(body);
-                let sse = |events: &[Value]| {
-                    events
-                        .iter()
-                        .map(|e| format!("data: {e}\n\n"))
-                        .collect::<String>()
-                };
-                let call = json!({"type":"function_call","id":"fc_1","call_id":"call_1","name":"generate_express","arguments":CUE_ARGS});
-                let mut head = String::from("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n");
-                head.push_str(&sse(&[
-                    json!({"type":"response.created","response":{"id":"resp_e2e","status":"in_progress","output":[]}}),
-                    json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":FIRST}),
-                    json!({"type":"response.output_item.added","output_index":1,"item":call}),
-                    json!({"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":1,"arguments":CUE_ARGS}),
-                    json!({"type":"response.output_item.done","output_index":1,"item":call}),
-                ]));
-                if sock.write_all(head.as_bytes()).await.is_err() || sock.flush().await.is_err() {
-                    return;
-                }
-                let _ = tokio::time::timeout(Duration::from_secs(60), gate.notified()).await;
-                let tail = sse(&[
-                    json!({"type":"response.output_text.delta","item_id":"msg_2","output_index":2,"content_index":0,"delta":SECOND}),
-                    json!({"type":"response.completed","response":{"id":"resp_e2e","status":"completed"}}),
-                ]);
-                let _ = sock.write_all(tail.as_bytes()).await;
-                let _ = sock.shutdown().await;
-            });
+    let (base, rx) = fake_backend::serve(move |_, mut sock| {
+        let gate = gate.clone();
+        async move {
+            let call = json!({"type":"function_call","id":"fc_1","call_id":"call_1","name":"generate_express","arguments":CUE_ARGS});
+            let head = [
+                json!({"type":"response.created","response":{"id":"resp_e2e","status":"in_progress","output":[]}}),
+                json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":FIRST}),
+                json!({"type":"response.output_item.added","output_index":1,"item":call}),
+                json!({"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":1,"arguments":CUE_ARGS}),
+                json!({"type":"response.output_item.done","output_index":1,"item":call}),
+            ];
+            if !fake_backend::write_head(&mut sock, &head).await {
+                return;
+            }
+            let _ = tokio::time::timeout(Duration::from_secs(60), gate.notified()).await;
+            let tail = fake_backend::sse_events(&[
+                json!({"type":"response.output_text.delta","item_id":"msg_2","output_index":2,"content_index":0,"delta":SECOND}),
+                json!({"type":"response.completed","response":{"id":"resp_e2e","status":"completed"}}),
+            ]);
+            let _ = sock.write_all(tail.as_bytes()).await;
+            let _ = sock.shutdown().await;
         }
-    });
+    })
+    .await;
     (base, rx, release)
 }
 
@@ -198,15 +159,7 @@ fn find(log: &[Value], kind: &str, value: Option<&str>) -> Option<usize> {
 async fn a_cue_changes_the_rendered_emotion_and_playback_finishes_after_the_bubble() {
     let dir = tempfile::tempdir().unwrap();
     let (base_url, mut requests, release) = scripted_backend().await;
-    seed(dir.path(), |st| {
-        let change = yui_core::backend::BackendChange {
-            base_url: Some(base_url.clone()),
-            model: Some("fake-model".into()),
-            transport: Some(yui_core::backend::Transport::Responses),
-            push_url: None,
-        };
-        yui_core::backend::update(st, &change).unwrap();
-    });
+    fake_backend::seed_backend(dir.path(), &base_url, Transport::Responses);
     let s = launch(dir.path()).await;
     s.wait_for_label("main", Duration::from_secs(30))
         .await

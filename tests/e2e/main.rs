@@ -7,13 +7,16 @@
 
 mod browser;
 mod expression;
+mod fake_backend;
 mod relations;
 mod webdriver;
+mod windows;
 
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use webdriver::{Driver, Session};
+use yui_core::backend::Transport;
 use yui_core::{settings, Store};
 
 const NEEDS: &str = "needs Xvfb + tauri-driver: run tests/e2e/run.sh";
@@ -70,6 +73,41 @@ async fn open_settings(s: &Session) {
     )
     .await
     .expect("settings loaded its switches");
+}
+
+/// Open the quick controls from the main window.
+async fn open_quick(s: &Session) {
+    s.switch_to_label("main").await.unwrap();
+    let r = s
+        .invoke("window_open", json!({"which": "quick"}))
+        .await
+        .unwrap();
+    assert_eq!(r["ok"], true, "{r}");
+    s.wait_for_label("quick", Duration::from_secs(20))
+        .await
+        .unwrap();
+}
+
+/// In the current (character) window: wait until `drawn` matches (the character is drawn), click
+/// the character to open the chat input, type `text` and press Enter.
+async fn say_in_chat(s: &Session, drawn: &str, text: &str) {
+    s.wait_script(
+        &format!("return !!document.querySelector(\"{drawn}\")"),
+        Duration::from_secs(20),
+    )
+    .await
+    .expect("character drawn");
+    s.click(&s.find("#character").await.unwrap()).await.unwrap();
+    s.wait_script(
+        "return !document.getElementById('chat').hidden",
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("chat opens on click");
+    let input = s.find("#chat-input").await.unwrap();
+    s.send_keys(&input, &format!("{text}\u{E007}"))
+        .await
+        .unwrap();
 }
 
 async fn checked(s: &Session, css: &str) -> bool {
@@ -207,102 +245,35 @@ async fn pet_window_cannot_invoke_a_settings_only_command() {
     assert!(!settings::switch_on(&read_store(dir.path()), settings::BROWSER).unwrap());
 }
 
-/// A fake OpenAI-compatible backend on 127.0.0.1: answers every request with a Chat Completions
-/// stream (speech, a generate_express call, more speech) and hands back the request bodies. It
-/// allows any origin (CORS), so only the app's CSP can stop a page from reaching it.
-async fn fake_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((mut sock, _)) = listener.accept().await {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 8192];
-                // Read the head, then the body by Content-Length.
-                let body = loop {
-                    let Ok(n) = sock.read(&mut chunk).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    let text = String::from_utf8_lossy(&buf).to_string();
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let len = text[..end]
-                            .lines()
-                            .find_map(|l| {
-                                let (k, v) = l.split_once(':')?;
-                                k.eq_ignore_ascii_case("content-length")
-                                    .then(|| v.trim().parse::<usize>().ok())?
-                            })
-                            .unwrap_or(0);
-                        if buf.len() >= end + 4 + len {
-                            break String::from_utf8_lossy(&buf[end + 4..end + 4 + len])
-                                .to_string();
-                        }
-                    }
-                };
-                let _ = tx.send(body);
-                let events = [
-                    json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello! "},"finish_reason":null}]}),
-                    json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"generate_express","arguments":"{\"emotion_id\":\"happy\"}"}}]},"finish_reason":null}]}),
-                    json!({"choices":[{"index":0,"delta":{"content":"Nice to see you."},"finish_reason":null}]}),
-                    json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
-                ];
-                let mut out = String::from("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n");
-                for e in events {
-                    out.push_str(&format!("data: {e}\n\n"));
-                }
-                out.push_str("data: [DONE]\n\n");
-                let _ = sock.write_all(out.as_bytes()).await;
-                let _ = sock.shutdown().await;
-            });
-        }
-    });
-    (base, rx)
+/// A fake backend that answers every request with a Chat Completions stream (speech, a
+/// generate_express call, more speech) and hands back the request bodies.
+async fn greeting_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    fake_backend::serve(|_, sock| {
+        fake_backend::write_chat_stream(
+            sock,
+            vec![
+                json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello! "},"finish_reason":null}]}),
+                json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"generate_express","arguments":"{\"emotion_id\":\"happy\"}"}}]},"finish_reason":null}]}),
+                json!({"choices":[{"index":0,"delta":{"content":"Nice to see you."},"finish_reason":null}]}),
+                json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+            ],
+        )
+    })
+    .await
 }
 
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn chat_in_the_main_window_streams_the_reply_into_the_bubble_and_plays_the_cue() {
     let dir = tempfile::tempdir().unwrap();
-    let (base_url, mut requests) = fake_backend().await;
-    seed(dir.path(), |st| {
-        let change = yui_core::backend::BackendChange {
-            base_url: Some(base_url.clone()),
-            model: Some("fake-model".into()),
-            transport: Some(yui_core::backend::Transport::ChatCompletions),
-            push_url: None,
-        };
-        yui_core::backend::update(st, &change).unwrap();
-    });
+    let (base_url, mut requests) = greeting_backend().await;
+    fake_backend::seed_backend(dir.path(), &base_url, Transport::ChatCompletions);
     let s = launch(dir.path()).await;
     s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
         .await
         .unwrap();
     s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        "return !!document.querySelector('#character [data-emotion]')",
-        Duration::from_secs(20),
-    )
-    .await
-    .expect("character drawn");
-
-    // A click on the character opens the chat input.
-    let character = s.find("#character").await.unwrap();
-    s.click(&character).await.unwrap();
-    s.wait_script(
-        "return !document.getElementById('chat').hidden",
-        Duration::from_secs(5),
-    )
-    .await
-    .expect("chat opens on click");
-    let input = s.find("#chat-input").await.unwrap();
-    s.send_keys(&input, "Hi Yui\u{E007}").await.unwrap();
+    say_in_chat(&s, "#character [data-emotion]", "Hi Yui").await;
 
     s.wait_script(
         "return document.getElementById('bubble').textContent === 'Hello! Nice to see you.' && !document.getElementById('bubble').hidden",
@@ -357,15 +328,7 @@ async fn quick_controls_close_and_open_a_pet_and_open_presets_are_restored() {
     s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
         .await
         .unwrap();
-    s.switch_to_label("main").await.unwrap();
-    let r = s
-        .invoke("window_open", json!({"which": "quick"}))
-        .await
-        .unwrap();
-    assert_eq!(r["ok"], true, "{r}");
-    s.wait_for_label("quick", Duration::from_secs(20))
-        .await
-        .unwrap();
+    open_quick(&s).await;
     let toggle = "li[data-preset-id='kai'] button.toggle-open";
     s.wait_script(
         &format!("return document.querySelector(\"{toggle}\")?.textContent === 'Close'"),
@@ -414,13 +377,7 @@ async fn quick_controls_close_and_open_a_pet_and_open_presets_are_restored() {
     assert!(!labels.iter().any(|l| l == "pet-kai"), "{labels:?}");
 
     // Open it again from quick controls: its window comes back.
-    s.switch_to_label("main").await.unwrap();
-    s.invoke("window_open", json!({"which": "quick"}))
-        .await
-        .unwrap();
-    s.wait_for_label("quick", Duration::from_secs(20))
-        .await
-        .unwrap();
+    open_quick(&s).await;
     s.wait_script(
         &format!("return document.querySelector(\"{toggle}\")?.textContent === 'Open'"),
         Duration::from_secs(10),
@@ -482,7 +439,7 @@ async fn a_moved_pet_window_comes_back_where_it_was_left() {
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn the_csp_blocks_eval_and_remote_connections() {
     let dir = tempfile::tempdir().unwrap();
-    let (base_url, _requests) = fake_backend().await;
+    let (base_url, _requests) = greeting_backend().await;
     let s = launch(dir.path()).await;
     s.wait_for_label("main", Duration::from_secs(30))
         .await

@@ -1,9 +1,10 @@
 //! Relations in the real app: moving a slider in settings → Character → Relations changes the
 //! band word shown in the quick controls' preset row, live, and reaches the store.
 
-use super::{launch, open_settings, read_store};
+use super::{fake_backend, launch, open_quick, open_settings, read_store, say_in_chat};
 use serde_json::json;
 use std::time::Duration;
+use yui_core::backend::Transport;
 use yui_core::relations::{self, Target};
 
 #[tokio::test]
@@ -16,15 +17,7 @@ async fn moving_a_slider_in_settings_changes_the_band_in_quick_controls() {
         .unwrap();
 
     // Quick controls first: kai's row shows the starting band.
-    s.switch_to_label("main").await.unwrap();
-    let r = s
-        .invoke("window_open", json!({"which": "quick"}))
-        .await
-        .unwrap();
-    assert_eq!(r["ok"], true, "{r}");
-    s.wait_for_label("quick", Duration::from_secs(20))
-        .await
-        .unwrap();
+    open_quick(&s).await;
     let band = "document.querySelector(\"[data-relations-band='kai']\")?.textContent";
     s.wait_script(
         &format!("return {band} === 'neutral'"),
@@ -101,71 +94,25 @@ async fn moving_a_slider_in_settings_changes_the_band_in_quick_controls() {
     );
 }
 
-/// A fake backend on 127.0.0.1: the first request gets a `rate_relation` call (finish_reason
-/// `tool_calls`), every later one a short spoken reply. Hands back the request bodies.
+/// A fake backend: the first request gets a `rate_relation` call (finish_reason `tool_calls`),
+/// every later one a short spoken reply. Hands back the request bodies.
 async fn rating_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        let mut n = 0usize;
-        while let Ok((mut sock, _)) = listener.accept().await {
-            n += 1;
-            let first = n == 1;
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 8192];
-                let body = loop {
-                    let Ok(k) = sock.read(&mut chunk).await else {
-                        return;
-                    };
-                    if k == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..k]);
-                    let text = String::from_utf8_lossy(&buf).to_string();
-                    if let Some(end) = text.find("\r\n\r\n") {
-                        let len = text[..end]
-                            .lines()
-                            .find_map(|l| {
-                                let (k, v) = l.split_once(':')?;
-                                k.eq_ignore_ascii_case("content-length")
-                                    .then(|| v.trim().parse::<usize>().ok())?
-                            })
-                            .unwrap_or(0);
-                        if buf.len() >= end + 4 + len {
-                            break String::from_utf8_lossy(&buf[end + 4..end + 4 + len])
-                                .to_string();
-                        }
-                    }
-                };
-                let _ = tx.send(body);
-                let args = json!({"toward": "user", "delta": 2, "why": "you remembered my name"})
-                    .to_string();
-                let events = if first {
-                    vec![
-                        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_r","type":"function","function":{"name":"rate_relation","arguments":args}}]},"finish_reason":null}]}),
-                        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
-                    ]
-                } else {
-                    vec![
-                        json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Thank you!"},"finish_reason":null}]}),
-                        json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
-                    ]
-                };
-                let mut out = String::from("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n");
-                for e in events {
-                    out.push_str(&format!("data: {e}\n\n"));
-                }
-                out.push_str("data: [DONE]\n\n");
-                let _ = sock.write_all(out.as_bytes()).await;
-                let _ = sock.shutdown().await;
-            });
-        }
-    });
-    (base, rx)
+    fake_backend::serve(|n, sock| {
+        let args = json!({"toward": "user", "delta": 2, "why": "you remembered my name"}).to_string();
+        let events = if n == 1 {
+            vec![
+                json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_r","type":"function","function":{"name":"rate_relation","arguments":args}}]},"finish_reason":null}]}),
+                json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+            ]
+        } else {
+            vec![
+                json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Thank you!"},"finish_reason":null}]}),
+                json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+            ]
+        };
+        async move { fake_backend::write_chat_stream(sock, events).await }
+    })
+    .await
 }
 
 #[tokio::test]
@@ -174,28 +121,14 @@ async fn a_model_rate_relation_call_updates_the_band_in_quick_controls() {
     let dir = tempfile::tempdir().unwrap();
     let (base_url, mut requests) = rating_backend().await;
     super::seed(dir.path(), |st| {
-        let change = yui_core::backend::BackendChange {
-            base_url: Some(base_url.clone()),
-            model: Some("fake-model".into()),
-            transport: Some(yui_core::backend::Transport::ChatCompletions),
-            push_url: None,
-        };
-        yui_core::backend::update(st, &change).unwrap();
+        fake_backend::point_at(st, &base_url, Transport::ChatCompletions);
         relations::set_by_hand(st, &yui_core::SystemClock, "yui", &Target::User, 3).unwrap();
     });
     let s = launch(dir.path()).await;
     s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
         .await
         .unwrap();
-    s.switch_to_label("main").await.unwrap();
-    let r = s
-        .invoke("window_open", json!({"which": "quick"}))
-        .await
-        .unwrap();
-    assert_eq!(r["ok"], true, "{r}");
-    s.wait_for_label("quick", Duration::from_secs(20))
-        .await
-        .unwrap();
+    open_quick(&s).await;
     let band = "document.querySelector(\"[data-relations-band='yui']\")?.textContent";
     s.wait_script(
         &format!("return {band} === 'neutral'"),
@@ -206,21 +139,7 @@ async fn a_model_rate_relation_call_updates_the_band_in_quick_controls() {
 
     // A turn in the main window: the model rates the user +2 (3 → 5: warm).
     s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        "return !!document.querySelector('#character [data-emotion]')",
-        Duration::from_secs(20),
-    )
-    .await
-    .expect("character drawn");
-    s.click(&s.find("#character").await.unwrap()).await.unwrap();
-    s.wait_script(
-        "return !document.getElementById('chat').hidden",
-        Duration::from_secs(5),
-    )
-    .await
-    .expect("chat opens on click");
-    let input = s.find("#chat-input").await.unwrap();
-    s.send_keys(&input, "Hi, it's me\u{E007}").await.unwrap();
+    say_in_chat(&s, "#character [data-emotion]", "Hi, it's me").await;
     s.wait_script(
         "return document.getElementById('bubble').textContent === 'Thank you!'",
         Duration::from_secs(20),

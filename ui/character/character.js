@@ -4,7 +4,8 @@
 // returns { setEmotion(id), playMotion(id), setSpeaking(bool), setState(name), react(trigger),
 //     setVocab(vocab), setSprites(sprites), destroy(), element }
 // Every default emotion of the vocabulary (docs/cue-contract.md) is a distinct face, every
-// default motion a CSS animation. Ambient motions play by themselves while idle; reactive motions
+// default motion a CSS animation. Ambient motions play by themselves while idle (see AMBIENT for
+// the rhythm: idle must cost next to no CPU, so nothing animates between them); reactive motions
 // play on their trigger (`clicked`, `dragged`), which the character detects on its own element
 // and which the shell may also fire through react(trigger) or the exported triggerReaction().
 // An unknown id is ignored with a console.warn: a cue never puts an error on screen.
@@ -52,7 +53,7 @@ export const EMOTIONS = [
 /** Motion id → duration in ms of its one-shot CSS animation (class `yui-m-<id>`). */
 export const MOTIONS = {
   breathe: 3600,
-  blink: 220,
+  blink: 150,
   sway: 2400,
   flinch: 500,
   giggle: 900,
@@ -76,6 +77,24 @@ export const SPRITE_MOTION_MS = 1500;
 
 const DEFAULT_REACTIONS = { clicked: ['flinch', 'giggle'], dragged: ['dangle'] };
 const DEFAULT_AMBIENT = ['blink', 'sway'];
+
+/**
+ * The ambient rhythm: [min, max] ms between two plays of each kind, awake and sleepy. Every
+ * frame of an animation repaints the whole transparent window (tens of % of a core at 60 fps),
+ * so ambient motions are rare one-shots of a few frames and nothing runs in between. After
+ * `sleepyAfterMs` without interaction or turns the character only blinks, slowly; while the
+ * window is hidden nothing is scheduled at all.
+ */
+export const AMBIENT = {
+  blink: [3000, 7000],
+  breathe: [7000, 14000],
+  other: [25000, 50000], // sway and the vocabulary's other ambient motions
+  sleepyBlink: [20000, 30000],
+  retry: [600, 1600], // a blink put off while another motion plays
+  sleepyAfterMs: 10 * 60 * 1000,
+};
+
+const between = ([lo, hi]) => lo + Math.random() * (hi - lo);
 
 // --- drawing helpers -------------------------------------------------------------------------
 
@@ -355,8 +374,9 @@ export function createCharacter(container, options = {}) {
   const marks = svg.querySelector('.yui-marks');
   let emotion = null;
   let motionTimer = null;
-  let ambientTimer = null;
-  let blinkTimer = null;
+  const ambientTimers = { blink: null, breathe: null, other: null };
+  let lastActivity = Date.now();
+  let sleepy = false; // the rarer rhythm after a long idle
   let destroyed = false;
   let reactions = { ...DEFAULT_REACTIONS };
   let ambient = [...DEFAULT_AMBIENT];
@@ -394,6 +414,7 @@ export function createCharacter(container, options = {}) {
 
   function setEmotion(id) {
     if (destroyed) return;
+    touch();
     const draw = FACES[id];
     const image = sprites.emotions[id];
     if (!draw && !image) {
@@ -416,6 +437,12 @@ export function createCharacter(container, options = {}) {
 
   function playMotion(id) {
     if (destroyed) return;
+    touch();
+    startMotion(id);
+  }
+
+  /** Play a motion without counting it as activity (the ambient rhythm uses this). */
+  function startMotion(id) {
     const image = sprites.motions[id];
     const ms = MOTIONS[id] ?? (image ? SPRITE_MOTION_MS : undefined);
     if (ms === undefined) {
@@ -450,12 +477,14 @@ export function createCharacter(container, options = {}) {
 
   function setSpeaking(on) {
     if (destroyed) return;
+    touch();
     root.dataset.speaking = on ? 'true' : 'false';
     root.classList.toggle('yui-speaking', !!on);
   }
 
   function setState(name) {
     if (destroyed) return;
+    touch();
     if (!STATES.includes(name)) {
       console.warn(`[character] unknown state ignored: ${name}`);
       return;
@@ -497,27 +526,58 @@ export function createCharacter(container, options = {}) {
     root.classList.toggle('yui-no-breathe', !motions.some((m) => m && m.id === 'breathe' && m.ambient));
   }
 
-  // Ambient motions: blink often, the others now and then, only while nothing else plays.
-  const idle = () => !root.dataset.motion && root.dataset.speaking !== 'true';
-  function scheduleAmbient() {
-    if (options.ambient === false) return;
-    ambientTimer = setTimeout(() => {
+  // Ambient motions: one-shots at random human-looking intervals, only while nothing else plays.
+  // Three independent timers (blink, breathe, the others); none while the page is hidden.
+  const ambientOn = () => options.ambient !== false && !destroyed && document.visibilityState !== 'hidden';
+  const busy = () => !!root.dataset.motion || root.dataset.speaking === 'true';
+  // A drawn motion is not seen while a sprite image covers the drawing: skip it, for free.
+  const unseen = (id) => root.classList.contains('yui-sprite-on') && !sprites.motions[id];
+  const ambientPlays = {
+    blink: () => ambient.includes('blink') && 'blink',
+    breathe: () => !root.classList.contains('yui-no-breathe') && 'breathe',
+    other: () => {
       const others = ambient.filter((m) => m !== 'blink');
-      if (idle() && others.length) playMotion(others[Math.floor(Math.random() * others.length)]);
-      scheduleAmbient();
-    }, 6000 + Math.random() * 6000);
+      return others.length > 0 && others[Math.floor(Math.random() * others.length)];
+    },
+  };
+  function scheduleAmbient(kind, retry = false) {
+    clearTimeout(ambientTimers[kind]);
+    ambientTimers[kind] = null;
+    if (!ambientOn()) return;
+    sleepy = Date.now() - lastActivity >= AMBIENT.sleepyAfterMs;
+    // Sleepy: a slow blink only; the other kinds wait for the next activity.
+    if (sleepy && kind !== 'blink') return;
+    // Something else playing (a breath, a cue) only delays a blink a little; the others wait.
+    const wait = retry ? between(AMBIENT.retry) : between(sleepy ? AMBIENT.sleepyBlink : AMBIENT[kind]);
+    ambientTimers[kind] = setTimeout(() => {
+      ambientTimers[kind] = null;
+      const id = ambientPlays[kind]();
+      if (id && busy()) return scheduleAmbient(kind, kind === 'blink');
+      if (id && !unseen(id)) startMotion(id);
+      scheduleAmbient(kind);
+    }, wait);
   }
-  function scheduleBlink() {
-    if (options.ambient === false) return;
-    blinkTimer = setTimeout(() => {
-      if (ambient.includes('blink') && !root.dataset.motion) playMotion('blink');
-      scheduleBlink();
-    }, 2500 + Math.random() * 3000);
+  const scheduleAllAmbient = () => { for (const kind of Object.keys(ambientTimers)) scheduleAmbient(kind); };
+  function stopAmbient() {
+    for (const kind of Object.keys(ambientTimers)) {
+      clearTimeout(ambientTimers[kind]);
+      ambientTimers[kind] = null;
+    }
   }
+  /** Interaction or a turn: back to the awake rhythm if the character had gone sleepy. */
+  function touch() {
+    lastActivity = Date.now();
+    if (sleepy) scheduleAllAmbient();
+  }
+  const onVisibility = () => (document.visibilityState === 'hidden' ? stopAmbient() : scheduleAllAmbient());
+  document.addEventListener('visibilitychange', onVisibility);
 
   // Pointer: a press that moves past a few pixels is a drag, otherwise a click.
   let press = null;
-  const onDown = (e) => { press = { x: e.clientX, y: e.clientY, dragged: false }; };
+  const onDown = (e) => {
+    touch();
+    press = { x: e.clientX, y: e.clientY, dragged: false };
+  };
   const onMove = (e) => {
     if (!press || press.dragged) return;
     if (Math.hypot(e.clientX - press.x, e.clientY - press.y) > 6) {
@@ -548,8 +608,8 @@ export function createCharacter(container, options = {}) {
     destroy() {
       destroyed = true;
       clearTimeout(motionTimer);
-      clearTimeout(ambientTimer);
-      clearTimeout(blinkTimer);
+      stopAmbient();
+      document.removeEventListener('visibilitychange', onVisibility);
       root.removeEventListener('pointerdown', onDown);
       window.removeEventListener('pointermove', onMove);
       window.removeEventListener('pointerup', onUp);
@@ -560,8 +620,7 @@ export function createCharacter(container, options = {}) {
   live.add(api);
   setSprites(options.sprites);
   setEmotion('neutral');
-  scheduleAmbient();
-  scheduleBlink();
+  scheduleAllAmbient();
   return api;
 }
 

@@ -21,12 +21,36 @@ let bubbleTimer = 0;
 /** Call ids of the browser runs in flight: the character shows "browsing…" while any is. */
 const browsing = new Set();
 
+/** The preset's sprite set (docs/sprites.md); none (the built-in drawing) if it cannot load. */
+const readSprites = () => invoke("sprites_get").catch((e) => (console.warn("no sprites", e), null));
+/** The vocabulary's ids and flags (which motions are ambient or reactive); null if unreadable. */
+const readVocab = () =>
+  invoke("vocab_for_character").catch((e) => (console.warn("no vocabulary", e), null));
+
+/** Give the character the user's vocabulary; sprites first, as motions with an image count. */
+function applyExpression(vocab, sprites) {
+  character.setSprites(sprites);
+  if (vocab) {
+    character.setVocab(vocab);
+    // Observable for the E2E tests: the motion ids this window plays.
+    stage.dataset.vocabMotions = vocab.motions.map((m) => m.id).join(" ");
+  }
+}
+
+/** Settings saved the vocabulary or this preset's avatar: read both again, no restart. */
+let refreshing = Promise.resolve();
+function refreshExpression() {
+  refreshing = refreshing
+    .then(() => Promise.all([readVocab(), readSprites()]))
+    .then(([vocab, sprites]) => applyExpression(vocab, sprites))
+    .catch((e) => console.warn("refreshing the vocabulary failed", e));
+  return refreshing;
+}
+
 /** Load the built-in character (ui/character/); a plain placeholder if it is not there. */
-async function mountCharacter(preset, role) {
+async function mountCharacter(preset, role, sprites) {
   const palette = preset?.avatar?.palette ?? "rose";
   const size = role === "main" ? 200 : 150;
-  // The preset's sprite set (docs/sprites.md); none (the built-in drawing) if it cannot load.
-  const sprites = await invoke("sprites_get").catch((e) => (console.warn("no sprites", e), null));
   try {
     const mod = await import("../character/character.js");
     return mod.createCharacter(host, { palette, size, sprites });
@@ -36,7 +60,10 @@ async function mountCharacter(preset, role) {
     div.className = "fallback-character";
     host.replaceChildren(div);
     const noop = () => {};
-    return { setEmotion: noop, playMotion: noop, setSpeaking: noop, setState: noop, destroy: () => div.remove() };
+    return {
+      setEmotion: noop, playMotion: noop, setSpeaking: noop, setState: noop, setVocab: noop,
+      setSprites: noop, destroy: () => div.remove(),
+    };
   }
 }
 
@@ -166,8 +193,22 @@ async function main() {
   document.body.classList.add(ctx.role);
   document.title = `YUI — ${ctx.preset?.name ?? ""}`;
   host.setAttribute("aria-label", ctx.preset?.name ?? "character");
-  character = await mountCharacter(ctx.preset, ctx.role);
+  const [vocab, sprites] = await Promise.all([readVocab(), readSprites()]);
+  character = await mountCharacter(ctx.preset, ctx.role, sprites);
+  applyExpression(vocab, sprites);
   character.setState("idle");
+  // Live refresh: the vocabulary saved in settings, or this preset's avatar (sprites) changed.
+  listen("yui://vocab-changed", () => refreshExpression()).catch((e) =>
+    console.warn("cannot listen for vocabulary changes", e));
+  let avatar = JSON.stringify(ctx.preset?.avatar ?? null);
+  listen("yui://presets-changed", (list) => {
+    const me = Array.isArray(list) ? list.find((p) => p.id === ctx.preset?.id) : null;
+    const next = JSON.stringify(me?.avatar ?? null);
+    if (me && next !== avatar) {
+      avatar = next;
+      refreshExpression();
+    }
+  }).catch((e) => console.warn("cannot listen for preset changes", e));
   // Observable "playback finished" of this window's last turn (data-playback-finished = turn id).
   listen("yui://playback-finished", (p) => {
     if (p?.turn_id && p.turn_id === stage.dataset.turnId) stage.dataset.playbackFinished = p.turn_id;

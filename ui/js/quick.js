@@ -1,12 +1,18 @@
-// Quick controls: open/close characters, flip switches, jump to settings.
+// Quick controls: open/close characters, flip switches, jump to settings. A popover: the shell
+// hides it when it loses focus (windows.rs) and Escape hides it; it is hidden, not closed, so its
+// rows and switches keep following the bridge events.
 
-import { invoke } from "./ipc.js";
+import { invoke, currentWindow } from "./ipc.js";
 import { setStatus, wirePresets, wireSwitches } from "./panels.js";
 
 const warning = document.getElementById("browser-warning");
 
 document.getElementById("open-settings").addEventListener("click", () => {
   invoke("window_open", { which: "settings" }).catch((err) => setStatus(err.message, true));
+});
+
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape") currentWindow().hide().catch((err) => setStatus(err.message, true));
 });
 
 async function main() {

@@ -54,8 +54,9 @@ pub fn run(store: &Store, paths: &Paths, cmd: &BackendCmd) -> Result<Value, Core
                     .as_ref()
                     .map(|u| Some(u.clone()).filter(|u| !u.trim().is_empty())),
             };
-            backend::update(store, &change)?;
-            Ok(serde_json::to_value(backend::view(store, paths)?)?)
+            Ok(serde_json::to_value(backend::update_and_view(
+                store, paths, &change,
+            )?)?)
         }
         BackendCmd::SetKey => {
             let mut input = String::new();

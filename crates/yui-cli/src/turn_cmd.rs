@@ -8,9 +8,10 @@
 use clap::Args;
 use std::io::{BufRead, Write};
 use std::sync::Arc;
+use yui_core::backend::Transport;
 use yui_core::clock::SharedClock;
 use yui_core::paths::Paths;
-use yui_core::turn::{self, Backend, Timeouts, Transport, TurnDeps, TurnEvent, TurnStatus};
+use yui_core::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnStatus};
 use yui_core::{CoreError, ErrorCode, Store, SystemClock, WindowKind};
 
 /// Environment variable that overrides the stored API key for one run.

@@ -4,7 +4,8 @@
 
 use clap::Subcommand;
 use serde_json::{json, Value};
-use yui_core::vocab::{self, Transport, Vocab};
+use yui_core::backend::Transport;
+use yui_core::vocab::{self, Vocab};
 use yui_core::voice::{self, Direction, Script, Speaker, SpeechOutcome};
 use yui_core::{CoreError, Store};
 

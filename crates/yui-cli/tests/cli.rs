@@ -1,10 +1,13 @@
 //! The `yui` binary, run as a real process against a temp `--data-dir`: each subcommand's JSON
 //! output, and errors as `{"code","message"}` on stderr with a non-zero exit.
 
+mod support;
+
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use support::{json_ok, yui_command};
 
 const BIN: &str = env!("CARGO_BIN_EXE_yui");
 
@@ -13,14 +16,8 @@ fn yui(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn yui_stdin(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(BIN)
-        .arg("--data-dir")
-        .arg(dir)
+    let mut child = yui_command(dir)
         .args(args)
-        // Never touch a real keyring from tests; never inherit a data dir.
-        .env("YUI_KEYRING", "off")
-        .env_remove("YUI_DATA_DIR")
-        .env_remove("YUI_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -37,18 +34,7 @@ fn yui_stdin(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
 
 /// Run, expect success, parse stdout as JSON.
 fn ok(dir: &Path, args: &[&str]) -> Value {
-    let out = yui(dir, args);
-    assert!(
-        out.status.success(),
-        "yui {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "yui {args:?}: stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    json_ok(args, &yui(dir, args))
 }
 
 /// Run, expect failure with exit `code`, parse stderr as `{code, message}`.

@@ -1,32 +1,19 @@
 //! `yui relation list|set` and `yui tool rate_relation` as real processes against a temp
 //! `--data-dir`: each invocation is its own turn unless `--turn` is given, and the slider path.
 
+mod support;
+
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_yui");
+use std::process::Output;
+use support::{json_ok, yui_command};
 
 fn yui(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env("YUI_KEYRING", "off")
-        .env_remove("YUI_DATA_DIR")
-        .env_remove("YUI_LOG")
-        .output()
-        .expect("spawn yui")
+    yui_command(dir).args(args).output().expect("spawn yui")
 }
 
 fn ok(dir: &Path, args: &[&str]) -> Value {
-    let out = yui(dir, args);
-    assert!(
-        out.status.success(),
-        "yui {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+    json_ok(args, &yui(dir, args))
 }
 
 fn rate(dir: &Path, args: Value, turn: Option<&str>) -> Value {

@@ -1,14 +1,15 @@
 //! `yui turn`, `yui tool` and `yui chat` as real processes against a scripted SSE server on
 //! 127.0.0.1 (a thread with a std TcpListener: one scripted reply per request).
 
+mod support;
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::{Arc, Mutex};
-
-const BIN: &str = env!("CARGO_BIN_EXE_yui");
+use support::yui_command;
 
 /// Serve `replies` (full HTTP responses) in order; returns the base URL and the request bodies.
 fn serve(replies: Vec<String>) -> (String, Arc<Mutex<Vec<Value>>>) {
@@ -56,13 +57,8 @@ fn sse(events: &[Value]) -> String {
 }
 
 fn yui(dir: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(BIN)
-        .arg("--data-dir")
-        .arg(dir)
+    let mut child = yui_command(dir)
         .args(args)
-        .env("YUI_KEYRING", "off")
-        .env_remove("YUI_DATA_DIR")
-        .env_remove("YUI_LOG")
         .env_remove("YUI_API_KEY")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -16,12 +16,13 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
+use yui_core::backend::Transport;
 use yui_core::clock::{ManualClock, SharedClock};
 use yui_core::tools::registry::{ToolRegistry, TurnToolState};
 use yui_core::tools::{ClientTool, ToolContext, ToolError, ToolOutput};
 use yui_core::turn::engine::replay_response;
 use yui_core::turn::sse::SseStream;
-use yui_core::turn::{Backend, Timeouts, Transport, TurnDeps, TurnEvent, TurnRequest};
+use yui_core::turn::{Backend, Timeouts, TurnDeps, TurnEvent, TurnRequest};
 use yui_core::{Store, WindowKind};
 
 const EVENTS: usize = 10_000;

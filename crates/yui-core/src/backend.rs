@@ -230,6 +230,16 @@ pub fn view(store: &Store, paths: &Paths) -> Result<BackendView> {
     })
 }
 
+/// Apply `change` and return what is now in effect (the settings window and `yui backend set`).
+pub fn update_and_view(
+    store: &Store,
+    paths: &Paths,
+    change: &BackendChange,
+) -> Result<BackendView> {
+    update(store, change)?;
+    view(store, paths)
+}
+
 /// The API key for the turn engine, if one is stored.
 pub fn api_key(paths: &Paths) -> Option<String> {
     Secrets::new(paths).api_key().map(|k| k.0)

@@ -50,3 +50,44 @@ impl Paths {
         self.data_dir.join(DB_FILE)
     }
 }
+
+/// `--data-dir DIR` or `--data-dir=DIR` among the app's command-line arguments (the E2E tests pass
+/// it through tauri-driver, which starts the app; the CLI parses its own with clap).
+pub fn data_dir_arg(mut args: impl Iterator<Item = String>) -> Option<PathBuf> {
+    while let Some(a) = args.next() {
+        if a == "--data-dir" {
+            return args.next().map(PathBuf::from);
+        }
+        if let Some(v) = a.strip_prefix("--data-dir=") {
+            return Some(PathBuf::from(v));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::data_dir_arg;
+    use std::path::PathBuf;
+
+    fn args(v: &[&str]) -> impl Iterator<Item = String> {
+        v.iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    #[test]
+    fn data_dir_from_the_command_line() {
+        assert_eq!(
+            data_dir_arg(args(&["--data-dir", "/d"])),
+            Some(PathBuf::from("/d"))
+        );
+        assert_eq!(
+            data_dir_arg(args(&["-x", "--data-dir=/e"])),
+            Some(PathBuf::from("/e"))
+        );
+        assert_eq!(data_dir_arg(args(&["--data-dir"])), None);
+        assert_eq!(data_dir_arg(args(&[])), None);
+    }
+}

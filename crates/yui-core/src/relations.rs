@@ -644,3 +644,13 @@ pub fn relation_line(store: &Store, preset_id: &str) -> Result<Option<String>> {
         Ok(Some(format!("relation: {}", parts.join("; "))))
     })
 }
+
+/// Whether a turn event may have moved a relation value: an answered `rate_relation` call that
+/// was neither refused (`failed`) nor ignored. The shell then announces the fresh bands.
+pub fn changed_by(event: &crate::turn::TurnEvent) -> bool {
+    matches!(
+        event,
+        crate::turn::TurnEvent::ToolResult { name, result, failed: false, .. }
+            if name == crate::tools::RATE_RELATION && !result.as_text().starts_with("ignored")
+    )
+}

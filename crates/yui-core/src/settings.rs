@@ -144,3 +144,32 @@ pub fn list(store: &Store) -> Result<serde_json::Map<String, Value>> {
     }
     Ok(out)
 }
+
+/// The keys of the device-wide switches the user flips (settings window and quick controls).
+pub const SWITCHES: [&str; 3] = [BROWSER, RELATIONS, SCREEN];
+
+/// The device-wide switches, as the UI shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Switches {
+    pub browser: bool,
+    pub relations: bool,
+    pub screen: bool,
+}
+
+/// Every switch's state now.
+pub fn switches(store: &Store) -> Result<Switches> {
+    Ok(Switches {
+        browser: switch_on(store, BROWSER)?,
+        relations: switch_on(store, RELATIONS)?,
+        screen: switch_on(store, SCREEN)?,
+    })
+}
+
+/// Flip the switch `key` (one of [`SWITCHES`]); returns every switch's state after the change.
+pub fn set_switch(store: &Store, key: &str, enabled: bool) -> Result<Switches> {
+    if !SWITCHES.contains(&key) {
+        return Err(CoreError::invalid(format!("{key:?} is not a switch")));
+    }
+    set(store, key, &json!({ "enabled": enabled }))?;
+    switches(store)
+}

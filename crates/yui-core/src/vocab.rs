@@ -9,6 +9,7 @@
 //! The schema is rebuilt from the vocabulary loaded at each turn (contract: "Declared schema"),
 //! so an edit reaches the next turn with no restart.
 
+use crate::backend::Transport;
 use crate::error::{CoreError, Result};
 use crate::settings;
 use crate::store::Store;
@@ -359,32 +360,80 @@ pub fn parameters(vocab: &Vocab) -> Value {
     json!({"type": "object", "properties": props, "additionalProperties": false})
 }
 
-/// The transports that declare generate_express as a function tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    ChatCompletions,
-    Responses,
-}
-
-/// The declared tool on a transport; `None` when the vocabulary is empty (no tool declared).
+/// The declared tool on a transport; `None` when the vocabulary is empty (no tool declared) and
+/// on Push, which does not declare generate_express: its cues arrive in render and speech
+/// segments.
 pub fn declared_tool(vocab: &Vocab, transport: Transport) -> Option<Value> {
     if vocab_is_empty(vocab) {
         return None;
     }
     let name = crate::tools::GENERATE_EXPRESS;
-    let description = tool_description(vocab);
-    let parameters = parameters(vocab);
-    Some(match transport {
-        Transport::ChatCompletions => json!({
+    match transport {
+        Transport::ChatCompletions => Some(json!({
             "type": "function",
-            "function": {"name": name, "description": description, "parameters": parameters}
-        }),
-        Transport::Responses => json!({
+            "function": {"name": name, "description": tool_description(vocab), "parameters": parameters(vocab)}
+        })),
+        Transport::Responses => Some(json!({
             "type": "function",
             "name": name,
-            "description": description,
-            "parameters": parameters,
+            "description": tool_description(vocab),
+            "parameters": parameters(vocab),
             "strict": false
-        }),
-    })
+        })),
+        Transport::Push => None,
+    }
+}
+
+/// What a character window needs from the vocabulary to draw: emotion ids, and motion ids with
+/// their flags (which play by themselves, which on a trigger). No labels, descriptions, voice or
+/// selection: character windows get no more than they draw.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CharacterVocab {
+    pub emotions: Vec<CharacterEmotion>,
+    pub motions: Vec<CharacterMotion>,
+}
+
+/// An emotion id, for [`CharacterVocab`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CharacterEmotion {
+    pub id: String,
+}
+
+/// A motion id and its flags, for [`CharacterVocab`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CharacterMotion {
+    pub id: String,
+    pub reactive: bool,
+    pub ambient: bool,
+    pub broker_publish: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+}
+
+impl From<&Vocab> for CharacterVocab {
+    fn from(v: &Vocab) -> Self {
+        Self {
+            emotions: v
+                .emotions
+                .iter()
+                .map(|e| CharacterEmotion { id: e.id.clone() })
+                .collect(),
+            motions: v
+                .motions
+                .iter()
+                .map(|m| CharacterMotion {
+                    id: m.id.clone(),
+                    reactive: m.reactive,
+                    ambient: m.ambient,
+                    broker_publish: m.broker_publish,
+                    trigger: m.trigger.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The loaded vocabulary as a character window draws it.
+pub fn for_character(store: &Store) -> Result<CharacterVocab> {
+    load(store).map(|v| CharacterVocab::from(&v))
 }

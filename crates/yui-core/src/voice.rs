@@ -424,13 +424,6 @@ impl Speaker {
             })
     }
 
-    /// A speaker running this program (for tests and odd installs).
-    pub fn with_program(program: impl Into<PathBuf>) -> Self {
-        Self {
-            program: program.into(),
-        }
-    }
-
     pub fn program(&self) -> &Path {
         &self.program
     }

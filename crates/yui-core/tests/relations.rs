@@ -841,3 +841,41 @@ async fn user_bands_for_the_quick_controls() {
     let t: Target = serde_json::from_value(json!({"kind": "preset", "id": "kai"})).expect("kai");
     assert_eq!(t, Env::kai());
 }
+
+/// The shell announces fresh bands after exactly the events that may have moved a value.
+#[test]
+fn changed_by_only_an_accepted_rate_relation_result() {
+    use yui_core::tools::ToolOutput;
+    use yui_core::turn::TurnEvent;
+    let result = |name: &str, text: &str, failed: bool| TurnEvent::ToolResult {
+        call_id: "c1".into(),
+        name: name.into(),
+        result: ToolOutput::text(text),
+        failed,
+    };
+    assert!(relations::changed_by(&result(
+        "rate_relation",
+        "warm",
+        false
+    )));
+    assert!(relations::changed_by(&result(
+        "rate_relation",
+        "clamped: warm",
+        false
+    )));
+    assert!(!relations::changed_by(&result(
+        "rate_relation",
+        "ignored: already rated user this turn",
+        false
+    )));
+    assert!(!relations::changed_by(&result(
+        "rate_relation",
+        "error: relations are off",
+        true
+    )));
+    assert!(!relations::changed_by(&result(
+        "address_character",
+        "ok",
+        false
+    )));
+}

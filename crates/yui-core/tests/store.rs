@@ -164,6 +164,35 @@ fn settings_round_trip_and_list() {
 }
 
 #[test]
+fn switches_read_and_flip_only_the_three_switches() {
+    let (_d, paths) = temp();
+    let store = open(&paths);
+    let off = settings::Switches {
+        browser: false,
+        relations: true,
+        screen: false,
+    };
+    assert_eq!(settings::switches(&store).unwrap(), off);
+    let now = settings::set_switch(&store, settings::BROWSER, true).unwrap();
+    assert_eq!(
+        now,
+        settings::Switches {
+            browser: true,
+            ..off
+        }
+    );
+    assert!(settings::switch_on(&store, settings::BROWSER).unwrap());
+    let err = settings::set_switch(&store, settings::BACKEND, true).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidInput);
+    assert_eq!(err.message, "\"yui.backend\" is not a switch");
+    assert_eq!(
+        settings::get(&store, settings::BACKEND).unwrap()["transport"],
+        "chat_completions",
+        "a refused key is left as it was"
+    );
+}
+
+#[test]
 fn preset_add_open_close_position_update_round_trip() {
     let (_d, paths) = temp();
     let store = open(&paths);

@@ -7,8 +7,9 @@ use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use turn_support::*;
+use yui_core::backend::Transport;
 use yui_core::tools::ToolOutput;
-use yui_core::turn::{join_speech, Transport, TurnStatus, MAX_TOOL_ROUND_TRIPS};
+use yui_core::turn::{join_speech, TurnStatus, MAX_TOOL_ROUND_TRIPS};
 
 const CHAT: Transport = Transport::ChatCompletions;
 

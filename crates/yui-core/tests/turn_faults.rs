@@ -7,7 +7,8 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use turn_support::*;
-use yui_core::turn::{self, Transport, TurnEvent, TurnStatus};
+use yui_core::backend::Transport;
+use yui_core::turn::{self, TurnEvent, TurnStatus};
 
 const CHAT: Transport = Transport::ChatCompletions;
 const RESP: Transport = Transport::Responses;

@@ -6,12 +6,13 @@ mod turn_support;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use turn_support::*;
+use yui_core::backend::Transport;
 use yui_core::context::ClientContext;
 use yui_core::settings;
 use yui_core::tools::registry::{RegistryEnv, ToolRegistry, TurnToolState};
 use yui_core::tools::{ToolContext, ToolOutput};
 use yui_core::turn::CancellationToken;
-use yui_core::turn::{self, Backend, Transport, TurnStatus};
+use yui_core::turn::{self, Backend, TurnStatus};
 use yui_core::WindowKind;
 
 fn names(h: &Harness, kind: WindowKind) -> Vec<String> {
@@ -348,4 +349,43 @@ async fn address_character_with_nobody_else_open() {
         .await
         .unwrap();
     assert_eq!(out, ToolOutput::text("error: unknown target"));
+}
+
+/// `start_configured` runs a turn against the stored backend settings and API key: the app's path.
+#[tokio::test]
+async fn start_configured_uses_the_stored_backend_and_key() {
+    std::env::set_var(yui_core::backend::KEYRING_ENV, "off");
+    let srv = ScriptServer::start(vec![chat_say("Hi!")]).await;
+    let h = Harness::new();
+    let paths = yui_core::paths::Paths::resolve(Some(h.dir.path().to_path_buf()));
+    let change = yui_core::backend::BackendChange {
+        base_url: Some(srv.base_url.clone()),
+        model: Some("stored-model".into()),
+        transport: Some(Transport::ChatCompletions),
+        push_url: None,
+    };
+    yui_core::backend::update(&h.store, &change).unwrap();
+    yui_core::backend::Secrets::new(&paths)
+        .set_api_key("sk-stored")
+        .unwrap();
+    let mut handle =
+        turn::start_configured(&h.store, &h.clock, &paths, "yui", WindowKind::Main, "hello")
+            .unwrap();
+    let mut last = None;
+    while let Some(ev) = handle.events.recv().await {
+        last = Some(ev);
+    }
+    assert!(
+        matches!(
+            last,
+            Some(turn::TurnEvent::TurnEnd {
+                status: TurnStatus::Ok,
+                ..
+            })
+        ),
+        "{last:?}"
+    );
+    let seen = &srv.seen()[0];
+    assert_eq!(seen.auth.as_deref(), Some("Bearer sk-stored"));
+    assert_eq!(seen.body["model"], "stored-model");
 }

@@ -4,13 +4,14 @@
 use serde_json::json;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+use yui_core::backend::Transport;
 use yui_core::clock::ManualClock;
 use yui_core::settings;
 use yui_core::tools::express::ExpressTool;
 use yui_core::tools::{ClientTool, ToolContext};
 use yui_core::vocab::{
-    self, declared_tool, parameters, tool_description, vocab_is_empty, Emotion, Motion, Transport,
-    Vocab, Voice, VoiceMode, VoiceTag,
+    self, declared_tool, parameters, tool_description, vocab_is_empty, Emotion, Motion, Vocab,
+    Voice, VoiceMode, VoiceTag,
 };
 use yui_core::{Store, WindowKind};
 
@@ -435,4 +436,15 @@ fn every_default_id_has_a_drawing_in_the_built_in_character() {
             m.id
         );
     }
+}
+
+/// Push declares no generate_express (its cues arrive in render and speech segments), whatever
+/// the vocabulary holds; the request transports do.
+#[test]
+fn push_declares_no_generate_express() {
+    let v = vocab::Vocab::default();
+    assert!(!vocab_is_empty(&v));
+    assert_eq!(declared_tool(&v, Transport::Push), None);
+    assert!(declared_tool(&v, Transport::ChatCompletions).is_some());
+    assert!(declared_tool(&v, Transport::Responses).is_some());
 }

@@ -31,6 +31,7 @@ macro_rules! yui_invoke_handler {
             $crate::commands::turn::turn_start,
             $crate::commands::turn::turn_stop,
             $crate::commands::vocab::vocab_get,
+            $crate::commands::vocab::vocab_for_character,
             $crate::commands::vocab::vocab_set,
             $crate::commands::vocab::vocab_reset,
             $crate::commands::vocab::voice_get,

@@ -9,16 +9,17 @@
 //! The state is managed lazily on first use, so nothing else in the shell has to set it up.
 
 use crate::error::CmdResult;
+use crate::windows::{self, BridgeEvent};
 use std::collections::HashMap;
 use std::sync::Mutex;
-use tauri::{AppHandle, Emitter, Manager, Runtime, State, WebviewWindow};
+use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
 use yui_core::playback::PlaybackTracker;
 use yui_core::turn::{CancellationToken, TurnEvent, TurnStatus};
 use yui_core::voice::{self, Script};
 use yui_core::Store;
 
-/// Event every window hears when a turn's playback has finished: `{"turn_id": "..."}`.
-pub const PLAYBACK_FINISHED: &str = "yui://playback-finished";
+/// The name of [`BridgeEvent::PlaybackFinished`], for listeners in tests.
+pub const PLAYBACK_FINISHED: &str = BridgeEvent::PlaybackFinished.name();
 
 /// The tracker, and the speech running in each window (by window label).
 #[derive(Default)]
@@ -55,13 +56,11 @@ pub fn playback<R: Runtime>(app: &AppHandle<R>) -> State<'_, Playback> {
             use tokio::sync::broadcast::error::RecvError;
             loop {
                 match finished.recv().await {
-                    Ok(turn_id) => {
-                        if let Err(e) =
-                            app.emit(PLAYBACK_FINISHED, serde_json::json!({ "turn_id": turn_id }))
-                        {
-                            tracing::warn!(error = %e, "cannot announce playback finished");
-                        }
-                    }
+                    Ok(turn_id) => windows::emit(
+                        &app,
+                        BridgeEvent::PlaybackFinished,
+                        serde_json::json!({ "turn_id": turn_id }),
+                    ),
                     Err(RecvError::Lagged(n)) => tracing::warn!(n, "playback events dropped"),
                     Err(RecvError::Closed) => break,
                 }

@@ -8,13 +8,10 @@
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use tauri::{AppHandle, Emitter, Manager, Runtime, State};
+use crate::windows::{self, BridgeEvent};
+use tauri::{AppHandle, Manager, Runtime, State};
 use yui_core::relations::{self, Listing, SetResult, Target, UserBands};
-use yui_core::tools::RATE_RELATION;
 use yui_core::turn::TurnEvent;
-
-/// Bridge event: a relation value may have changed. Payload: [`UserBands`].
-pub const RELATIONS_CHANGED: &str = "yui://relations-changed";
 
 /// Log entries the settings panel shows (newest first).
 const LOG_LIMIT: usize = 200;
@@ -49,32 +46,17 @@ pub async fn relation_bands(state: State<'_, AppState>) -> CmdResult<UserBands> 
     relations::user_bands(&state.store)
 }
 
-/// Emit [`RELATIONS_CHANGED`] with the current bands.
+/// Emit [`BridgeEvent::RelationsChanged`] with the current bands.
 pub fn notify<R: Runtime>(app: &AppHandle<R>) {
-    let bands = match relations::user_bands(&app.state::<AppState>().store) {
-        Ok(b) => b,
-        Err(e) => {
-            tracing::warn!(error = %e.message, "reading relation bands failed");
-            return;
-        }
-    };
-    if let Err(e) = app.emit(RELATIONS_CHANGED, bands) {
-        tracing::warn!(event = RELATIONS_CHANGED, error = %e, "emit failed");
+    match relations::user_bands(&app.state::<AppState>().store) {
+        Ok(bands) => windows::emit(app, BridgeEvent::RelationsChanged, bands),
+        Err(e) => tracing::warn!(error = %e.message, "reading relation bands failed"),
     }
 }
 
-/// Called for every event of a running turn: an answered `rate_relation` call that was not
-/// refused or ignored may have moved a value.
+/// Called for every event of a running turn: announce the bands when it may have moved a value.
 pub fn after_turn_event<R: Runtime>(app: &AppHandle<R>, event: &TurnEvent) {
-    if let TurnEvent::ToolResult {
-        name,
-        result,
-        failed: false,
-        ..
-    } = event
-    {
-        if name == RATE_RELATION && !result.as_text().starts_with("ignored") {
-            notify(app);
-        }
+    if relations::changed_by(event) {
+        notify(app);
     }
 }

@@ -5,35 +5,18 @@
 use crate::error::CmdResult;
 use crate::state::AppState;
 use crate::windows::{self, BridgeEvent};
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tauri::{AppHandle, Runtime, State};
 use yui_core::backend::{self, BackendChange, BackendView, KeyStorage, Secrets};
-use yui_core::settings;
-use yui_core::CoreError;
-
-/// The device-wide switches, as the UI shows them.
-#[derive(Debug, Clone, Serialize)]
-pub struct Switches {
-    pub browser: bool,
-    pub relations: bool,
-    pub screen: bool,
-}
-
-fn read_switches(state: &AppState) -> CmdResult<Switches> {
-    Ok(Switches {
-        browser: settings::switch_on(&state.store, settings::BROWSER)?,
-        relations: settings::switch_on(&state.store, settings::RELATIONS)?,
-        screen: settings::switch_on(&state.store, settings::SCREEN)?,
-    })
-}
+use yui_core::settings::{self, Switches};
 
 #[tauri::command]
 pub async fn switches_get(state: State<'_, AppState>) -> CmdResult<Switches> {
-    read_switches(&state)
+    settings::switches(&state.store)
 }
 
-/// Flip one switch, by its settings key (`yui.browser`, `yui.relations`, `yui.screen`).
+/// Flip one switch, by its settings key (`yui.browser`, `yui.relations`, `yui.screen`); every
+/// window hears the new states.
 #[tauri::command]
 pub async fn switch_set<R: Runtime>(
     app: AppHandle<R>,
@@ -41,12 +24,8 @@ pub async fn switch_set<R: Runtime>(
     key: String,
     enabled: bool,
 ) -> CmdResult<Switches> {
-    if ![settings::BROWSER, settings::RELATIONS, settings::SCREEN].contains(&key.as_str()) {
-        return Err(CoreError::invalid(format!("{key:?} is not a switch")));
-    }
-    settings::set(&state.store, &key, &json!({ "enabled": enabled }))?;
-    let now = read_switches(&state)?;
-    windows::emit(&app, BridgeEvent::SwitchesChanged, now.clone());
+    let now = settings::set_switch(&state.store, &key, enabled)?;
+    windows::emit(&app, BridgeEvent::SwitchesChanged, now);
     Ok(now)
 }
 
@@ -72,8 +51,7 @@ pub async fn backend_set(
     state: State<'_, AppState>,
     change: BackendChange,
 ) -> CmdResult<BackendView> {
-    backend::update(&state.store, &change)?;
-    backend::view(&state.store, &state.paths)
+    backend::update_and_view(&state.store, &state.paths, &change)
 }
 
 /// Store the API key (OS keyring, else the labelled file fallback). Returns where it went, never

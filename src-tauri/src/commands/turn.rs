@@ -7,7 +7,7 @@ use crate::state::AppState;
 use crate::windows::{self, WindowLabel};
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State, WebviewWindow};
-use yui_core::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent};
+use yui_core::turn::{self, TurnEvent};
 use yui_core::CoreError;
 
 fn character_label<R: Runtime>(window: &WebviewWindow<R>) -> CmdResult<WindowLabel> {
@@ -29,15 +29,14 @@ pub async fn turn_start<R: Runtime>(
         .kind()
         .ok_or_else(|| CoreError::invalid("not a character window"))?;
     let preset = windows::preset_for(window.app_handle(), &label)?;
-    let backend = Backend::configured(&state.store, &state.paths)?;
-    let (req, registry) =
-        turn::prepare(&state.store, &state.clock, &preset.id, kind, &text, backend)?;
-    let deps = TurnDeps::new(
-        state.store.clone(),
-        state.clock.clone(),
-        &Timeouts::default(),
+    let mut handle = turn::start_configured(
+        &state.store,
+        &state.clock,
+        &state.paths,
+        &preset.id,
+        kind,
+        &text,
     )?;
-    let mut handle = turn::start(deps, req, registry);
     let turn_id = handle.turn_id.clone();
     state.begin_turn(&label, turn_id.clone(), handle.stopper());
 

@@ -1,13 +1,15 @@
 //! Expression commands: the vocabulary editor and the voice switch (settings window only, see
-//! `capabilities/settings.json`), and the sprite set of the calling character window. Each
-//! delegates to the core (`yui_core::vocab`, `voice`, `sprites`).
+//! `capabilities/settings.json`), and what character windows draw: the vocabulary's ids and flags
+//! and the sprite set of the calling window. Each delegates to the core (`yui_core::vocab`,
+//! `voice`, `sprites`). Saving the vocabulary emits `yui://vocab-changed` so every character
+//! window picks it up with no restart.
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use crate::windows::{self, WindowLabel};
-use tauri::{Manager, Runtime, State, WebviewWindow};
+use crate::windows::{self, BridgeEvent, WindowLabel};
+use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
 use yui_core::sprites::{self, SpriteSet};
-use yui_core::vocab::{self, Vocab};
+use yui_core::vocab::{self, CharacterVocab, Vocab};
 use yui_core::voice::{self, VoiceStatus};
 use yui_core::CoreError;
 
@@ -17,16 +19,38 @@ pub async fn vocab_get(state: State<'_, AppState>) -> CmdResult<Vocab> {
     vocab::load(&state.store)
 }
 
+/// What a character window draws from the vocabulary (ids and flags only).
+#[tauri::command]
+pub async fn vocab_for_character(state: State<'_, AppState>) -> CmdResult<CharacterVocab> {
+    vocab::for_character(&state.store)
+}
+
 /// Replace the vocabulary (checked first); the next turn declares its schema. Returns it.
 #[tauri::command]
-pub async fn vocab_set(state: State<'_, AppState>, vocab: Vocab) -> CmdResult<Vocab> {
-    vocab::save(&state.store, &vocab).and_then(|()| vocab::load(&state.store))
+pub async fn vocab_set<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    vocab: Vocab,
+) -> CmdResult<Vocab> {
+    let saved = vocab::save(&state.store, &vocab).and_then(|()| vocab::load(&state.store))?;
+    announce(&app, &saved);
+    Ok(saved)
 }
 
 /// Put the default vocabulary back.
 #[tauri::command]
-pub async fn vocab_reset(state: State<'_, AppState>) -> CmdResult<Vocab> {
-    vocab::save(&state.store, &Vocab::default()).map(|()| Vocab::default())
+pub async fn vocab_reset<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+) -> CmdResult<Vocab> {
+    vocab::save(&state.store, &Vocab::default())?;
+    announce(&app, &Vocab::default());
+    Ok(Vocab::default())
+}
+
+/// Tell every character window the vocabulary changed (they re-read it and their sprites).
+fn announce<R: Runtime>(app: &AppHandle<R>, saved: &Vocab) {
+    windows::emit(app, BridgeEvent::VocabChanged, CharacterVocab::from(saved));
 }
 
 /// The voice switch, engine, and whether the engine can speak here (one status line).

@@ -62,8 +62,8 @@ impl<'a> RegistryEnv<'a> {
     }
 }
 
-/// The executor for a handed tool name. One line per tool: a tool helper replaces its
-/// placeholder here. `None` is "declared without an executor" and fails the start-up check.
+/// The executor for a handed tool name, one line per tool. `None` is "declared without an
+/// executor" and fails the start-up check.
 pub fn executor(name: &str, env: &RegistryEnv<'_>) -> Option<Arc<dyn ClientTool>> {
     Some(match name {
         RATE_RELATION => super::relation::RateRelationTool::shared(env.store, env.preset_id),

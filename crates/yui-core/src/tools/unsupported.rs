@@ -1,9 +1,9 @@
-//! Placeholder executors for declared tools whose own issues have not landed yet. Each carries the
-//! tool's real name, description, schema and switch, so the declared set is already right (and
-//! byte-identical in every switch state); a call answers `error: unsupported`.
+//! Declared tools without an executor yet (`body_action`, `look`: the avatar executor). Each
+//! carries the tool's real name, description, schema and switch, so the declared set is already
+//! right (and byte-identical in every switch state); a call answers `error: unsupported`, the
+//! contract's answer for a declared tool whose executor is not available.
 //!
-//! A tool helper replaces its placeholder by changing its one line in
-//! [`super::registry::executor`].
+//! Giving a tool its executor is one line in [`super::registry::executor`].
 
 use super::*;
 use crate::settings;
@@ -45,14 +45,7 @@ impl ClientTool for Unsupported {
     }
 }
 
-pub const BROWSER_SWITCH: Switch = Switch {
-    id: "browser",
-    key: settings::BROWSER,
-};
-pub const RELATIONS_SWITCH: Switch = Switch {
-    id: "relations",
-    key: settings::RELATIONS,
-};
+/// `look at: screen` is gated by the screen switch (read when a call runs).
 pub const SCREEN_SWITCH: Switch = Switch {
     id: "screen",
     key: settings::SCREEN,
@@ -102,54 +95,5 @@ pub fn look() -> Arc<dyn ClientTool> {
             "additionalProperties": false
         }),
         switch: Some(SCREEN_SWITCH),
-    })
-}
-
-/// `browser` (main and pet windows under Tauri).
-pub fn browser() -> Arc<dyn ClientTool> {
-    Arc::new(Unsupported {
-        name: BROWSER,
-        description: "Run JavaScript against the ego lite browser on the user's computer, in \
-            your own task space. code is the body of an async function; guide: true returns \
-            ego lite's guide instead."
-            .to_string(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "code": {"type": "string", "description": "The body of an async function, run after the client's prelude"},
-                "guide": {"type": "boolean", "description": "true returns the guide instead of running code"}
-            },
-            "additionalProperties": false
-        }),
-        switch: Some(BROWSER_SWITCH),
-    })
-}
-
-/// `rate_relation`, with `toward` = user and the other open presets' names.
-pub fn rate_relation(others: &[String]) -> Arc<dyn ClientTool> {
-    let mut toward: Vec<Value> = vec![json!("user")];
-    toward.extend(others.iter().map(|n| {
-        if n == "user" {
-            json!("user (character)")
-        } else {
-            json!(n)
-        }
-    }));
-    Arc::new(Unsupported {
-        name: RATE_RELATION,
-        description: "Move your relation toward the user or another open character by one \
-            small step, with the reason (shown to the user). Answers the new band."
-            .to_string(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "toward": {"type": "string", "enum": toward},
-                "delta": {"type": "integer", "enum": [-2, -1, 1, 2]},
-                "why": {"type": "string", "maxLength": 80}
-            },
-            "required": ["toward", "delta", "why"],
-            "additionalProperties": false
-        }),
-        switch: Some(RELATIONS_SWITCH),
     })
 }

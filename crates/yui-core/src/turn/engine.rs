@@ -20,8 +20,7 @@ use super::events::{Addressed, Cue, TurnEvent, TurnStatus};
 use super::sse::{self, evidence, BackendError, SseEvent, SseStream, Timeouts};
 use super::wire::{chat as wchat, responses as wresp};
 use super::MAX_TOOL_ROUND_TRIPS;
-use crate::backend::BackendConfig;
-pub use crate::backend::Transport;
+use crate::backend::{BackendConfig, Transport};
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
 use crate::error::{CoreError, Result};
@@ -175,6 +174,22 @@ pub fn prepare(
         },
         registry,
     ))
+}
+
+/// Prepare and start a turn of `preset_id` in a `window` against the configured backend (and the
+/// stored API key), with the default timeouts: the app's path from a chat input to a running turn.
+pub fn start_configured(
+    store: &Store,
+    clock: &SharedClock,
+    paths: &crate::paths::Paths,
+    preset_id: &str,
+    window: WindowKind,
+    message: &str,
+) -> Result<TurnHandle> {
+    let backend = Backend::configured(store, paths)?;
+    let (req, registry) = prepare(store, clock, preset_id, window, message, backend)?;
+    let deps = TurnDeps::new(store.clone(), clock.clone(), &Timeouts::default())?;
+    Ok(start(deps, req, registry))
 }
 
 /// Start a turn on the current tokio runtime.

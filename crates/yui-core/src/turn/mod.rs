@@ -17,7 +17,7 @@ pub mod sse;
 pub mod wire;
 
 pub use engine::{
-    call_tool, join_speech, parse_call_arguments, prepare, run, start, Backend, Transport,
+    call_tool, join_speech, parse_call_arguments, prepare, run, start, start_configured, Backend,
     TurnDeps, TurnHandle, TurnOutcome, TurnRequest,
 };
 pub use events::{Cue, TurnEvent, TurnStatus};

@@ -1,5 +1,6 @@
 //! Test support for the turn engine: a scripted OpenAI-compatible SSE server on 127.0.0.1 (real
 //! TCP, real HTTP/1.1), test tools, and a harness that runs one turn and collects its events.
+// Each turn test binary uses its own part of this module.
 #![allow(dead_code)]
 
 use async_trait::async_trait;
@@ -12,12 +13,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use yui_core::backend::Transport;
 use yui_core::clock::{ManualClock, SharedClock};
 use yui_core::tools::registry::{ToolRegistry, TurnToolState};
 use yui_core::tools::{ClientTool, ToolContext, ToolError, ToolOutput};
-use yui_core::turn::{
-    self, Backend, Timeouts, Transport, TurnDeps, TurnEvent, TurnOutcome, TurnRequest,
-};
+use yui_core::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnOutcome, TurnRequest};
 use yui_core::{Store, WindowKind};
 
 /// One piece of a scripted SSE body.
