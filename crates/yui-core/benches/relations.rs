@@ -36,35 +36,6 @@ fn main() {
         .with_timezone(&chrono::Utc);
     let clock = Arc::new(ManualClock::new(start, 0));
     let shared: SharedClock = clock.clone();
-    // Diagnosis of the tail (see docs/PERFORMANCE.md): YUI_BENCH_CHECKPOINT=background turns
-    // the writer's auto-checkpoint off and checkpoints (PASSIVE) from another connection every
-    // 100 ms, as a store-level change would; =off never checkpoints.
-    let mode = std::env::var("YUI_BENCH_CHECKPOINT").unwrap_or_default();
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    if mode == "off" || mode == "background" {
-        store
-            .write(|tx| Ok(tx.pragma_update(None, "wal_autocheckpoint", 0)?))
-            .expect("pragma");
-    }
-    let checkpointer = (mode == "background").then(|| {
-        let (path, stop) = (store.path().to_path_buf(), stop.clone());
-        std::thread::spawn(move || {
-            let c = rusqlite::Connection::open(path).expect("checkpoint connection");
-            c.busy_timeout(Duration::from_secs(5)).expect("busy");
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let _ = c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        })
-    });
-    println!(
-        "checkpoint mode: {}",
-        if mode.is_empty() {
-            "sqlite auto (default)"
-        } else {
-            &mode
-        }
-    );
     let tool = RateRelationTool::new(store.clone(), "yui");
     let _ = tool.parameters();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -135,10 +106,6 @@ fn main() {
         pct(&core, 0.99),
         core[core.len() - 1]
     );
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    if let Some(t) = checkpointer {
-        let _ = t.join();
-    }
     println!(
         "integrity_check: {}",
         store.integrity_check().expect("check")

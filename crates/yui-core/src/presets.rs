@@ -211,6 +211,14 @@ pub fn open(store: &Store, id: &str) -> Result<Preset> {
     set_open(store, id, true)
 }
 
+/// Open a preset and say which placement slot its window takes when it has no saved position:
+/// the open presets count from slot 0 (main), and the one opened last takes the last slot.
+pub fn open_with_slot(store: &Store, id: &str) -> Result<(Preset, usize)> {
+    let preset = open(store, id)?;
+    let slot = list_open(store)?.len().saturating_sub(1);
+    Ok((preset, slot))
+}
+
 /// Mark a preset closed. The main preset cannot be closed.
 pub fn close(store: &Store, id: &str) -> Result<Preset> {
     set_open(store, id, false)

@@ -241,6 +241,21 @@ fn preset_add_open_close_position_update_round_trip() {
 }
 
 #[test]
+fn an_opened_preset_takes_the_next_window_slot() {
+    let (_d, paths) = temp();
+    let store = open(&paths);
+    // Yui (main, slot 0) and Kai (slot 1) are open by default.
+    presets::add(&store, "Mio").unwrap();
+    let (mio, slot) = presets::open_with_slot(&store, "mio").unwrap();
+    assert!(mio.is_open);
+    assert_eq!(slot, 2);
+    presets::close(&store, "kai").unwrap();
+    assert_eq!(presets::open_with_slot(&store, "kai").unwrap().1, 2);
+    let err = presets::open_with_slot(&store, "nobody").unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound);
+}
+
+#[test]
 fn transcript_append_and_recent_in_order() {
     let (_d, paths) = temp();
     let store = open(&paths);

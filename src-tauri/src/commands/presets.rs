@@ -18,8 +18,7 @@ pub async fn preset_open<R: Runtime>(
     state: State<'_, AppState>,
     id: String,
 ) -> CmdResult<Preset> {
-    let preset = presets::open(&state.store, &id)?;
-    let slot = presets::list_open(&state.store)?.len().saturating_sub(1);
+    let (preset, slot) = presets::open_with_slot(&state.store, &id)?;
     windows::open_character(&app, &preset, slot)?;
     changed(&app, &state);
     Ok(preset)
