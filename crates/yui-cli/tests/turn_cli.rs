@@ -235,10 +235,13 @@ fn yui_tool_runs_one_client_tool() {
         json!("error: unsupported")
     );
     let bad = run(&["tool", "address_character", "--args", "{nope"]);
-    assert!(bad
-        .as_str()
-        .unwrap()
-        .starts_with("error: arguments JSON parse failed: "));
+    let parse_msg = serde_json::from_str::<Value>("{nope")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        bad,
+        json!(format!("error: arguments JSON parse failed: {parse_msg}"))
+    );
     // A tool the window does not declare is a usage error.
     let out = yui(dir.path(), &["tool", "look", "--window", "phone"], "");
     assert_eq!(out.status.code(), Some(1));
