@@ -99,6 +99,15 @@ pub enum BridgeEvent {
 }
 
 impl BridgeEvent {
+    pub const ALL: [BridgeEvent; 6] = [
+        Self::PresetsChanged,
+        Self::SwitchesChanged,
+        Self::CharacterAddressed,
+        Self::VocabChanged,
+        Self::RelationsChanged,
+        Self::PlaybackFinished,
+    ];
+
     pub const fn name(self) -> &'static str {
         match self {
             Self::PresetsChanged => "yui://presets-changed",
@@ -497,5 +506,18 @@ mod tests {
         assert_eq!(WindowLabel::Pet("kai".into()).as_label(), "pet-kai");
         assert_eq!(WindowLabel::parse("pet-"), None);
         assert_eq!(WindowLabel::parse("other"), None);
+    }
+
+    /// `EVENTS` in ui/js/ipc.js mirrors this enum: the UI must listen for the names we emit.
+    #[test]
+    fn ui_event_names_mirror_bridge_events() {
+        let ipc_js = include_str!("../../ui/js/ipc.js");
+        for ev in BridgeEvent::ALL {
+            assert!(
+                ipc_js.contains(&format!("\"{}\"", ev.name())),
+                "ui/js/ipc.js EVENTS lacks {}",
+                ev.name()
+            );
+        }
     }
 }

@@ -2,7 +2,7 @@
 // on click, drags the window, streams the reply into the speech bubble and plays cues.
 // No logic beyond presentation: turns, tools and the store live in the core.
 
-import { invoke, channel, currentWindow, windowContext, listen } from "./ipc.js";
+import { invoke, channel, currentWindow, windowContext, listen, EVENTS } from "./ipc.js";
 
 const DRAG_THRESHOLD_PX = 4;
 const BUBBLE_LINGER_MS = 9000;
@@ -198,10 +198,10 @@ async function main() {
   applyExpression(vocab, sprites);
   character.setState("idle");
   // Live refresh: the vocabulary saved in settings, or this preset's avatar (sprites) changed.
-  listen("yui://vocab-changed", () => refreshExpression()).catch((e) =>
+  listen(EVENTS.vocabChanged, () => refreshExpression()).catch((e) =>
     console.warn("cannot listen for vocabulary changes", e));
   let avatar = JSON.stringify(ctx.preset?.avatar ?? null);
-  listen("yui://presets-changed", (list) => {
+  listen(EVENTS.presetsChanged, (list) => {
     const me = Array.isArray(list) ? list.find((p) => p.id === ctx.preset?.id) : null;
     const next = JSON.stringify(me?.avatar ?? null);
     if (me && next !== avatar) {
@@ -210,7 +210,7 @@ async function main() {
     }
   }).catch((e) => console.warn("cannot listen for preset changes", e));
   // Observable "playback finished" of this window's last turn (data-playback-finished = turn id).
-  listen("yui://playback-finished", (p) => {
+  listen(EVENTS.playbackFinished, (p) => {
     if (p?.turn_id && p.turn_id === stage.dataset.turnId) stage.dataset.playbackFinished = p.turn_id;
   }).catch((e) => console.warn("cannot listen for playback finished", e));
   wirePointer();

@@ -12,6 +12,9 @@ export const EVENTS = Object.freeze({
   presetsChanged: "yui://presets-changed",
   switchesChanged: "yui://switches-changed",
   characterAddressed: "yui://character-addressed",
+  vocabChanged: "yui://vocab-changed",
+  relationsChanged: "yui://relations-changed",
+  playbackFinished: "yui://playback-finished",
 });
 
 /** The switch keys (settings keys in the store). */

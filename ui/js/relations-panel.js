@@ -5,7 +5,6 @@
 import { invoke, listen, EVENTS } from "./ipc.js";
 
 /** Bridge event the shell emits when a value may have changed; payload {enabled, bands}. */
-export const RELATIONS_CHANGED = "yui://relations-changed";
 
 const MIN = -20;
 const MAX = 20;
@@ -101,7 +100,7 @@ export async function mountSettings(section) {
     }
   };
   await Promise.all([
-    listen(RELATIONS_CHANGED, refresh),
+    listen(EVENTS.relationsChanged, refresh),
     listen(EVENTS.switchesChanged, refresh),
     listen(EVENTS.presetsChanged, refresh),
   ]);
@@ -209,7 +208,7 @@ export async function mountQuick(list) {
   };
   document.addEventListener("yui:presets-rendered", paint);
   await Promise.all([
-    listen(RELATIONS_CHANGED, (bands) => { current = bands; paint(); }),
+    listen(EVENTS.relationsChanged, (bands) => { current = bands; paint(); }),
     listen(EVENTS.switchesChanged, fetchAndPaint),
   ]);
   await fetchAndPaint();
