@@ -62,7 +62,7 @@ impl AppState {
     }
 
     /// Record a move of `label` to `pos` (not yet written); returns its generation.
-    pub fn bump_move(&self, label: &WindowLabel, pos: (i32, i32)) -> u64 {
+    pub fn bump_move(&self, label: &WindowLabel, pos: Position) -> u64 {
         let mut m = self.moves.lock().unwrap_or_else(|p| p.into_inner());
         let e = m.entry(label.clone()).or_insert((0, None));
         e.0 += 1;
@@ -72,7 +72,7 @@ impl AppState {
 
     /// The position to write for move `generation` of `label`: `None` if a later move superseded
     /// it or it was already written (flushed). Taking it marks it written.
-    pub fn take_move(&self, label: &WindowLabel, generation: u64) -> Option<(i32, i32)> {
+    pub fn take_move(&self, label: &WindowLabel, generation: u64) -> Option<Position> {
         let mut m = self.moves.lock().unwrap_or_else(|p| p.into_inner());
         m.get_mut(label)
             .filter(|(g, _)| *g == generation)
@@ -80,7 +80,7 @@ impl AppState {
     }
 
     /// Every position not yet written (for the flush at Quit); marks them written.
-    pub fn take_pending_moves(&self) -> Vec<(WindowLabel, (i32, i32))> {
+    pub fn take_pending_moves(&self) -> Vec<(WindowLabel, Position)> {
         let mut m = self.moves.lock().unwrap_or_else(|p| p.into_inner());
         m.iter_mut()
             .filter_map(|(l, (_, pos))| pos.take().map(|p| (l.clone(), p)))

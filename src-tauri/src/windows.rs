@@ -139,6 +139,15 @@ pub fn tauri_err(e: tauri::Error) -> CoreError {
     CoreError::internal(format!("window error: {e}"))
 }
 
+/// The logical size of a preset's window: the main character is drawn larger than pets.
+fn character_size(preset: &Preset) -> (f64, f64) {
+    if preset.is_main {
+        MAIN_SIZE
+    } else {
+        PET_SIZE
+    }
+}
+
 /// The label a preset's window has.
 pub fn label_for(preset: &Preset) -> WindowLabel {
     if preset.is_main {
@@ -146,6 +155,25 @@ pub fn label_for(preset: &Preset) -> WindowLabel {
     } else {
         WindowLabel::Pet(preset.id.clone())
     }
+}
+
+/// The label of the calling `window` if it is a character window (main or pet); else an
+/// `invalid_input` error saying `why` (e.g. "turns run in character windows only").
+pub fn character_label<R: Runtime>(
+    window: &WebviewWindow<R>,
+    why: &str,
+) -> Result<WindowLabel, CoreError> {
+    WindowLabel::parse(window.label())
+        .filter(WindowLabel::is_character)
+        .ok_or_else(|| CoreError::invalid(why))
+}
+
+/// The preset the calling character `window` shows (`why`: as for [`character_label`]).
+pub fn calling_preset<R: Runtime>(
+    window: &WebviewWindow<R>,
+    why: &str,
+) -> Result<Preset, CoreError> {
+    preset_for(window.app_handle(), &character_label(window, why)?)
 }
 
 /// The preset a character window shows, read from the store.
@@ -205,23 +233,22 @@ fn character_builder<'a, R: Runtime>(
     app: &'a AppHandle<R>,
     preset: &Preset,
 ) -> WebviewWindowBuilder<'a, R, AppHandle<R>> {
-    let label = label_for(preset);
-    let (w, h) = if label == WindowLabel::Main {
-        MAIN_SIZE
-    } else {
-        PET_SIZE
-    };
-    WebviewWindowBuilder::new(app, label.as_label(), WebviewUrl::App("index.html".into()))
-        .title(format!("YUI — {}", preset.name))
-        .inner_size(w, h)
-        .transparent(true)
-        .decorations(false)
-        .always_on_top(true)
-        .skip_taskbar(true)
-        .resizable(false)
-        .shadow(false)
-        .focused(false)
-        .visible(false)
+    let (w, h) = character_size(preset);
+    WebviewWindowBuilder::new(
+        app,
+        label_for(preset).as_label(),
+        WebviewUrl::App("index.html".into()),
+    )
+    .title(format!("YUI — {}", preset.name))
+    .inner_size(w, h)
+    .transparent(true)
+    .decorations(false)
+    .always_on_top(true)
+    .skip_taskbar(true)
+    .resizable(false)
+    .shadow(false)
+    .focused(false)
+    .visible(false)
 }
 
 fn place_and_show<R: Runtime>(
@@ -230,14 +257,9 @@ fn place_and_show<R: Runtime>(
     preset: &Preset,
     slot: usize,
 ) -> Result<WebviewWindow<R>, CoreError> {
-    let h = if preset.is_main {
-        MAIN_SIZE.1
-    } else {
-        PET_SIZE.1
-    };
     let pos = match (preset.pos_x, preset.pos_y) {
         (Some(x), Some(y)) => PhysicalPosition::new(x, y),
-        _ => default_position(app, slot, h),
+        _ => default_position(app, slot, character_size(preset).1),
     };
     window.set_position(pos).map_err(tauri_err)?;
     window.show().map_err(tauri_err)?;

@@ -2,53 +2,13 @@
 //! edits the vocabulary and the voice switch; character windows cannot, but get their preset's
 //! sprite set.
 
+mod support;
+
 use serde_json::{json, Value};
-use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
-use tauri::webview::InvokeRequest;
-use tauri::{App, WebviewWindow, WebviewWindowBuilder};
-use yui_app::state::AppState;
-use yui_core::paths::Paths;
+use support::{assert_refused, harness, invoke, window};
 use yui_core::presets::{self, PresetUpdate};
+use yui_core::settings;
 use yui_core::vocab::{self, Vocab};
-use yui_core::{settings, Store};
-
-struct Harness {
-    app: App<MockRuntime>,
-    store: Store,
-    dir: tempfile::TempDir,
-}
-
-fn harness() -> Harness {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
-    let store = Store::open(paths.db_path()).expect("open store");
-    let app =
-        yui_app::run_app(mock_builder(), AppState::new(store.clone(), paths)).expect("build app");
-    Harness { app, store, dir }
-}
-
-fn window(h: &Harness, label: &str) -> WebviewWindow<MockRuntime> {
-    WebviewWindowBuilder::new(&h.app, label, Default::default())
-        .build()
-        .expect("mock window")
-}
-
-fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
-    get_ipc_response(
-        w,
-        InvokeRequest {
-            cmd: cmd.into(),
-            callback: CallbackFn(0),
-            error: CallbackFn(1),
-            url: "tauri://localhost".parse().expect("url"),
-            body: InvokeBody::Json(args),
-            headers: Default::default(),
-            invoke_key: INVOKE_KEY.to_string(),
-        },
-    )
-    .map(|body| body.deserialize::<Value>().expect("JSON response"))
-}
 
 /// A valid 1×1 red PNG.
 const RED_PIXEL_PNG: &[u8] = &[
@@ -158,7 +118,7 @@ fn character_windows_cannot_edit_expression_but_get_their_sprites() {
     );
     // The settings window is no character: refused by the ACL.
     let settings_win = window(&h, "settings");
-    assert!(invoke(&settings_win, "sprites_get", json!({})).is_err());
+    assert_refused(&settings_win, "sprites_get", json!({}));
 }
 
 #[test]
@@ -249,7 +209,7 @@ mod playback {
     use super::*;
     use std::time::Duration;
     use tauri::Listener;
-    use yui_app::commands::playback::{playback, Voicing, PLAYBACK_FINISHED};
+    use yui_app::commands::playback::{playback, Voicing};
     use yui_core::turn::{TurnEvent, TurnStatus};
 
     fn end(status: TurnStatus) -> TurnEvent {
@@ -284,7 +244,7 @@ mod playback {
         let h = harness();
         let pet = window(&h, "pet-kai");
         let (tx, rx) = std::sync::mpsc::channel();
-        h.app.listen_any(PLAYBACK_FINISHED, move |e| {
+        h.app.listen_any("yui://playback-finished", move |e| {
             let _ = tx.send(e.payload().to_string());
         });
         let mut v = Voicing::begin(h.app.handle(), &h.store, "pet-kai", "turn-1");
@@ -301,12 +261,11 @@ mod playback {
         assert_eq!(got, r#"{"turn_id":"turn-1"}"#);
         // The settings window is not a character: no such report from it.
         let settings_win = window(&h, "settings");
-        assert!(invoke(
+        assert_refused(
             &settings_win,
             "playback_bubble_done",
-            json!({"turnId": "x"})
-        )
-        .is_err());
+            json!({"turnId": "x"}),
+        );
     }
 
     #[test]

@@ -1,39 +1,15 @@
 //! Character window positions on the mock runtime: a move is written once the window rests, and
 //! Quit writes a move made just before it (whose debounced save has not run yet).
 
+mod support;
+
 use std::time::Duration;
-use tauri::test::{mock_builder, MockRuntime};
-use tauri::{App, PhysicalPosition, WebviewWindow, WebviewWindowBuilder, WindowEvent};
-use yui_app::state::AppState;
+use support::{harness, window};
+use tauri::test::MockRuntime;
+use tauri::{PhysicalPosition, WebviewWindow, WindowEvent};
 use yui_app::windows;
-use yui_core::paths::Paths;
 use yui_core::presets;
 use yui_core::Store;
-
-struct Harness {
-    app: App<MockRuntime>,
-    store: Store,
-    _dir: tempfile::TempDir,
-}
-
-fn harness() -> Harness {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
-    let store = Store::open(paths.db_path()).expect("open store");
-    let app =
-        yui_app::run_app(mock_builder(), AppState::new(store.clone(), paths)).expect("build app");
-    Harness {
-        app,
-        store,
-        _dir: dir,
-    }
-}
-
-fn window(h: &Harness, label: &str) -> WebviewWindow<MockRuntime> {
-    WebviewWindowBuilder::new(&h.app, label, Default::default())
-        .build()
-        .expect("mock window")
-}
 
 /// What the window manager reports when the user drags `w` to (x, y).
 fn moved(w: &WebviewWindow<MockRuntime>, x: i32, y: i32) {

@@ -19,8 +19,6 @@ use webdriver::{Driver, Session};
 use yui_core::backend::Transport;
 use yui_core::{settings, Store};
 
-const NEEDS: &str = "needs Xvfb + tauri-driver: run tests/e2e/run.sh";
-
 fn app_binary() -> PathBuf {
     // Cargo builds the package's binary for its integration tests and says where it is.
     std::env::var_os("YUI_APP_BIN")
@@ -40,6 +38,15 @@ async fn launch(data_dir: &Path) -> Session {
         .new_session(&app, &["--data-dir".into(), data_dir.display().to_string()])
         .await
         .expect("new WebDriver session (is tauri-driver running?)")
+}
+
+/// Launch the app and wait until the windows `labels` are all there.
+async fn launch_showing(data_dir: &Path, labels: &[&str]) -> Session {
+    let s = launch(data_dir).await;
+    s.wait_for_labels(labels, Duration::from_secs(30))
+        .await
+        .unwrap_or_else(|e| panic!("the app's windows: {e}"));
+    s
 }
 
 /// Seed the store before the app starts, as a user's earlier session would have left it.
@@ -122,7 +129,6 @@ async fn checked(s: &Session, css: &str) -> bool {
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn main_and_pet_windows_exist_with_the_character() {
-    let _ = NEEDS;
     let dir = tempfile::tempdir().unwrap();
     let s = launch(dir.path()).await;
     let labels = s
@@ -140,7 +146,7 @@ async fn main_and_pet_windows_exist_with_the_character() {
         )
         .await
         .unwrap_or_else(|e| panic!("{label} shows {name}: {e}"));
-        // The character is drawn (the built-in SVG/CSS character, or its placeholder).
+        // The character is drawn (the built-in SVG/CSS character, or its sprites).
         let drawn = s
             .exec(
                 "return document.getElementById('character').children.length",
@@ -165,10 +171,7 @@ async fn settings_shows_stored_switches_and_a_toggle_survives_restart() {
         settings::set(st, settings::RELATIONS, &json!({"enabled": false})).unwrap();
     });
 
-    let s = launch(dir.path()).await;
-    s.wait_for_labels(&["main"], Duration::from_secs(30))
-        .await
-        .unwrap();
+    let s = launch_showing(dir.path(), &["main"]).await;
     open_settings(&s).await;
     assert!(checked(&s, "#switch-screen").await, "screen seeded on");
     assert!(
@@ -195,10 +198,7 @@ async fn settings_shows_stored_switches_and_a_toggle_survives_restart() {
     s.delete().await.ok();
 
     // Restart: the same data dir, a new app process.
-    let s = launch(dir.path()).await;
-    s.wait_for_labels(&["main"], Duration::from_secs(30))
-        .await
-        .unwrap();
+    let s = launch_showing(dir.path(), &["main"]).await;
     open_settings(&s).await;
     assert!(
         checked(&s, "#switch-browser").await,
@@ -213,10 +213,7 @@ async fn settings_shows_stored_switches_and_a_toggle_survives_restart() {
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn pet_window_cannot_invoke_a_settings_only_command() {
     let dir = tempfile::tempdir().unwrap();
-    let s = launch(dir.path()).await;
-    s.wait_for_labels(&["pet-kai"], Duration::from_secs(30))
-        .await
-        .unwrap();
+    let s = launch_showing(dir.path(), &["pet-kai"]).await;
     s.switch_to_label("pet-kai").await.unwrap();
 
     let refused = s
@@ -268,10 +265,7 @@ async fn chat_in_the_main_window_streams_the_reply_into_the_bubble_and_plays_the
     let dir = tempfile::tempdir().unwrap();
     let (base_url, mut requests) = greeting_backend().await;
     fake_backend::seed_backend(dir.path(), &base_url, Transport::ChatCompletions);
-    let s = launch(dir.path()).await;
-    s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
-        .await
-        .unwrap();
+    let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
     s.switch_to_label("main").await.unwrap();
     say_in_chat(&s, "#character [data-emotion]", "Hi Yui").await;
 
@@ -324,10 +318,7 @@ async fn chat_in_the_main_window_streams_the_reply_into_the_bubble_and_plays_the
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn quick_controls_close_and_open_a_pet_and_open_presets_are_restored() {
     let dir = tempfile::tempdir().unwrap();
-    let s = launch(dir.path()).await;
-    s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
-        .await
-        .unwrap();
+    let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
     open_quick(&s).await;
     let toggle = "li[data-preset-id='kai'] button.toggle-open";
     s.wait_script(
@@ -341,13 +332,7 @@ async fn quick_controls_close_and_open_a_pet_and_open_presets_are_restored() {
     // The pet window goes away and the store says kai is closed.
     let start = std::time::Instant::now();
     loop {
-        let labels: Vec<String> = s
-            .labels()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|(l, _)| l)
-            .collect();
+        let labels = s.label_names().await.unwrap();
         if !labels.iter().any(|l| l == "pet-kai") {
             break;
         }
@@ -362,18 +347,9 @@ async fn quick_controls_close_and_open_a_pet_and_open_presets_are_restored() {
     s.delete().await.ok();
 
     // Restart: kai stays closed.
-    let s = launch(dir.path()).await;
-    s.wait_for_labels(&["main"], Duration::from_secs(30))
-        .await
-        .unwrap();
+    let s = launch_showing(dir.path(), &["main"]).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let labels: Vec<String> = s
-        .labels()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|(l, _)| l)
-        .collect();
+    let labels = s.label_names().await.unwrap();
     assert!(!labels.iter().any(|l| l == "pet-kai"), "{labels:?}");
 
     // Open it again from quick controls: its window comes back.

@@ -1,7 +1,7 @@
 //! Relations in the real app: moving a slider in settings → Character → Relations changes the
 //! band word shown in the quick controls' preset row, live, and reaches the store.
 
-use super::{fake_backend, launch, open_quick, open_settings, read_store, say_in_chat};
+use super::{fake_backend, launch_showing, open_quick, open_settings, read_store, say_in_chat};
 use serde_json::json;
 use std::time::Duration;
 use yui_core::backend::Transport;
@@ -11,10 +11,7 @@ use yui_core::relations::{self, Target};
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn moving_a_slider_in_settings_changes_the_band_in_quick_controls() {
     let dir = tempfile::tempdir().unwrap();
-    let s = launch(dir.path()).await;
-    s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
-        .await
-        .unwrap();
+    let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
 
     // Quick controls first: kai's row shows the starting band.
     open_quick(&s).await;
@@ -124,10 +121,7 @@ async fn a_model_rate_relation_call_updates_the_band_in_quick_controls() {
         fake_backend::point_at(st, &base_url, Transport::ChatCompletions);
         relations::set_by_hand(st, &yui_core::SystemClock, "yui", &Target::User, 3).unwrap();
     });
-    let s = launch(dir.path()).await;
-    s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
-        .await
-        .unwrap();
+    let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
     open_quick(&s).await;
     let band = "document.querySelector(\"[data-relations-band='yui']\")?.textContent";
     s.wait_script(

@@ -201,16 +201,15 @@ impl Session {
         Ok(out)
     }
 
+    /// Labels of every window WebDriver sees.
+    pub async fn label_names(&self) -> Result<Vec<String>> {
+        Ok(self.labels().await?.into_iter().map(|(l, _)| l).collect())
+    }
+
     pub async fn wait_for_labels(&self, want: &[&str], timeout: Duration) -> Result<Vec<String>> {
         let start = Instant::now();
         loop {
-            let have: Vec<String> = self
-                .labels()
-                .await
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(l, _)| l)
-                .collect();
+            let have = self.label_names().await.unwrap_or_default();
             if want.iter().all(|w| have.iter().any(|h| h == w)) {
                 return Ok(have);
             }

@@ -2,7 +2,7 @@
 //! every character window with no restart, and quick controls behave as a popover (top right,
 //! hidden once they lose focus, back on the next open).
 
-use super::{launch, open_quick, open_settings};
+use super::{launch_showing, open_quick, open_settings};
 use serde_json::json;
 use std::time::Duration;
 use yui_core::vocab::Vocab;
@@ -14,10 +14,7 @@ const MOTIONS: &str = "document.getElementById('stage')?.dataset.vocabMotions";
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn a_vocabulary_saved_in_settings_reaches_every_character_window_live() {
     let dir = tempfile::tempdir().unwrap();
-    let s = launch(dir.path()).await;
-    s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
-        .await
-        .unwrap();
+    let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
     // At mount each character window reads the vocabulary (the defaults: wave among them).
     for label in ["main", "pet-kai"] {
         s.switch_to_label(label).await.unwrap();
@@ -90,10 +87,7 @@ async fn wait_map_state(title: &str, want: &str) {
 async fn quick_controls_open_top_right_and_hide_when_they_lose_focus() {
     const QUICK: &str = "YUI quick controls";
     let dir = tempfile::tempdir().unwrap();
-    let s = launch(dir.path()).await;
-    s.wait_for_labels(&["main", "pet-kai"], Duration::from_secs(30))
-        .await
-        .unwrap();
+    let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
     open_quick(&s).await;
     wait_map_state(QUICK, "IsViewable").await;
     // Top right of the 1280x800 screen (run.sh), a small margin from the edges.

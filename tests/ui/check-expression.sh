@@ -1,15 +1,4 @@
 #!/usr/bin/env bash
-# Run tests/ui/expression_check.html (the settings Expression panel) in headless Chromium; fail
-# unless it reports PASS. Usage: tests/ui/check-expression.sh   (needs python3 and chromium)
-set -euo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-port="${PORT:-8774}"
-python3 -m http.server "$port" --bind 127.0.0.1 --directory "$root" >/dev/null 2>&1 &
-server=$!
-trap 'kill "$server"' EXIT
-sleep 0.5
-out="$(chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
-  --virtual-time-budget=15000 --dump-dom "http://127.0.0.1:$port/tests/ui/expression_check.html" 2>/dev/null)"
-result="$(printf '%s' "$out" | sed -n 's/.*<pre id="result">\([^<]*\)<\/pre>.*/\1/p')"
-echo "${result:-no result}"
-[[ "$result" == PASS* ]]
+# Run tests/ui/expression_check.html (the settings Expression panel) in headless Chromium; fail unless it reports PASS.
+# Usage: tests/ui/check-expression.sh   (PORT overrides the local server's port, default 8774)
+PORT="${PORT:-8774}" exec bash "$(dirname "$0")/run-page.sh" expression_check.html 15000

@@ -3,6 +3,7 @@
 // No logic beyond presentation: turns, tools and the store live in the core.
 
 import { invoke, channel, currentWindow, windowContext, listen, EVENTS } from "./ipc.js";
+import { createCharacter } from "../character/character.js";
 
 const DRAG_THRESHOLD_PX = 4;
 const BUBBLE_LINGER_MS = 9000;
@@ -47,24 +48,11 @@ function refreshExpression() {
   return refreshing;
 }
 
-/** Load the built-in character (ui/character/); a plain placeholder if it is not there. */
-async function mountCharacter(preset, role, sprites) {
+/** Draw the preset's character (ui/character/): main larger than pets. */
+function mountCharacter(preset, role, sprites) {
   const palette = preset?.avatar?.palette ?? "rose";
   const size = role === "main" ? 200 : 150;
-  try {
-    const mod = await import("../character/character.js");
-    return mod.createCharacter(host, { palette, size, sprites });
-  } catch (e) {
-    console.warn("built-in character unavailable, using a placeholder", e);
-    const div = document.createElement("div");
-    div.className = "fallback-character";
-    host.replaceChildren(div);
-    const noop = () => {};
-    return {
-      setEmotion: noop, playMotion: noop, setSpeaking: noop, setState: noop, setVocab: noop,
-      setSprites: noop, destroy: () => div.remove(),
-    };
-  }
+  return createCharacter(host, { palette, size, sprites });
 }
 
 function showBubble(text, { error = false, linger = true } = {}) {
@@ -194,7 +182,7 @@ async function main() {
   document.title = `YUI — ${ctx.preset?.name ?? ""}`;
   host.setAttribute("aria-label", ctx.preset?.name ?? "character");
   const [vocab, sprites] = await Promise.all([readVocab(), readSprites()]);
-  character = await mountCharacter(ctx.preset, ctx.role, sprites);
+  character = mountCharacter(ctx.preset, ctx.role, sprites);
   applyExpression(vocab, sprites);
   character.setState("idle");
   // Live refresh: the vocabulary saved in settings, or this preset's avatar (sprites) changed.

@@ -5,35 +5,16 @@
 // an edit reaches the schema of the next turn with no restart.
 
 import { invoke } from "./ipc.js";
-import { setStatus } from "./panels.js";
+import { el, setStatus } from "./panels.js";
 
 const TRIGGERS = ["clicked", "dragged"];
 
 /** Whether the model may be offered a motion at all (mirror of vocab::offerable). */
 export const offerable = (m) => !m.reactive && !m.ambient && m.broker_publish !== false;
 
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === "dataset") Object.assign(node.dataset, v);
-    else if (k in node) node[k] = v;
-    else node.setAttribute(k, v);
-  }
-  node.append(...children.filter((c) => c !== null && c !== undefined));
-  return node;
-}
-
-function ensureCss() {
-  if (document.querySelector("link[data-expression-panel]")) return;
-  const link = el("link", { rel: "stylesheet", href: new URL("../css/expression.css", import.meta.url).href });
-  link.dataset.expressionPanel = "";
-  document.head.append(link);
-}
-
 /** Mount the panel into `section`. Returns {reload()} for tests and the shell. */
 export async function mountExpression(section) {
   if (!section) return null;
-  ensureCss();
   let saved = null; // the vocabulary as stored
   let draft = null; // the vocabulary being edited
   let dirty = false;

@@ -1,6 +1,22 @@
 // Shared pieces of the settings and quick-controls pages: the preset rows and the switches.
 
-import { invoke, listen, EVENTS } from "./ipc.js";
+import { invoke, listen, EVENTS, SWITCHES } from "./ipc.js";
+
+/**
+ * A DOM element: `props` are set as properties where the element has one (`className`, `hidden`,
+ * `value`…), `dataset` entries as data attributes, anything else as an attribute; null and
+ * undefined children are skipped.
+ */
+export function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === "dataset") Object.assign(node.dataset, v);
+    else if (k in node) node[k] = v;
+    else node.setAttribute(k, v);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
 
 export function setStatus(text, isError = false) {
   const el = document.getElementById("status");
@@ -63,7 +79,7 @@ export async function wirePresets(list) {
 export async function wireSwitches(onChange = () => {}) {
   const inputs = [...document.querySelectorAll("input[data-switch]")];
   const show = (s) => {
-    const byKey = { "yui.browser": s.browser, "yui.relations": s.relations, "yui.screen": s.screen };
+    const byKey = Object.fromEntries(Object.entries(SWITCHES).map(([name, key]) => [key, s[name]]));
     for (const input of inputs) input.checked = Boolean(byKey[input.dataset.switch]);
     onChange(s);
   };

@@ -4,6 +4,7 @@
 
 import { invoke, currentWindow } from "./ipc.js";
 import { setStatus, wirePresets, wireSwitches } from "./panels.js";
+import { mountQuick } from "./relations-panel.js";
 
 const warning = document.getElementById("browser-warning");
 
@@ -24,10 +25,8 @@ async function main() {
   } catch (err) {
     setStatus(err.message, true);
   }
-  // The relations panel, when present, fills the band slot of each preset row.
-  import("./relations-panel.js")
-    .then((m) => m.mountQuick?.(document.getElementById("preset-list")))
-    .catch(() => {});
+  // The band word toward the user in each preset row (rows exist now).
+  await mountQuick(document.getElementById("preset-list")).catch((err) => setStatus(err.message, true));
 }
 
 main();

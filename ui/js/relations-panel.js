@@ -3,39 +3,10 @@
 // It renders and forwards; every rule lives in the core (yui_core::relations).
 
 import { invoke, listen, EVENTS } from "./ipc.js";
-
-/** Bridge event the shell emits when a value may have changed; payload {enabled, bands}. */
+import { el, setStatus } from "./panels.js";
 
 const MIN = -20;
 const MAX = 20;
-
-function ensureStyles() {
-  if (document.querySelector("link[data-relations-css]")) return;
-  const link = document.createElement("link");
-  link.rel = "stylesheet";
-  link.href = new URL("../css/relations.css", import.meta.url).href;
-  link.dataset.relationsCss = "";
-  document.head.append(link);
-}
-
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === "class") node.className = v;
-    else if (k === "dataset") Object.assign(node.dataset, v);
-    else if (k in node) node[k] = v;
-    else node.setAttribute(k, v);
-  }
-  node.append(...children);
-  return node;
-}
-
-function status(text, isError = false) {
-  const s = document.getElementById("status");
-  if (!s) return;
-  s.textContent = text;
-  s.classList.toggle("error", isError);
-}
 
 const targetKey = (t) => (t.kind === "user" ? "user" : `preset:${t.id}`);
 
@@ -44,31 +15,15 @@ const targetKey = (t) => (t.kind === "user" ? "user" : `preset:${t.id}`);
 /** Mount the settings panel into `section` (<section id="relations">). */
 export async function mountSettings(section) {
   if (!section) return;
-  ensureStyles();
   section.replaceChildren();
   section.append(el("h3", {}, "Relations"));
 
-  // The Relations switch lives in this section (settings → Character → Relations). The page's
-  // switch (already wired by panels.js) is moved here; if the page has none, one is made.
-  const pageSwitch = document.getElementById("switch-relations");
-  let switchInput = pageSwitch;
-  if (pageSwitch) {
-    const label = pageSwitch.closest("label");
-    const note = label?.nextElementSibling?.tagName === "P" ? label.nextElementSibling : null;
-    section.append(label ?? pageSwitch);
-    if (note) section.append(note);
-  } else {
-    switchInput = el("input", { type: "checkbox", id: "switch-relations" });
-    section.append(el("label", { class: "switch" }, switchInput, el("span", {}, "Relations")));
-    switchInput.addEventListener("change", async () => {
-      const wanted = switchInput.checked;
-      try {
-        await invoke("switch_set", { key: "yui.relations", enabled: wanted });
-      } catch (err) {
-        switchInput.checked = !wanted;
-        status(err.message, true);
-      }
-    });
+  // The Relations switch lives in this section (settings → Character → Relations): the page's
+  // switch (wired by panels.js) moves here with its note.
+  const label = document.getElementById("switch-relations")?.closest("label");
+  if (label) {
+    const note = label.nextElementSibling?.tagName === "P" ? label.nextElementSibling : null;
+    section.append(label, ...(note ? [note] : []));
   }
   const offNote = el(
     "p",
@@ -91,12 +46,11 @@ export async function mountSettings(section) {
     try {
       const listing = await invoke("relations_list");
       offNote.hidden = listing.enabled;
-      if (!pageSwitch) switchInput.checked = listing.enabled;
       renderSliders(sliders, listing, (v) => { dragging = v; });
       renderHistory(history, listing);
       section.dataset.relationsLoaded = "true";
     } catch (err) {
-      status(err.message, true);
+      setStatus(err.message, true);
     }
   };
   await Promise.all([
@@ -147,11 +101,11 @@ function sliderRow(presetId, row, setDragging) {
     try {
       const out = await invoke("relation_set", { preset: presetId, target: row.target, value });
       output.textContent = `${out.value} · ${out.band}`;
-      status("");
+      setStatus("");
     } catch (err) {
       input.value = String(row.value);
       output.textContent = `${row.value} · ${row.band}`;
-      status(err.message, true);
+      setStatus(err.message, true);
     }
   });
   return el("label", { class: "relations-row" }, el("span", { class: "relations-who" }, `toward ${who}`), input, output);
@@ -187,7 +141,6 @@ function renderHistory(list, listing) {
 /** Fill the `.band` slot of each preset row in `list` with the band toward the user, live. */
 export async function mountQuick(list) {
   if (!list) return;
-  ensureStyles();
   let current = { enabled: false, bands: {} };
   const paint = () => {
     for (const slot of list.querySelectorAll("[data-relations-band]")) {
@@ -203,7 +156,7 @@ export async function mountQuick(list) {
       current = await invoke("relation_bands");
       paint();
     } catch (err) {
-      status(err.message, true);
+      setStatus(err.message, true);
     }
   };
   document.addEventListener("yui:presets-rendered", paint);

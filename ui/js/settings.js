@@ -2,6 +2,7 @@
 
 import { invoke } from "./ipc.js";
 import { setStatus, wirePresets, wireSwitches } from "./panels.js";
+import { mountSettings } from "./relations-panel.js";
 
 const backendForm = document.getElementById("backend-form");
 const keyForm = document.getElementById("key-form");
@@ -59,10 +60,8 @@ async function main() {
   } catch (err) {
     setStatus(err.message, true);
   }
-  // The relations panel, when present, mounts into <section id="relations">.
-  import("./relations-panel.js")
-    .then((m) => m.mountSettings?.(document.getElementById("relations")))
-    .catch(() => {});
+  // After wireSwitches: the panel moves the wired Relations switch into its section.
+  await mountSettings(document.getElementById("relations")).catch((err) => setStatus(err.message, true));
 }
 
 main();

@@ -33,7 +33,8 @@ pub enum BackendCmd {
     ClearKey,
 }
 
-fn parse_transport(s: &str) -> Result<Transport, String> {
+/// Clap's parser for `--transport` (`yui turn` narrows it to the request transports).
+pub fn parse_transport(s: &str) -> Result<Transport, String> {
     s.parse().map_err(|e: CoreError| e.message)
 }
 

@@ -2,6 +2,7 @@
 //! the window, same argument parsing, same wait and error strings), and print its result: a JSON
 //! string, or `{"text":…, "images":[…]}`.
 
+use crate::turn_cmd;
 use clap::Args;
 use serde_json::Value;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ pub struct ToolArgs {
     #[arg(long)]
     pub preset: Option<String>,
     /// Window kind: main | pet | browser_build | phone.
-    #[arg(long, default_value = "main", value_parser = parse_window)]
+    #[arg(long, default_value = "main", value_parser = crate::turn_cmd::parse_window)]
     pub window: WindowKind,
     /// Turn id. Default: a new turn for this invocation; calls given the same id share a turn
     /// (per-turn rules such as rate_relation's one call per target apply across them).
@@ -31,16 +32,9 @@ pub struct ToolArgs {
     pub turn: Option<String>,
 }
 
-fn parse_window(s: &str) -> Result<WindowKind, String> {
-    s.parse()
-}
-
 pub fn run(paths: &Paths, args: &ToolArgs) -> Result<Value, CoreError> {
     let store = Store::open(paths.db_path())?;
-    let preset = match &args.preset {
-        Some(p) => yui_core::presets::get(&store, p)?.id,
-        None => yui_core::presets::main_preset(&store)?.id,
-    };
+    let preset = turn_cmd::resolve_preset(&store, args.preset.as_deref())?;
     let env = RegistryEnv::load(&store, &preset, args.window)?;
     let registry = ToolRegistry::for_window(&env)?;
     let Some(tool) = registry.get(&args.name).cloned() else {
@@ -66,21 +60,12 @@ pub fn run(paths: &Paths, args: &ToolArgs) -> Result<Value, CoreError> {
             )
         }),
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| CoreError::internal(format!("cannot start the async runtime: {e}")))?;
+    let rt = turn_cmd::runtime()?;
     let out = match turn::parse_call_arguments(&args.args) {
         Err(answer) => answer,
         Ok(call_args) => rt.block_on(async {
             let cancel = CancellationToken::new();
-            let stopper = cancel.clone();
-            let ctrl_c = tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    stopper.cancel();
-                }
-            });
+            let ctrl_c = turn_cmd::cancel_on_ctrl_c(cancel.clone());
             let out = turn::call_tool(&tool, call_args, &ctx, &cancel).await;
             ctrl_c.abort();
             out.unwrap_or_else(|| yui_core::tools::ToolOutput::text("error: turn stopped"))

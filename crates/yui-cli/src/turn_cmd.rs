@@ -11,8 +11,8 @@ use std::sync::Arc;
 use yui_core::backend::Transport;
 use yui_core::clock::SharedClock;
 use yui_core::paths::Paths;
-use yui_core::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnStatus};
-use yui_core::{CoreError, ErrorCode, Store, SystemClock, WindowKind};
+use yui_core::turn::{self, Backend, CancellationToken, Timeouts, TurnDeps, TurnEvent, TurnStatus};
+use yui_core::{CoreError, Store, SystemClock, WindowKind};
 
 /// Environment variable that overrides the stored API key for one run.
 pub const API_KEY_ENV: &str = "YUI_API_KEY";
@@ -55,16 +55,33 @@ pub struct TargetArgs {
     pub stall_secs: u64,
 }
 
-fn parse_window(s: &str) -> Result<WindowKind, String> {
+/// Clap's parser for `--window` (also used by `yui tool`).
+pub fn parse_window(s: &str) -> Result<WindowKind, String> {
     s.parse()
 }
 
 fn parse_transport(s: &str) -> Result<Transport, String> {
-    match s.parse::<Transport>() {
-        Ok(Transport::Push) => Err("push is not a request transport".into()),
-        Ok(t) => Ok(t),
-        Err(e) => Err(e.message),
+    match crate::backend_cmd::parse_transport(s)? {
+        Transport::Push => Err("push is not a request transport".into()),
+        t => Ok(t),
     }
+}
+
+/// The id of the preset `--preset` names (checked to exist), else of the main preset.
+pub fn resolve_preset(store: &Store, preset: Option<&str>) -> Result<String, CoreError> {
+    Ok(match preset {
+        Some(p) => yui_core::presets::get(store, p)?.id,
+        None => yui_core::presets::main_preset(store)?.id,
+    })
+}
+
+/// Cancel `token` on Ctrl-C, until the returned task is aborted. Call inside the runtime.
+pub fn cancel_on_ctrl_c(token: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            token.cancel();
+        }
+    })
 }
 
 /// Everything resolved once per command.
@@ -78,10 +95,7 @@ struct Setup {
 
 fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
     let store = Store::open(paths.db_path())?;
-    let preset = match &t.preset {
-        Some(p) => yui_core::presets::get(&store, p)?.id,
-        None => yui_core::presets::main_preset(&store)?.id,
-    };
+    let preset = resolve_preset(&store, t.preset.as_deref())?;
     let cfg = yui_core::backend::load(&store)?;
     let key = std::env::var(API_KEY_ENV)
         .ok()
@@ -114,7 +128,8 @@ fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
     })
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
+/// The async runtime a command runs its turn, tool call or speech on.
+pub fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -140,12 +155,7 @@ async fn one_turn(
     req.timeouts = s.timeouts;
     let deps = TurnDeps::new(s.store.clone(), s.clock.clone(), &s.timeouts)?;
     let mut handle = turn::start(deps, req, registry);
-    let stopper = handle.stopper();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            stopper.cancel();
-        }
-    });
+    let ctrl_c = cancel_on_ctrl_c(handle.stopper());
     while let Some(ev) = handle.events.recv().await {
         on_event(&ev);
     }
@@ -192,7 +202,7 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
         eprint!("you> ");
         let _ = std::io::stderr().flush();
         let Some(line) = lines.next() else { break };
-        let line = line.map_err(|e| CoreError::new(ErrorCode::Internal, e.to_string()))?;
+        let line = line.map_err(|e| CoreError::internal(e.to_string()))?;
         let msg = line.trim();
         match msg {
             "" => continue,

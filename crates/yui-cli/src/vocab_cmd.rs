@@ -91,28 +91,23 @@ pub fn run(store: &Store, cmd: &VocabCmd) -> Result<String, CoreError> {
 
 fn say(text: &str, caption: Option<&str>, emotion_text: Option<&str>) -> Result<String, CoreError> {
     let speaker = Speaker::detect().map_err(CoreError::not_found)?;
+    let direction = Direction::from_cue(caption, emotion_text);
     let mut script = Script::new();
-    script.set_direction(Direction::from_cue(caption, emotion_text));
+    script.set_direction(direction);
     script.push_text(text);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CoreError::internal(format!("cannot start the runtime: {e}")))?;
+    let rt = crate::turn_cmd::runtime()?;
     let cancel = yui_core::turn::CancellationToken::new();
-    let stop = cancel.clone();
-    let outcome = rt.block_on(async move {
+    let outcome = rt.block_on(async {
         // Ctrl-C stops the speech (and tells speech-dispatcher to cancel) rather than leaving it talking.
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.cancel();
-            }
-        });
-        speaker.speak(&script, &cancel).await
+        let ctrl_c = crate::turn_cmd::cancel_on_ctrl_c(cancel.clone());
+        let outcome = speaker.speak(&script, &cancel).await;
+        ctrl_c.abort();
+        outcome
     });
     match outcome {
         SpeechOutcome::Spoken => Ok(serde_json::to_string_pretty(&json!({
             "spoken": text,
-            "args": Speaker::args(text, &Direction::from_cue(caption, emotion_text))
+            "args": Speaker::args(text, &direction)
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect::<Vec<_>>(),

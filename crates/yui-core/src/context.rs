@@ -15,7 +15,6 @@
 //! same from turn to turn while the time changes.
 
 use crate::clock::Clock;
-use crate::error::Result;
 use crate::settings;
 use crate::store::Store;
 use crate::tools::registry::ToolRegistry;
@@ -108,10 +107,4 @@ fn utc_offset(t: &DateTime<FixedOffset>) -> String {
     let sign = if secs < 0 { '-' } else { '+' };
     let secs = secs.abs();
     format!("UTC{sign}{:02}:{:02}", secs / 3600, (secs % 3600) / 60)
-}
-
-/// Read the relation line by its own rules; exported so callers can fill [`ClientContext`] by
-/// hand (tests, the CLI).
-pub fn relation_line(store: &Store, preset_id: &str) -> Result<Option<String>> {
-    crate::relations::relation_line(store, preset_id)
 }

@@ -99,9 +99,7 @@ fn validate(key: &str, value: &Value) -> Result<()> {
     if key.trim().is_empty() {
         return Err(CoreError::invalid("setting key is empty"));
     }
-    if matches!(key, BROWSER | RELATIONS | SCREEN)
-        && !value.get("enabled").is_some_and(Value::is_boolean)
-    {
+    if SWITCHES.contains(&key) && !value.get("enabled").is_some_and(Value::is_boolean) {
         return Err(CoreError::invalid(format!(
             "{key} must be {{\"enabled\": true|false}}"
         )));

@@ -248,8 +248,8 @@ fn unique<'a>(what: &str, ids: impl Iterator<Item = &'a str>) -> Result<()> {
 
 /// Parse and check a `yui.vocab` value (settings::set calls this for the key).
 pub fn from_value(value: &Value) -> Result<Vocab> {
-    let vocab: Vocab = serde_json::from_value(value.clone())
-        .map_err(|e| CoreError::invalid(format!("vocabulary: {e}")))?;
+    let vocab =
+        Vocab::deserialize(value).map_err(|e| CoreError::invalid(format!("vocabulary: {e}")))?;
     vocab.validate()?;
     Ok(vocab)
 }
@@ -295,8 +295,11 @@ pub fn tool_description(vocab: &Vocab) -> String {
     }
 }
 
-fn meanings<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> String {
-    items
+/// A string enum over `(id, meaning)` pairs, described as `<lead>: id = meaning; …` (an id with
+/// no meaning stands alone).
+fn enum_param<'a>(lead: &str, items: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> Value {
+    let ids: Vec<&str> = items.clone().map(|(id, _)| id).collect();
+    let meanings = items
         .map(|(id, meaning)| {
             if meaning.is_empty() {
                 id.to_string()
@@ -305,36 +308,33 @@ fn meanings<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> String {
             }
         })
         .collect::<Vec<_>>()
-        .join("; ")
+        .join("; ");
+    json!({"type": "string", "enum": ids, "description": format!("{lead}: {meanings}")})
 }
 
 /// The generate_express `parameters` object: every parameter optional, no other property.
 pub fn parameters(vocab: &Vocab) -> Value {
     let mut props = Map::new();
     if !vocab.emotions.is_empty() {
-        let ids: Vec<&str> = vocab.emotions.iter().map(|e| e.id.as_str()).collect();
-        let desc = meanings(
-            vocab
-                .emotions
-                .iter()
-                .map(|e| (e.id.as_str(), e.description.as_str())),
-        );
+        let emotions = vocab.emotions.iter();
         props.insert(
             "emotion_id".into(),
-            json!({"type": "string", "enum": ids, "description": format!("Face to show: {desc}")}),
+            enum_param(
+                "Face to show",
+                emotions.map(|e| (e.id.as_str(), e.description.as_str())),
+            ),
         );
     }
     let offered = vocab.offered_motions();
     if !offered.is_empty() {
-        let ids: Vec<&str> = offered.iter().map(|m| m.id.as_str()).collect();
-        let desc = meanings(
-            offered
-                .iter()
-                .map(|m| (m.id.as_str(), m.description.as_str())),
-        );
         props.insert(
             "motion_id".into(),
-            json!({"type": "string", "enum": ids, "description": format!("Body motion to play: {desc}")}),
+            enum_param(
+                "Body motion to play",
+                offered
+                    .iter()
+                    .map(|m| (m.id.as_str(), m.description.as_str())),
+            ),
         );
     }
     let tags = vocab.voice_tags();
@@ -344,13 +344,10 @@ pub fn parameters(vocab: &Vocab) -> Value {
             "description": "Voice tone for the speech around the call, in free text (e.g. cheerful, whispering)"
         })
     } else {
-        let ids: Vec<&str> = tags.iter().map(|t| t.tag.as_str()).collect();
-        let desc = meanings(tags.iter().map(|t| (t.tag.as_str(), t.meaning.as_str())));
-        json!({
-            "type": "string",
-            "enum": ids,
-            "description": format!("Voice tone for the speech around the call: {desc}")
-        })
+        enum_param(
+            "Voice tone for the speech around the call",
+            tags.iter().map(|t| (t.tag.as_str(), t.meaning.as_str())),
+        )
     };
     props.insert("emotion_text".into(), emotion_text);
     props.insert(
@@ -367,21 +364,16 @@ pub fn declared_tool(vocab: &Vocab, transport: Transport) -> Option<Value> {
     if vocab_is_empty(vocab) {
         return None;
     }
-    let name = crate::tools::GENERATE_EXPRESS;
-    match transport {
-        Transport::ChatCompletions => Some(json!({
-            "type": "function",
-            "function": {"name": name, "description": tool_description(vocab), "parameters": parameters(vocab)}
-        })),
-        Transport::Responses => Some(json!({
-            "type": "function",
-            "name": name,
-            "description": tool_description(vocab),
-            "parameters": parameters(vocab),
-            "strict": false
-        })),
-        Transport::Push => None,
-    }
+    let schema = match transport {
+        Transport::ChatCompletions => crate::turn::wire::chat::tool_schema,
+        Transport::Responses => crate::turn::wire::responses::tool_schema,
+        Transport::Push => return None,
+    };
+    Some(schema(
+        crate::tools::GENERATE_EXPRESS,
+        &tool_description(vocab),
+        &parameters(vocab),
+    ))
 }
 
 /// What a character window needs from the vocabulary to draw: emotion ids, and motion ids with

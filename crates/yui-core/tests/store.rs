@@ -313,6 +313,58 @@ fn transcript_append_is_committed_at_once() {
     assert_eq!(n, 1);
 }
 
+/// Whether the main database file alone (no -wal beside it) holds transcript line `text`: true
+/// once a checkpoint has copied the commit back from the WAL.
+fn main_file_has(db: &Path, text: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.sqlite3");
+    std::fs::copy(db, &copy).unwrap();
+    let c = Connection::open(&copy).unwrap();
+    // Before the first checkpoint even the schema lives only in the WAL: "no such table".
+    c.query_row(
+        "SELECT COUNT(*) FROM transcript WHERE text = ?1",
+        [text],
+        |r| r.get::<_, i64>(0),
+    )
+    .is_ok_and(|n| n == 1)
+}
+
+#[test]
+fn commits_are_checkpointed_into_the_main_file_in_the_background() {
+    let (_d, paths) = temp();
+    let store = open(&paths);
+    transcript::append(&store, "yui", Role::User, "checkpoint me", None, Utc::now()).unwrap();
+    // Automatic checkpoints are off, so only the store's checkpointer thread can copy it back
+    // while the store stays open.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !main_file_has(&paths.db_path(), "checkpoint me") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the commit never reached the main file while the store was open"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(store);
+}
+
+#[test]
+fn closing_the_store_right_after_a_commit_keeps_it_and_removes_the_wal() {
+    let (_d, paths) = temp();
+    let db = paths.db_path();
+    let store = open(&paths);
+    let clone = store.clone();
+    transcript::append(&store, "yui", Role::User, "last words", None, Utc::now()).unwrap();
+    drop(store);
+    // A clone keeps the store open; the last handle closes it.
+    assert!(Path::new(&format!("{}-wal", db.display())).exists());
+    drop(clone);
+    assert!(
+        !Path::new(&format!("{}-wal", db.display())).exists(),
+        "the writer must close last and remove the -wal file"
+    );
+    assert!(main_file_has(&db, "last words"));
+}
+
 #[test]
 fn newer_database_is_refused_and_left_untouched() {
     // Both journal modes: an older YUI never switched it, a newer one left it in WAL.

@@ -620,3 +620,24 @@ async fn chat_whole_calls_all_at_index_zero_are_separate_calls() {
         ]
     );
 }
+
+/// A call index is the server's number: the largest one, reused by a second call, is no panic.
+#[tokio::test]
+async fn chat_largest_call_index_reused_is_two_calls() {
+    let srv = ScriptServer::start(vec![
+        Reply::Sse(vec![
+            c_call(usize::MAX, "call_x", "lookup", r#"{"q":"x"}"#),
+            c_call(usize::MAX, "call_y", "lookup", r#"{"q":"y"}"#),
+            c_finish("tool_calls"),
+            done(),
+        ]),
+        chat_say("Both."),
+    ])
+    .await;
+    let h = Harness::new();
+    let (reg, _, lookups) = express_and_lookup();
+    let (_, out) = h.run(&h.request(&srv.base_url, CHAT, "two"), &reg).await;
+    assert_eq!(lookups.load(Ordering::SeqCst), 2);
+    assert_eq!(out.status, TurnStatus::Ok);
+    assert_eq!(out.text, "Both.");
+}

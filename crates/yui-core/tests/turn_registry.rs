@@ -9,7 +9,7 @@ use turn_support::*;
 use yui_core::backend::Transport;
 use yui_core::context::ClientContext;
 use yui_core::settings;
-use yui_core::tools::registry::{RegistryEnv, ToolRegistry, TurnToolState};
+use yui_core::tools::registry::{RegistryEnv, ToolRegistry};
 use yui_core::tools::{ToolContext, ToolOutput};
 use yui_core::turn::CancellationToken;
 use yui_core::turn::{self, Backend, TurnStatus};
@@ -329,7 +329,6 @@ async fn prepared_turn_carries_persona_tools_and_context() {
     assert!(user.ends_with("[/client context]\n\nhello"));
     assert_eq!(seen.body["tools"], reg.chat_tools().unwrap());
     assert_eq!(h.transcript()[0], ("user".into(), "hello".into()));
-    let _ = TurnToolState::default();
 }
 
 /// With no other character open, `to` carries no (empty) enum and every call is an unknown target.

@@ -91,6 +91,10 @@ fn emotion_id_enum_is_the_emotion_registry_ids_in_order() {
         .as_str()
         .unwrap();
     assert!(desc.contains("glad = glad meaning"), "{desc}");
+    assert_eq!(
+        desc,
+        "Face to show: calm = calm meaning; glad = glad meaning"
+    );
 }
 
 #[test]
@@ -110,6 +114,10 @@ fn motion_id_enum_drops_broker_publish_false_motions() {
     let e = motion_enum(&sample()).unwrap();
     assert!(!e.contains(&"stretch".to_string()), "{e:?}");
     assert_eq!(e, vec!["nod", "wave"]);
+    assert_eq!(
+        parameters(&sample())["properties"]["motion_id"]["description"],
+        "Body motion to play: nod = nod meaning; wave = wave meaning"
+    );
 }
 
 #[test]
@@ -163,6 +171,21 @@ fn emotion_text_is_an_enum_with_meanings_on_an_enum_mode_engine() {
     let desc = et["description"].as_str().unwrap();
     assert!(desc.contains("whisper = soft and secret"), "{desc}");
     assert!(desc.contains("cheerful = bright and upbeat"), "{desc}");
+    assert_eq!(
+        desc,
+        "Voice tone for the speech around the call: whisper = soft and secret; cheerful = bright and upbeat"
+    );
+}
+
+/// An id without a meaning stands alone in the description.
+#[test]
+fn an_id_without_a_meaning_is_listed_bare() {
+    let mut v = sample();
+    v.emotions[0].description.clear();
+    assert_eq!(
+        parameters(&v)["properties"]["emotion_id"]["description"],
+        "Face to show: calm; glad = glad meaning"
+    );
 }
 
 #[test]

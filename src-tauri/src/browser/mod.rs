@@ -9,19 +9,10 @@
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use crate::windows::{self, WindowLabel};
-use tauri::{Manager, Runtime, State, WebviewWindow};
+use crate::windows;
+use tauri::{Runtime, State, WebviewWindow};
 use yui_core::tools::{browser, ToolOutput};
 use yui_core::turn::CancellationToken;
-use yui_core::CoreError;
-
-/// The calling window's preset id; browser runs belong to character windows only.
-fn preset_of<R: Runtime>(window: &WebviewWindow<R>) -> CmdResult<String> {
-    let label = WindowLabel::parse(window.label())
-        .filter(WindowLabel::is_character)
-        .ok_or_else(|| CoreError::invalid("browser runs in character windows only"))?;
-    Ok(windows::preset_for(window.app_handle(), &label)?.id)
-}
 
 /// Run `code` (the body of an async function) after the contract's prelude.
 #[tauri::command]
@@ -33,7 +24,7 @@ pub async fn browser_run<R: Runtime>(
     // Not tied to a turn: nothing here cancels it, so it ends with its result or the 32 s wait.
     browser::run(
         &state.store,
-        &preset_of(&window)?,
+        &windows::calling_preset(&window, "browser runs in character windows only")?.id,
         &code,
         CancellationToken::new(),
     )

@@ -18,9 +18,6 @@ use yui_core::turn::{CancellationToken, TurnEvent, TurnStatus};
 use yui_core::voice::{self, Script};
 use yui_core::Store;
 
-/// The name of [`BridgeEvent::PlaybackFinished`], for listeners in tests.
-pub const PLAYBACK_FINISHED: &str = BridgeEvent::PlaybackFinished.name();
-
 /// The tracker, and the speech running in each window (by window label).
 #[derive(Default)]
 pub struct Playback {

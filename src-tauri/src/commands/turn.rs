@@ -4,17 +4,13 @@
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use crate::windows::{self, WindowLabel};
+use crate::windows;
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, State, WebviewWindow};
 use yui_core::turn::{self, TurnEvent};
 use yui_core::CoreError;
 
-fn character_label<R: Runtime>(window: &WebviewWindow<R>) -> CmdResult<WindowLabel> {
-    WindowLabel::parse(window.label())
-        .filter(WindowLabel::is_character)
-        .ok_or_else(|| CoreError::invalid("turns run in character windows only"))
-}
+const NOT_CHARACTER: &str = "turns run in character windows only";
 
 /// Start a turn with the user's `text`; returns the turn id. Events arrive on `on_event`.
 #[tauri::command]
@@ -24,10 +20,10 @@ pub async fn turn_start<R: Runtime>(
     text: String,
     on_event: Channel<TurnEvent>,
 ) -> CmdResult<String> {
-    let label = character_label(&window)?;
+    let label = windows::character_label(&window, NOT_CHARACTER)?;
     let kind = label
         .kind()
-        .ok_or_else(|| CoreError::invalid("not a character window"))?;
+        .ok_or_else(|| CoreError::invalid(NOT_CHARACTER))?;
     let preset = windows::preset_for(window.app_handle(), &label)?;
     let mut handle = turn::start_configured(
         &state.store,
@@ -68,5 +64,5 @@ pub async fn turn_stop<R: Runtime>(
     window: WebviewWindow<R>,
     state: State<'_, AppState>,
 ) -> CmdResult<bool> {
-    Ok(state.stop_turn(&character_label(&window)?))
+    Ok(state.stop_turn(&windows::character_label(&window, NOT_CHARACTER)?))
 }

@@ -6,12 +6,11 @@
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use crate::windows::{self, BridgeEvent, WindowLabel};
-use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
+use crate::windows::{self, BridgeEvent};
+use tauri::{AppHandle, Runtime, State, WebviewWindow};
 use yui_core::sprites::{self, SpriteSet};
 use yui_core::vocab::{self, CharacterVocab, Vocab};
 use yui_core::voice::{self, VoiceStatus};
-use yui_core::CoreError;
 
 /// The vocabulary loaded now (stored, else the defaults).
 #[tauri::command]
@@ -43,9 +42,10 @@ pub async fn vocab_reset<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
 ) -> CmdResult<Vocab> {
-    vocab::save(&state.store, &Vocab::default())?;
-    announce(&app, &Vocab::default());
-    Ok(Vocab::default())
+    let defaults = Vocab::default();
+    vocab::save(&state.store, &defaults)?;
+    announce(&app, &defaults);
+    Ok(defaults)
 }
 
 /// Tell every character window the vocabulary changed (they re-read it and their sprites).
@@ -75,9 +75,6 @@ pub async fn sprites_get<R: Runtime>(
     window: WebviewWindow<R>,
     state: State<'_, AppState>,
 ) -> CmdResult<Option<SpriteSet>> {
-    let label = WindowLabel::parse(window.label())
-        .filter(WindowLabel::is_character)
-        .ok_or_else(|| CoreError::invalid("sprites belong to character windows"))?;
-    let preset = windows::preset_for(window.app_handle(), &label)?;
+    let preset = windows::calling_preset(&window, "sprites belong to character windows")?;
     sprites::for_avatar(&preset.avatar, &vocab::load(&state.store)?)
 }

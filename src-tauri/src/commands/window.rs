@@ -21,9 +21,10 @@ pub struct WindowContext {
 pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<WindowContext> {
     let label = WindowLabel::parse(window.label())
         .ok_or_else(|| CoreError::invalid(format!("unknown window {:?}", window.label())))?;
-    let preset = match label.is_character() {
-        true => Some(windows::preset_for(window.app_handle(), &label)?),
-        false => None,
+    let preset = if label.is_character() {
+        Some(windows::preset_for(window.app_handle(), &label)?)
+    } else {
+        None
     };
     Ok(WindowContext {
         label: label.as_label(),

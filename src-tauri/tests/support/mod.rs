@@ -2,6 +2,9 @@
 //! real `tauri.conf.json` and `capabilities/`) on a temp data dir, mock windows by label, and an
 //! IPC call as the webview makes it, so the capability checks run.
 
+// Each test binary uses its own part of this module.
+#![allow(dead_code)]
+
 use serde_json::Value;
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
@@ -15,7 +18,7 @@ pub struct Harness {
     pub app: App<MockRuntime>,
     pub store: Store,
     /// The data dir, deleted when the harness drops.
-    pub _dir: tempfile::TempDir,
+    pub dir: tempfile::TempDir,
 }
 
 pub fn harness() -> Harness {
@@ -24,11 +27,7 @@ pub fn harness() -> Harness {
     let store = Store::open(paths.db_path()).expect("open store");
     let app =
         yui_app::run_app(mock_builder(), AppState::new(store.clone(), paths)).expect("build app");
-    Harness {
-        app,
-        store,
-        _dir: dir,
-    }
+    Harness { app, store, dir }
 }
 
 /// A mock webview window with `label` (the label decides its capability).
@@ -54,4 +53,11 @@ pub fn invoke(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<
         },
     )
     .map(|body| body.deserialize::<Value>().expect("JSON response"))
+}
+
+/// Invoke `cmd` from `w` and check the capability refused it (not the command failing).
+pub fn assert_refused(w: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) {
+    let err = invoke(w, cmd, args).expect_err(&format!("{} must not call {cmd}", w.label()));
+    let text = err.to_string();
+    assert!(text.contains("not allowed"), "{} {cmd}: {text}", w.label());
 }

@@ -9,7 +9,9 @@ pub mod migrations;
 use crate::error::{CoreError, ErrorCode, Result};
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// How long a connection waits on a lock held by another process before SQLITE_BUSY.
@@ -140,8 +142,7 @@ impl Store {
         tx.commit()?;
         drop(conn);
         if let Some(cp) = &self.inner.checkpoint {
-            // The thread may be gone (it logs why); commits stay correct without it.
-            let _ = cp.wake.send(());
+            cp.poke();
         }
         Ok(out)
     }
@@ -160,20 +161,34 @@ const CHECKPOINT_DEBOUNCE: Duration = Duration::from_millis(100);
 /// commits. SQLite's automatic checkpoint would run inside the committing call and sync the file,
 /// which put multi-millisecond stalls on 1 % of `rate_relation` calls (docs/PERFORMANCE.md).
 struct Checkpointer {
-    wake: std::sync::mpsc::Sender<()>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    /// Capacity 1: one pending wake stands for any number of commits, so a burst of commits
+    /// neither queues messages nor wakes the thread more than once.
+    wake: SyncSender<()>,
+    thread: JoinHandle<()>,
+}
+
+impl Checkpointer {
+    /// Ask for a checkpoint soon; never blocks the committing thread.
+    fn poke(&self) {
+        // Full: a wake is already pending. Disconnected: the thread is gone (it logged why);
+        // commits stay correct without it.
+        let _ = self.wake.try_send(());
+    }
+
+    /// Stop the thread without waiting out the debounce: the writer's close checkpoints anyway.
+    fn stop(self) {
+        drop(self.wake);
+        self.thread.thread().unpark();
+        let _ = self.thread.join();
+    }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        // End the checkpointer before the connections close, so the writer is the last
-        // connection and removes the -wal file on close.
-        if let Some(mut cp) = self.checkpoint.take() {
-            let thread = cp.thread.take();
-            drop(cp);
-            if let Some(t) = thread {
-                let _ = t.join();
-            }
+        // End the checkpointer before the connections close (fields drop after this), so the
+        // writer is the last connection and removes the -wal file on close.
+        if let Some(cp) = self.checkpoint.take() {
+            cp.stop();
         }
     }
 }
@@ -186,24 +201,27 @@ fn spawn_checkpointer(path: &Path) -> Option<Checkpointer> {
             return None;
         }
     };
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let (wake, rx) = std::sync::mpsc::sync_channel::<()>(1);
     let spawned = std::thread::Builder::new()
         .name("yui-checkpoint".into())
         .spawn(move || {
             while rx.recv().is_ok() {
-                // Gather the burst, then checkpoint once.
-                std::thread::sleep(CHECKPOINT_DEBOUNCE);
-                while rx.try_recv().is_ok() {}
+                // Gather the burst; `Checkpointer::stop` unparks early (a spurious wake only
+                // checkpoints sooner).
+                std::thread::park_timeout(CHECKPOINT_DEBOUNCE);
+                // Take the wake left by commits made meanwhile (this checkpoint covers them),
+                // then look again: a closed channel means the store is closing.
+                let _ = rx.try_recv();
+                if let Err(TryRecvError::Disconnected) = rx.try_recv() {
+                    return;
+                }
                 if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
                     tracing::debug!(error = %e, "checkpoint skipped");
                 }
             }
         });
     match spawned {
-        Ok(thread) => Some(Checkpointer {
-            wake: tx,
-            thread: Some(thread),
-        }),
+        Ok(thread) => Some(Checkpointer { wake, thread }),
         Err(e) => {
             tracing::warn!(error = %e, "cannot start the checkpointer thread");
             None

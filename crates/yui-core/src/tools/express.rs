@@ -30,7 +30,7 @@ impl ExpressTool {
     /// empty (then the window declares no generate_express). The registry is built per turn, so
     /// an edit reaches the next turn.
     pub fn for_turn(store: &Store) -> Option<Arc<dyn ClientTool>> {
-        let vocab = Self::new(store.clone()).vocab().into_owned();
+        let vocab = load_or_default(store);
         if vocab::vocab_is_empty(&vocab) {
             return None;
         }
@@ -40,20 +40,22 @@ impl ExpressTool {
         }))
     }
 
-    /// The vocabulary this tool declares. A stored vocabulary that no longer parses falls back
-    /// to the defaults (with a log line) rather than dropping expression from the turn.
+    /// The vocabulary this tool declares (the snapshot, else the stored one read now).
     pub fn vocab(&self) -> Cow<'_, Vocab> {
         if let Some(v) = &self.snapshot {
             return Cow::Borrowed(v);
         }
-        Cow::Owned(match vocab::load(&self.store) {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::warn!("generate_express: stored vocabulary unusable, using defaults: {e}");
-                Vocab::default()
-            }
-        })
+        Cow::Owned(load_or_default(&self.store))
     }
+}
+
+/// The stored vocabulary; one that no longer parses falls back to the defaults (with a log line)
+/// rather than dropping expression from the turn.
+fn load_or_default(store: &Store) -> Vocab {
+    vocab::load(store).unwrap_or_else(|e| {
+        tracing::warn!("generate_express: stored vocabulary unusable, using defaults: {e}");
+        Vocab::default()
+    })
 }
 
 #[async_trait]

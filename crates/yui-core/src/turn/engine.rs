@@ -388,8 +388,12 @@ pub async fn call_tool(
 }
 
 /// Parse a call's arguments the way a turn does; `Err` is the result the call answers.
+/// Empty arguments (some servers send none for a call without parameters) read as `{}`.
 pub fn parse_call_arguments(arguments: &str) -> std::result::Result<Value, ToolOutput> {
-    parse_args(arguments)
+    if arguments.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_str(arguments)
         .map_err(|m| ToolOutput::text(format!("error: arguments JSON parse failed: {m}")))
 }
 
@@ -408,13 +412,6 @@ fn spoke(text: &str) -> bool {
 /// `finish_reason: "tool_calls"`, which `waited` carries).
 fn results_go_back(answered: &[Answered], text: &str, waited: bool) -> bool {
     answered.iter().any(|a| !a.one_way) || (!answered.is_empty() && !spoke(text) && waited)
-}
-
-fn parse_args(s: &str) -> std::result::Result<Value, String> {
-    if s.trim().is_empty() {
-        return Ok(json!({}));
-    }
-    serde_json::from_str(s).map_err(|e| e.to_string())
 }
 
 fn cue_of(args: &Value) -> Cue {
@@ -552,19 +549,20 @@ impl<'a> Engine<'a> {
         call: Held,
         chat: bool,
     ) -> std::result::Result<Option<Answered>, End> {
-        let parsed = parse_args(&call.arguments);
-        let expressive = call.name.ends_with(GENERATE_EXPRESS);
-        let Some(tool) = self.registry.get(&call.name).cloned() else {
-            if expressive {
-                if let Ok(args) = &parsed {
-                    self.emit(TurnEvent::Cue {
-                        call_id: call.call_id.clone(),
-                        name: call.name.clone(),
-                        cue: cue_of(args),
-                    })
-                    .await;
-                }
+        let parsed = parse_call_arguments(&call.arguments);
+        // The cue plays first, registered or not: any name ending in generate_express is one.
+        if call.name.ends_with(GENERATE_EXPRESS) {
+            if let Ok(args) = &parsed {
+                self.emit(TurnEvent::Cue {
+                    call_id: call.call_id.clone(),
+                    name: call.name.clone(),
+                    cue: cue_of(args),
+                })
+                .await;
             }
+        }
+        let Some(tool) = self.registry.get(&call.name).cloned() else {
+            // Responses shows backend calls from their own items (see `item_seen`).
             if chat {
                 self.emit(TurnEvent::ToolStatus {
                     call_id: Some(call.call_id),
@@ -575,33 +573,15 @@ impl<'a> Engine<'a> {
             }
             return Ok(None);
         };
+        self.emit(TurnEvent::ToolCall {
+            call_id: call.call_id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        })
+        .await;
         let result = match parsed {
-            Err(msg) => {
-                self.emit(TurnEvent::ToolCall {
-                    call_id: call.call_id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                })
-                .await;
-                ToolOutput::text(format!("error: arguments JSON parse failed: {msg}"))
-            }
-            Ok(args) => {
-                if expressive {
-                    self.emit(TurnEvent::Cue {
-                        call_id: call.call_id.clone(),
-                        name: call.name.clone(),
-                        cue: cue_of(&args),
-                    })
-                    .await;
-                }
-                self.emit(TurnEvent::ToolCall {
-                    call_id: call.call_id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                })
-                .await;
-                self.run_tool(&tool, args).await?
-            }
+            Err(unparsed) => unparsed,
+            Ok(args) => self.run_tool(&tool, args).await?,
         };
         self.emit(TurnEvent::ToolResult {
             call_id: call.call_id.clone(),
@@ -766,21 +746,27 @@ impl<'a> Engine<'a> {
                 // Some servers send `"finish_reason": ""` on every chunk: only a value counts.
                 if let Some(fr) = choice.finish_reason.filter(|f| !f.is_empty()) {
                     round.finish_reason = Some(fr);
-                    for held in calls.take() {
-                        if let Some(a) = self.release(held, true).await? {
-                            round.answered.push(a);
-                        }
-                    }
+                    self.release_held(&mut calls, &mut round).await?;
                 }
             }
         }
         drop(stream);
+        self.release_held(&mut calls, &mut round).await?;
+        Ok(round)
+    }
+
+    /// Run the held Chat Completions calls, in index order.
+    async fn release_held(
+        &mut self,
+        calls: &mut ChatCalls,
+        round: &mut ChatRound,
+    ) -> std::result::Result<(), End> {
         for held in calls.take() {
             if let Some(a) = self.release(held, true).await? {
                 round.answered.push(a);
             }
         }
-        Ok(round)
+        Ok(())
     }
 
     async fn hermes_progress(&self, data: &str) {
@@ -923,7 +909,6 @@ impl<'a> Engine<'a> {
                         round.response_id = Some(id);
                     }
                 }
-                wresp::Event::TextDelta { delta } => self.speech(&mut round.text, &delta).await,
                 wresp::Event::ItemAdded { output_index, item } => {
                     self.item_seen(&mut items, &mut round, output_index, item, false)
                         .await?;
@@ -932,8 +917,7 @@ impl<'a> Engine<'a> {
                     self.item_seen(&mut items, &mut round, output_index, item, true)
                         .await?;
                 }
-                wresp::Event::BareCall { item } => {
-                    let mut item = item;
+                wresp::Event::BareCall { mut item } => {
                     item["type"] = json!("function_call");
                     self.item_seen(&mut items, &mut round, None, item, true)
                         .await?;
@@ -1250,7 +1234,13 @@ impl ChatCalls {
         let pos = match pos {
             Some(p) => p,
             None => {
-                let next = self.slots.iter().map(|s| s.index + 1).max().unwrap_or(0);
+                // The index comes from the server: no overflow on `usize::MAX`.
+                let next = self
+                    .slots
+                    .iter()
+                    .map(|s| s.index.saturating_add(1))
+                    .max()
+                    .unwrap_or(0);
                 let index = match d.index {
                     Some(i) if self.slots.iter().all(|s| s.index != i) => i,
                     _ => next,

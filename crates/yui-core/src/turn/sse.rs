@@ -247,32 +247,31 @@ where
     S: Stream<Item = reqwest::Result<Bytes>> + Unpin,
 {
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, ByteError>>> {
-        let this = self;
         loop {
-            if let Some(b) = this.queue.pop_front() {
+            if let Some(b) = self.queue.pop_front() {
                 return Poll::Ready(Some(Ok(b)));
             }
-            if this.done {
+            if self.done {
                 return Poll::Ready(None);
             }
-            match this.inner.poll_next_unpin(cx) {
+            match self.inner.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
-                    if let Some((d, sleep)) = this.stall.as_mut() {
+                    if let Some((d, sleep)) = self.stall.as_mut() {
                         sleep.as_mut().reset(tokio::time::Instant::now() + *d);
                     }
-                    this.frame(chunk);
+                    self.frame(chunk);
                 }
                 Poll::Ready(Some(Err(e))) => {
-                    this.done = true;
+                    self.done = true;
                     return Poll::Ready(Some(Err(ByteError::Transport(e))));
                 }
                 Poll::Ready(None) => {
-                    this.done = true;
-                    if !this.seen {
+                    self.done = true;
+                    if !self.seen {
                         return Poll::Ready(None);
                     }
-                    if !this.at_line_start {
-                        let partial = String::from_utf8_lossy(&this.partial).into_owned();
+                    if !self.at_line_start {
+                        let partial = String::from_utf8_lossy(&self.partial).into_owned();
                         // Trailing blanks after the last line end are not a cut.
                         if !partial.trim().is_empty() {
                             return Poll::Ready(Some(Err(ByteError::Cut(partial))));
@@ -282,9 +281,9 @@ where
                     return Poll::Ready(Some(Ok(Bytes::from_static(b"\n\n"))));
                 }
                 Poll::Pending => {
-                    if let Some((_, sleep)) = this.stall.as_mut() {
+                    if let Some((_, sleep)) = self.stall.as_mut() {
                         if sleep.as_mut().poll(cx).is_ready() {
-                            this.done = true;
+                            self.done = true;
                             return Poll::Ready(Some(Err(ByteError::Stall)));
                         }
                     }

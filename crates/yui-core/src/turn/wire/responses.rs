@@ -11,15 +11,16 @@ pub struct Head<'a> {
     pub kind: std::borrow::Cow<'a, str>,
 }
 
-/// `response.output_text.delta`, read directly.
+/// `response.output_text.delta`, read directly (nearly every event is one).
 #[derive(Debug, Deserialize)]
 pub struct Delta {
     #[serde(default)]
     pub delta: String,
 }
 
-/// A streamed Responses event. Only the fields the client reads are typed; an output item is kept
-/// as raw JSON because reasoning items go back to the server exactly as they came.
+/// A streamed Responses event other than a text delta (those are read as [`Delta`] after [`Head`]).
+/// Only the fields the client reads are typed; an output item is kept as raw JSON because
+/// reasoning items go back to the server exactly as they came.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type")]
 pub enum Event {
@@ -32,11 +33,6 @@ pub enum Event {
     InProgress {
         #[serde(default)]
         response: Option<ResponseRef>,
-    },
-    #[serde(rename = "response.output_text.delta")]
-    TextDelta {
-        #[serde(default)]
-        delta: String,
     },
     #[serde(rename = "response.output_item.added")]
     ItemAdded {
