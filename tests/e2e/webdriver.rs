@@ -193,7 +193,10 @@ impl Session {
     pub async fn labels(&self) -> Result<Vec<(String, String)>> {
         let mut out = Vec::new();
         for h in self.handles().await? {
-            self.switch_to(&h).await?;
+            // A window closed since `handles` answered ("no such window") is simply not there.
+            if self.switch_to(&h).await.is_err() {
+                continue;
+            }
             if let Ok(Some(l)) = self.label().await {
                 out.push((l, h));
             }
