@@ -107,6 +107,11 @@ fn check_url(what: &str, url: &str) -> Result<()> {
     }
 }
 
+/// The default `yui.backend` value: [`BackendConfig::default`] as JSON.
+pub fn default_value() -> Value {
+    serde_json::to_value(BackendConfig::default()).expect("a BackendConfig always serializes")
+}
+
 impl BackendConfig {
     /// Parse and validate a `yui.backend` value.
     pub fn from_value(value: &Value) -> Result<Self> {

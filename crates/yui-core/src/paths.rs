@@ -1,7 +1,9 @@
 //! Where YUI keeps its files: the OS data and log dirs from `directories`, overridable with
-//! `--data-dir` / `YUI_DATA_DIR` (the override holds the database and the logs).
+//! `--data-dir` / `YUI_DATA_DIR` (the override holds the database and the logs). Also where it
+//! finds the programs it runs ([`find_program`]).
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 
 pub const DATA_DIR_ENV: &str = "YUI_DATA_DIR";
 pub const DB_FILE: &str = "yui.sqlite3";
@@ -20,32 +22,29 @@ impl Paths {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
         });
-        match chosen {
-            Some(dir) => Self {
-                log_dir: dir.join("logs"),
-                data_dir: dir,
+        if let Some(dir) = chosen {
+            return Self::under(dir);
+        }
+        match directories::ProjectDirs::from("app", "yui", "YUI") {
+            Some(d) => Self {
+                data_dir: d.data_dir().to_path_buf(),
+                log_dir: d
+                    .state_dir()
+                    .map(|s| s.join("logs"))
+                    .unwrap_or_else(|| d.data_dir().join("logs")),
             },
-            None => {
-                let dirs = directories::ProjectDirs::from("app", "yui", "YUI");
-                match dirs {
-                    Some(d) => Self {
-                        data_dir: d.data_dir().to_path_buf(),
-                        log_dir: d
-                            .state_dir()
-                            .map(|s| s.join("logs"))
-                            .unwrap_or_else(|| d.data_dir().join("logs")),
-                    },
-                    None => {
-                        let dir = std::env::temp_dir().join("yui");
-                        Self {
-                            log_dir: dir.join("logs"),
-                            data_dir: dir,
-                        }
-                    }
-                }
-            }
+            None => Self::under(std::env::temp_dir().join("yui")),
         }
     }
+
+    /// Everything in one dir: the database in it, the logs in `logs/`.
+    fn under(dir: PathBuf) -> Self {
+        Self {
+            log_dir: dir.join("logs"),
+            data_dir: dir,
+        }
+    }
+
     pub fn db_path(&self) -> PathBuf {
         self.data_dir.join(DB_FILE)
     }
@@ -63,6 +62,26 @@ pub fn data_dir_arg(mut args: impl Iterator<Item = String>) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// The executable file `name` in the first dir of `path_var` (a `PATH` value) that has one, as a
+/// shell would look it up; empty entries are skipped, so the current dir is never searched.
+pub fn find_program(name: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
+    std::env::split_paths(path_var?)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable_file(p))
+}
+
+#[cfg(unix)]
+fn is_executable_file(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable_file(p: &Path) -> bool {
+    p.is_file()
 }
 
 #[cfg(test)]

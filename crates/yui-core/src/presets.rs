@@ -100,12 +100,12 @@ pub fn get(store: &Store, id: &str) -> Result<Preset> {
 /// The main preset (the one in the main window). Falls back to the first preset if no row is
 /// marked main (e.g. after a hand edit).
 pub fn main_preset(store: &Store) -> Result<Preset> {
-    let all = list(store)?;
-    all.iter()
-        .find(|p| p.is_main)
-        .or_else(|| all.first())
-        .cloned()
-        .ok_or_else(|| CoreError::not_found("there are no presets"))
+    let mut all = list(store)?;
+    if all.is_empty() {
+        return Err(CoreError::not_found("there are no presets"));
+    }
+    let main = all.iter().position(|p| p.is_main).unwrap_or(0);
+    Ok(all.swap_remove(main))
 }
 
 fn clean_name(name: &str) -> Result<String> {

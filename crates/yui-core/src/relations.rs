@@ -142,6 +142,14 @@ impl Source {
             Self::User => "user",
         }
     }
+    /// The `source` column as stored (only [`Self::as_str`] writes it).
+    fn from_column(s: &str) -> Self {
+        if s == "user" {
+            Self::User
+        } else {
+            Self::Model
+        }
+    }
 }
 
 /// One `toward` enum entry: the label the model sees and the target it maps to.
@@ -573,7 +581,6 @@ pub fn list(store: &Store, preset: Option<&str>, log_limit: usize) -> Result<Lis
         let log = stmt
             .query_map(params![preset, log_limit as i64], |r| {
                 let value: i64 = r.get(7)?;
-                let source: String = r.get(9)?;
                 Ok(LogEntry {
                     id: r.get(0)?,
                     at: r.get(1)?,
@@ -584,11 +591,7 @@ pub fn list(store: &Store, preset: Option<&str>, log_limit: usize) -> Result<Lis
                     value,
                     band: Band::of(value),
                     reason: r.get(8)?,
-                    source: if source == "user" {
-                        Source::User
-                    } else {
-                        Source::Model
-                    },
+                    source: Source::from_column(&r.get::<_, String>(9)?),
                     turn_id: r.get(10)?,
                 })
             })?

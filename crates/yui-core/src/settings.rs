@@ -38,14 +38,7 @@ pub const KNOWN: &[Known] = &[
     },
     Known {
         key: BACKEND,
-        default: || {
-            json!({
-                "base_url": "http://127.0.0.1:11434/v1",
-                "model": "llama3.2",
-                "transport": "chat_completions",
-                "push_url": null
-            })
-        },
+        default: crate::backend::default_value,
         doc: "Model backend: base URL, model, transport (chat_completions | responses | push), push URL. The API key is never here: it is in the OS keyring (or the labelled file fallback, see backend.rs).",
     },
     Known {

@@ -61,9 +61,9 @@ impl Default for VoiceSetting {
     }
 }
 
-/// The default `yui.voice` value.
+/// The default `yui.voice` value: [`VoiceSetting::default`] as JSON.
 pub fn default_value() -> Value {
-    serde_json::json!({"enabled": false, "engine": SPEECH_DISPATCHER})
+    serde_json::to_value(VoiceSetting::default()).expect("a VoiceSetting always serializes")
 }
 
 /// Parse and check a `yui.voice` value (settings::set calls this for the key).
@@ -408,14 +408,7 @@ impl Speaker {
 
     /// `spd-say` on the given `PATH`-style list (tests inject a folder with a fake one).
     pub fn detect_on(path: Option<&OsStr>) -> std::result::Result<Self, String> {
-        let dirs: Vec<PathBuf> = path
-            .map(std::env::split_paths)
-            .into_iter()
-            .flatten()
-            .collect();
-        dirs.iter()
-            .map(|d| d.join(SPD_SAY))
-            .find(|p| is_executable(p))
+        crate::paths::find_program(SPD_SAY, path)
             .map(|program| Self { program })
             .ok_or_else(|| {
                 format!(
@@ -542,23 +535,6 @@ fn first_line(s: &str) -> String {
     match s.lines().map(str::trim).find(|l| !l.is_empty()) {
         Some(l) => format!(": {l}"),
         None => String::new(),
-    }
-}
-
-fn is_executable(p: &Path) -> bool {
-    match std::fs::metadata(p) {
-        Ok(m) if m.is_file() => {
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                m.permissions().mode() & 0o111 != 0
-            }
-            #[cfg(not(unix))]
-            {
-                true
-            }
-        }
-        _ => false,
     }
 }
 

@@ -120,7 +120,7 @@ fn missing_spd_say_is_a_one_line_status() {
         "speech-dispatcher: spd-say not found; install the speech-dispatcher package to hear replies"
     );
     assert!(!st.status.contains('\n'));
-    assert!(Speaker::detect_on(None).is_err());
+    assert_eq!(Speaker::detect_on(None).err(), Some(st.status.clone()));
 
     let (fake, _log) = fake_spd_say(0, 0);
     let st = voice::status_of(&VoiceSetting::default(), Some(&path_of(fake.path())));
@@ -138,7 +138,10 @@ fn missing_spd_say_is_a_one_line_status() {
 fn a_non_executable_spd_say_is_not_found() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("spd-say"), "not a program").unwrap();
-    assert!(Speaker::detect_on(Some(&path_of(dir.path()))).is_err());
+    assert_eq!(
+        Speaker::detect_on(Some(&path_of(dir.path()))).err().as_deref(),
+        Some("speech-dispatcher: spd-say not found; install the speech-dispatcher package to hear replies")
+    );
 }
 
 #[test]

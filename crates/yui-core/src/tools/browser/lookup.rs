@@ -17,20 +17,5 @@ pub fn find_cli(home: Option<&Path>, path_var: Option<&OsStr>) -> Option<PathBuf
             return Some(local);
         }
     }
-    let path_var = path_var?;
-    std::env::split_paths(path_var)
-        .filter(|dir| !dir.as_os_str().is_empty())
-        .map(|dir| dir.join(CLI_NAME))
-        .find(|p| is_executable_file(p))
-}
-
-#[cfg(unix)]
-fn is_executable_file(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn is_executable_file(p: &Path) -> bool {
-    p.is_file()
+    crate::paths::find_program(CLI_NAME, path_var)
 }
