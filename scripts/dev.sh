@@ -35,7 +35,7 @@ apt_install() {
     log "installing system packages: $need"
     $SUDO apt-get update -qq
     # shellcheck disable=SC2086
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need >/dev/null
   fi
 }
 
