@@ -621,7 +621,7 @@ async fn declared_body_action_and_look_answer_unsupported() {
 #[tokio::test]
 async fn throwing_tool_answers_error_message() {
     let h = Harness::new();
-    let tool: Arc<dyn ClientTool> = Arc::new(Throws);
+    let tool = throws();
     let out = yui_core::turn::call_tool(&tool, json!({}), &ctx(&h), &CancellationToken::new())
         .await
         .expect("not cancelled");

@@ -327,7 +327,7 @@ async fn chat_throwing_tool_answers_error_message() {
     ])
     .await;
     let h = Harness::new();
-    let reg = registry(vec![Arc::new(Throws)]);
+    let reg = registry(vec![throws()]);
     let (events, _) = h.run(&h.request(&srv.base_url, CHAT, "do it"), &reg).await;
     assert_eq!(
         of_type(&events, "tool_result"),

@@ -4,7 +4,6 @@
 mod turn_support;
 
 use serde_json::json;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use turn_support::*;
 use yui_core::backend::Transport;
@@ -207,9 +206,7 @@ async fn cancel_during_a_tool_call_ends_stopped() {
     ])])
     .await;
     let h = Harness::new();
-    let reg = registry(vec![Arc::new(Slow {
-        wait: Duration::from_secs(30),
-    })]);
+    let reg = registry(vec![slow(Duration::from_secs(30))]);
     let req = h.request(&srv.base_url, CHAT, "go");
     let mut handle = turn::start(h.deps(&req.timeouts), req, reg);
     let first = handle.events.recv().await.unwrap();
@@ -239,9 +236,7 @@ async fn fault_tool_past_its_wait_answers_an_error() {
     ])
     .await;
     let h = Harness::new();
-    let reg = registry(vec![Arc::new(Slow {
-        wait: Duration::from_millis(200),
-    })]);
+    let reg = registry(vec![slow(Duration::from_millis(200))]);
     let (events, out) = h.run(&h.request(&srv.base_url, CHAT, "go"), &reg).await;
     assert_eq!(
         of_type(&events, "tool_result"),

@@ -525,7 +525,7 @@ async fn responses_parallel_calls_with_a_throw_and_bad_arguments() {
     let h = Harness::new();
     let lookup = Answer::new("lookup", "42");
     let lookups = lookup.calls.clone();
-    let reg = registry(vec![Arc::new(lookup), Arc::new(Throws)]);
+    let reg = registry(vec![Arc::new(lookup), throws()]);
     let (events, out) = h.run(&h.request(&srv.base_url, RESP, "go"), &reg).await;
     assert_eq!(
         lookups.load(Ordering::SeqCst),
@@ -571,9 +571,7 @@ async fn responses_tool_longer_than_stall_timeout_does_not_stall_the_stream() {
     first.push(r_completed("resp_1"));
     let srv = ScriptServer::start(vec![Reply::Sse(first), responses_say("resp_2", "Ready.")]).await;
     let h = Harness::new();
-    let reg = registry(vec![Arc::new(Sleeper {
-        takes: std::time::Duration::from_millis(1000),
-    })]);
+    let reg = registry(vec![sleeper(std::time::Duration::from_millis(1000))]);
     let mut req = h.request(&srv.base_url, RESP, "go");
     req.timeouts.stall = std::time::Duration::from_millis(500);
     let (_, out) = h.run(&req, &reg).await;

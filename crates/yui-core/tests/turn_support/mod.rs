@@ -378,48 +378,62 @@ impl ClientTool for Express {
     }
 }
 
-/// A tool whose execution throws.
-pub struct Throws;
-
-#[async_trait]
-impl ClientTool for Throws {
-    fn name(&self) -> &str {
-        "throws"
-    }
-    fn description(&self) -> String {
-        "always fails".into()
-    }
-    fn parameters(&self) -> Value {
-        json!({"type":"object","properties":{}})
-    }
-    async fn call(
-        &self,
-        _a: Value,
-        _c: &ToolContext,
-        _x: CancellationToken,
-    ) -> Result<ToolOutput, ToolError> {
-        Err(ToolError("disk on fire".into()))
-    }
+/// What a [`Scripted`] tool does when called.
+pub enum Act {
+    /// Throw: the turn answers `error: <message>`.
+    Throw(&'static str),
+    /// Sleep far past `wait` (until the turn's guard or cancellation ends it).
+    Hang { wait: Duration },
+    /// Answer `done` after `takes`.
+    AnswerAfter(Duration),
 }
 
-/// A tool that sleeps past its wait.
-pub struct Slow {
-    pub wait: Duration,
+/// A question tool with scripted behaviour (throwing, hanging, slow).
+pub struct Scripted {
+    name: &'static str,
+    act: Act,
+}
+
+/// A tool whose execution throws (`throws`).
+pub fn throws() -> Arc<dyn ClientTool> {
+    Arc::new(Scripted {
+        name: "throws",
+        act: Act::Throw("disk on fire"),
+    })
+}
+
+/// A tool that sleeps past its wait (`slow`).
+pub fn slow(wait: Duration) -> Arc<dyn ClientTool> {
+    Arc::new(Scripted {
+        name: "slow",
+        act: Act::Hang { wait },
+    })
+}
+
+/// A question tool that takes `takes` to answer `done` (`sleeper`).
+pub fn sleeper(takes: Duration) -> Arc<dyn ClientTool> {
+    Arc::new(Scripted {
+        name: "sleeper",
+        act: Act::AnswerAfter(takes),
+    })
 }
 
 #[async_trait]
-impl ClientTool for Slow {
+impl ClientTool for Scripted {
     fn name(&self) -> &str {
-        "slow"
+        self.name
     }
     fn description(&self) -> String {
-        "takes its time".into()
+        format!("test tool {}", self.name)
     }
     fn parameters(&self) -> Value {
         json!({"type":"object","properties":{}})
     }
     fn wait(&self) -> Duration {
-        self.wait
+        match self.act {
+            Act::Hang { wait } => wait,
+            _ => Duration::from_secs(10),
+        }
     }
     async fn call(
         &self,
@@ -427,37 +441,17 @@ impl ClientTool for Slow {
         _c: &ToolContext,
         x: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
-        tokio::select! {
-            _ = x.cancelled() => Err(ToolError("turn stopped".into())),
-            _ = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolOutput::text("late")),
+        match self.act {
+            Act::Throw(message) => Err(ToolError(message.into())),
+            Act::Hang { .. } => tokio::select! {
+                _ = x.cancelled() => Err(ToolError("turn stopped".into())),
+                _ = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolOutput::text("late")),
+            },
+            Act::AnswerAfter(takes) => {
+                tokio::time::sleep(takes).await;
+                Ok(ToolOutput::text("done"))
+            }
         }
-    }
-}
-
-/// A question tool that takes `takes` to answer `done`.
-pub struct Sleeper {
-    pub takes: Duration,
-}
-
-#[async_trait]
-impl ClientTool for Sleeper {
-    fn name(&self) -> &str {
-        "sleeper"
-    }
-    fn description(&self) -> String {
-        "answers after a while".into()
-    }
-    fn parameters(&self) -> Value {
-        json!({"type":"object","properties":{}})
-    }
-    async fn call(
-        &self,
-        _a: Value,
-        _c: &ToolContext,
-        _x: CancellationToken,
-    ) -> Result<ToolOutput, ToolError> {
-        tokio::time::sleep(self.takes).await;
-        Ok(ToolOutput::text("done"))
     }
 }
 
