@@ -118,6 +118,12 @@ function onTurnEvent(ev, acc) {
       if (browsing.size === 0) character.setState("idle"); // speaking now, no longer thinking
       showBubble(acc.text, { linger: false });
       break;
+    case "render":
+      // Shown, not spoken (push render segments).
+      acc.text += ev.text ?? "";
+      acc.rendered = true;
+      showBubble(acc.text, { linger: false });
+      break;
     case "cue":
       if (ev.emotion_id) character.setEmotion(ev.emotion_id);
       if (ev.motion_id) character.playMotion(ev.motion_id);
@@ -138,8 +144,11 @@ function onTurnEvent(ev, acc) {
       browsing.clear();
       character.setSpeaking(false);
       character.setState("idle");
-      if (ev.status === "error") showBubble(ev.error ?? "the turn failed", { error: true });
-      else if (ev.status === "ok") showBubble(ev.text ?? acc.text);
+      if (ev.status === "error") {
+        // What was said before the failure stays visible above the error.
+        const err = ev.error ?? "the turn failed";
+        showBubble(acc.text.trim() ? `${acc.text}\n\n${err}` : err, { error: true });
+      } else if (ev.status === "ok") showBubble(acc.rendered ? acc.text : (ev.text ?? acc.text));
       else showBubble(acc.text);
       // The bubble shows the turn's final text: tell the core (playback finished, playback.rs).
       acc.started?.then((turnId) => invoke("playback_bubble_done", { turnId })).catch(() => {});

@@ -50,9 +50,13 @@ pub struct TargetArgs {
     /// Model name (default: the configured one).
     #[arg(long)]
     pub model: Option<String>,
-    /// Seconds without a byte from the backend before the turn gives up.
-    #[arg(long, default_value_t = 60)]
-    pub stall_secs: u64,
+    /// Seconds without a byte of the stream before the turn gives up (default: `yui.timeouts`
+    /// stall_secs, 60).
+    #[arg(long)]
+    pub stall_secs: Option<u64>,
+    /// Seconds to wait for the response headers (default: `yui.timeouts` headers_secs, 120).
+    #[arg(long)]
+    pub headers_secs: Option<u64>,
 }
 
 /// Clap's parser for `--window` (also used by `yui tool`).
@@ -117,15 +121,25 @@ fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
         ));
     }
     Ok(Setup {
-        store,
         clock: Arc::new(SystemClock),
         preset,
         backend,
-        timeouts: Timeouts {
-            stall: std::time::Duration::from_secs(t.stall_secs.max(1)),
-            ..Timeouts::default()
-        },
+        timeouts: timeouts(&store, t),
+        store,
     })
+}
+
+/// The waits in settings, with the command line's overrides.
+fn timeouts(store: &Store, t: &TargetArgs) -> Timeouts {
+    let mut out = Timeouts::configured(store);
+    let secs = |s: u64| std::time::Duration::from_secs(s.max(1));
+    if let Some(s) = t.stall_secs {
+        out.stall = secs(s);
+    }
+    if let Some(s) = t.headers_secs {
+        out.headers = secs(s);
+    }
+    out
 }
 
 /// The async runtime a command runs its turn, tool call or speech on.
@@ -220,6 +234,7 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
             let mut out = std::io::stdout().lock();
             let _ = match ev {
                 TurnEvent::Speech { delta } => write!(out, "{delta}"),
+                TurnEvent::Render { text } => write!(out, "{text}"),
                 TurnEvent::Cue { cue, .. } => {
                     let parts: Vec<&str> = [&cue.emotion_id, &cue.motion_id, &cue.emotion_text]
                         .into_iter()

@@ -12,6 +12,7 @@ pub const SCREEN: &str = "yui.screen";
 pub const BACKEND: &str = "yui.backend";
 pub const VOCAB: &str = "yui.vocab";
 pub const VOICE: &str = "yui.voice";
+pub const TIMEOUTS: &str = "yui.timeouts";
 
 /// A known key: its default and what it means.
 pub struct Known {
@@ -50,6 +51,11 @@ pub const KNOWN: &[Known] = &[
         key: VOICE,
         default: crate::voice::default_value,
         doc: "Voice switch: speak replies through the OS speech service (speech-dispatcher on Linux). Off by default.",
+    },
+    Known {
+        key: TIMEOUTS,
+        default: crate::turn::Timeouts::default_value,
+        doc: "How long a turn waits for the backend, in seconds: connect_secs (TCP/TLS connect, 10), headers_secs (the response headers, 120: a server loading a model is slow to answer), stall_secs (no byte of the stream, 60).",
     },
 ];
 
@@ -105,6 +111,9 @@ fn validate(key: &str, value: &Value) -> Result<()> {
     }
     if key == VOICE {
         crate::voice::from_value(value)?;
+    }
+    if key == TIMEOUTS {
+        crate::turn::Timeouts::validate(value).map_err(CoreError::invalid)?;
     }
     Ok(())
 }

@@ -51,6 +51,9 @@ pub struct Entry {
     pub text: String,
     pub turn_id: Option<String>,
     pub at: DateTime<Utc>,
+    /// A reply that never finished (cut stream, failed backend): kept, never sent as history.
+    #[serde(default)]
+    pub cut: bool,
 }
 
 /// Store one line of speech for `preset_id`; returns its id. Committed before it returns.
@@ -61,6 +64,19 @@ pub fn append(
     text: &str,
     turn_id: Option<&str>,
     at: DateTime<Utc>,
+) -> Result<i64> {
+    append_marked(store, preset_id, role, text, turn_id, at, false)
+}
+
+/// [`append`], marking the line `cut` when the reply never finished.
+pub fn append_marked(
+    store: &Store,
+    preset_id: &str,
+    role: Role,
+    text: &str,
+    turn_id: Option<&str>,
+    at: DateTime<Utc>,
+    cut: bool,
 ) -> Result<i64> {
     let at = at.to_rfc3339_opts(SecondsFormat::Millis, true);
     store.write(|tx| {
@@ -76,22 +92,33 @@ pub fn append(
             )));
         }
         tx.execute(
-            "INSERT INTO transcript (preset_id, role, text, turn_id, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![preset_id, role.as_str(), text, turn_id, at],
+            "INSERT INTO transcript (preset_id, role, text, turn_id, at, cut)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![preset_id, role.as_str(), text, turn_id, at, cut],
         )?;
         Ok(tx.last_insert_rowid())
     })
 }
 
-/// The last `limit` lines of `preset_id`, oldest first.
+/// The last `limit` lines of `preset_id` that go back as history, oldest first (cut replies are
+/// left out).
 pub fn recent(store: &Store, preset_id: &str, limit: usize) -> Result<Vec<Entry>> {
+    query(store, preset_id, limit, false)
+}
+
+/// The last `limit` lines of `preset_id`, cut replies included (marked), oldest first.
+pub fn lines(store: &Store, preset_id: &str, limit: usize) -> Result<Vec<Entry>> {
+    query(store, preset_id, limit, true)
+}
+
+fn query(store: &Store, preset_id: &str, limit: usize, with_cut: bool) -> Result<Vec<Entry>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let mut rows = store.read(|c| {
         let mut stmt = c.prepare(
-            "SELECT id, preset_id, role, text, turn_id, at FROM transcript
-             WHERE preset_id = ?1 ORDER BY id DESC LIMIT ?2",
+            "SELECT id, preset_id, role, text, turn_id, at, cut FROM transcript
+             WHERE preset_id = ?1 AND (?3 OR cut = 0) ORDER BY id DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![preset_id, limit], |r| {
+        let rows = stmt.query_map(params![preset_id, limit, with_cut], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, String>(1)?,
@@ -99,11 +126,12 @@ pub fn recent(store: &Store, preset_id: &str, limit: usize) -> Result<Vec<Entry>
                 r.get::<_, String>(3)?,
                 r.get::<_, Option<String>>(4)?,
                 r.get::<_, String>(5)?,
+                r.get::<_, bool>(6)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, preset_id, role, text, turn_id, at) = row?;
+            let (id, preset_id, role, text, turn_id, at, cut) = row?;
             let at = DateTime::parse_from_rfc3339(&at)
                 .map_err(|e| CoreError::internal(format!("transcript row {id}: bad time: {e}")))?
                 .with_timezone(&Utc);
@@ -114,6 +142,7 @@ pub fn recent(store: &Store, preset_id: &str, limit: usize) -> Result<Vec<Entry>
                 text,
                 turn_id,
                 at,
+                cut,
             });
         }
         Ok(out)

@@ -241,12 +241,13 @@ async fn chat_parallel_calls_held_until_finish_and_run_in_index_order() {
     );
 }
 
-/// Calls held when the stream ends without a finish_reason run at the end of the stream.
+/// Calls held when the stream ends with `[DONE]` but no finish_reason run at the end of the stream.
 #[tokio::test]
-async fn chat_calls_run_when_stream_ends_without_finish_reason() {
+async fn chat_calls_run_when_stream_ends_with_done_without_finish_reason() {
     let srv = ScriptServer::start(vec![Reply::Sse(vec![
         c_text("Hi!"),
         c_call(0, "call_e", "generate_express", r#"{"emotion_id":"happy"}"#),
+        done(),
     ])])
     .await;
     let h = Harness::new();

@@ -36,7 +36,7 @@ async fn fault_stream_cut_mid_event_is_an_error_with_the_partial_line() {
     assert_eq!(
         turn_end(&events),
         json!({"type":"turn_end","status":"error","text":"Hel","error":
-            r#"the backend's stream was cut mid-event; last partial line: data: {"choices":[{"index":0,"delta":{"content":"lo"#})
+            r#"the reply was cut off: the backend's stream ended mid-event; last partial line: data: {"choices":[{"index":0,"delta":{"content":"lo"#})
     );
     assert_eq!(out.status, TurnStatus::Error);
     // The user's message stays; so does what was already said.
@@ -47,6 +47,8 @@ async fn fault_stream_cut_mid_event_is_an_error_with_the_partial_line() {
             ("assistant".into(), "Hel".into())
         ]
     );
+    // …marked cut: it never goes back as history.
+    assert_eq!(h.history(), vec![("user".into(), "hi".into())]);
 }
 
 #[tokio::test]

@@ -304,6 +304,9 @@ async fn prepared_turn_carries_persona_tools_and_context() {
         base_url: srv.base_url.clone(),
         model: "m".into(),
         api_key: Some("sk-test".into()),
+        max_output_tokens: None,
+        temperature: None,
+        push_url: None,
     };
     let (req, reg) = turn::prepare(
         &h.store,

@@ -49,6 +49,8 @@ pub enum TurnEvent {
     /// A piece of spoken text. Concatenating every `delta` of a turn gives `turn_end.text`
     /// (the separator between responses is carried by the first delta of the later response).
     Speech { delta: String },
+    /// Text to show but not speak or store (push `render` segments).
+    Render { text: String },
     /// An expression cue to play now.
     Cue {
         call_id: String,
@@ -98,6 +100,7 @@ impl TurnEvent {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Speech { .. } => "speech",
+            Self::Render { .. } => "render",
             Self::Cue { .. } => "cue",
             Self::ToolCall { .. } => "tool_call",
             Self::ToolResult { .. } => "tool_result",

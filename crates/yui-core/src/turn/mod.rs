@@ -1,24 +1,35 @@
 //! The turn engine: one user message in, a streamed reply out, with the full client-tool round
 //! trip of the contract (docs: ../shared/spec/client-tools.md, "Tool-call round trip").
 //!
+//! - [`engine`]: a turn from start to end (build, start, transcript writes, `turn_end`);
+//! - [`model`]: the one internal stream every transport maps into (`ModelEvent`);
+//! - [`map_chat`], [`map_responses`]: pure wire → model-event mappers, table-tested;
+//! - [`dispatch`]: the one dispatch (speech join, cues, client calls, backend tool status);
+//! - [`rounds`]: the round-trip rules of the request transports, and their conversations;
 //! - [`sse`]: the streaming HTTP client (timeouts, evidence-keeping errors);
-//! - [`wire`]: what each transport sends and tolerates back;
-//! - [`engine`]: the round-trip loop for Chat Completions and Responses;
-//! - [`chain`]: the stored Responses chain (last response id + unanswered outputs);
+//! - [`wire`]: what each transport sends (typed request bodies) and tolerates back;
+//! - [`chain`]: the stored Responses chain; [`endpoints`]: what an endpoint refuses;
 //! - [`events`]: what leaves the core, in stream order.
 //!
 //! Start a turn with [`start`]; read [`TurnEvent`]s from the returned handle's receiver; stop it
 //! with [`TurnHandle::stop`]. The last event is always `turn_end`.
 
 pub mod chain;
+pub mod dispatch;
+pub mod endpoints;
 pub mod engine;
 pub mod events;
+pub mod map_chat;
+pub mod map_responses;
+pub mod model;
+pub mod rounds;
 pub mod sse;
 pub mod wire;
 
+pub use dispatch::join_speech;
 pub use engine::{
-    call_tool, join_speech, parse_call_arguments, prepare, run, start, start_configured, Backend,
-    TurnDeps, TurnHandle, TurnOutcome, TurnRequest,
+    call_tool, parse_call_arguments, prepare, run, start, start_configured, Backend, TurnDeps,
+    TurnHandle, TurnOutcome, TurnRequest,
 };
 pub use events::{Cue, TurnEvent, TurnStatus};
 pub use sse::{BackendError, Timeouts};

@@ -37,8 +37,14 @@ pub enum BackendError {
     #[error("the backend sent nothing for {} and the turn gave up on it", human_ms(*waited_ms))]
     Stall { waited_ms: u64 },
     /// The body ended in the middle of a line.
-    #[error("the backend's stream was cut mid-event; last partial line: {partial}")]
+    #[error(
+        "the reply was cut off: the backend's stream ended mid-event; last partial line: {partial}"
+    )]
     Cut { partial: String },
+    /// The body ended between events but before the transport's end marker: the server never
+    /// finished the response.
+    #[error("the reply was cut off: the backend closed the stream before {expected}")]
+    CutOff { expected: &'static str },
     /// The connection failed while the stream was being read.
     #[error("the backend's stream broke: {message}")]
     Stream { message: String },
@@ -110,6 +116,65 @@ impl Default for Timeouts {
             headers: Duration::from_secs(120),
             stall: Duration::from_secs(60),
         }
+    }
+}
+
+impl Timeouts {
+    /// The waits in `yui.timeouts` (`connect_secs`, `headers_secs`, `stall_secs`); a missing
+    /// or unreadable field keeps its default.
+    pub fn from_value(v: &serde_json::Value) -> Self {
+        let d = Self::default();
+        let secs = |k: &str, dflt: Duration| {
+            v.get(k)
+                .and_then(serde_json::Value::as_u64)
+                .filter(|s| *s > 0)
+                .map(Duration::from_secs)
+                .unwrap_or(dflt)
+        };
+        Self {
+            connect: secs("connect_secs", d.connect),
+            headers: secs("headers_secs", d.headers),
+            stall: secs("stall_secs", d.stall),
+        }
+    }
+
+    /// The waits configured in settings.
+    pub fn configured(store: &crate::store::Store) -> Self {
+        match crate::settings::get(store, crate::settings::TIMEOUTS) {
+            Ok(v) => Self::from_value(&v),
+            Err(e) => {
+                tracing::warn!(error = %e, "yui.timeouts unreadable: default waits");
+                Self::default()
+            }
+        }
+    }
+
+    /// `yui.timeouts`' default value.
+    pub fn default_value() -> serde_json::Value {
+        let d = Self::default();
+        serde_json::json!({
+            "connect_secs": d.connect.as_secs(),
+            "headers_secs": d.headers.as_secs(),
+            "stall_secs": d.stall.as_secs(),
+        })
+    }
+
+    /// Check a `yui.timeouts` value: an object of positive whole seconds, known fields only.
+    pub fn validate(v: &serde_json::Value) -> Result<(), String> {
+        let obj = v
+            .as_object()
+            .ok_or("yui.timeouts must be an object of seconds")?;
+        for (k, val) in obj {
+            if !matches!(k.as_str(), "connect_secs" | "headers_secs" | "stall_secs") {
+                return Err(format!("yui.timeouts: unknown field {k:?}"));
+            }
+            if !val.as_u64().is_some_and(|s| (1..=3600).contains(&s)) {
+                return Err(format!(
+                    "yui.timeouts.{k} must be whole seconds from 1 to 3600"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

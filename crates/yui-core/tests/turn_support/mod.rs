@@ -506,6 +506,9 @@ impl Harness {
                 base_url: base_url.into(),
                 model: "m".into(),
                 api_key: None,
+                max_output_tokens: None,
+                temperature: None,
+                push_url: None,
             },
             timeouts: Timeouts {
                 connect: Duration::from_secs(2),
@@ -539,8 +542,19 @@ impl Harness {
         (events, out)
     }
 
-    /// The transcript of `yui`, as (role, text).
+    /// The transcript of `yui`, as (role, text), cut replies included.
     pub fn transcript(&self) -> Vec<(String, String)> {
+        yui_core::transcript::lines(&self.store, "yui", 100)
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.role.as_str().to_string(), e.text))
+            .collect()
+    }
+}
+
+impl Harness {
+    /// What the next Chat Completions turn of `yui` carries as history, as (role, text).
+    pub fn history(&self) -> Vec<(String, String)> {
         yui_core::transcript::recent(&self.store, "yui", 100)
             .unwrap()
             .into_iter()

@@ -1,6 +1,7 @@
 //! Versioned schema migrations. `PRAGMA user_version` holds the schema version; each step is one
 //! table's module. A database whose version is newer than [`SCHEMA_VERSION`] is refused.
 
+mod endpoints;
 mod presets;
 mod relations;
 mod response_chain;
@@ -43,6 +44,16 @@ const STEPS: &[Step] = &[
         version: 5,
         name: "response_chain",
         sql: response_chain::V1,
+    },
+    Step {
+        version: 6,
+        name: "transcript_cut",
+        sql: transcript::V2,
+    },
+    Step {
+        version: 7,
+        name: "endpoints",
+        sql: endpoints::V1,
     },
 ];
 

@@ -12,3 +12,9 @@ CREATE TABLE transcript (
 );
 CREATE INDEX transcript_preset ON transcript (preset_id, id);
 "#;
+
+/// `cut`: speech of a reply that never finished (the stream was cut, the backend failed). It is
+/// kept so nothing said is lost, and never sent back as history.
+pub(super) const V2: &str = r#"
+ALTER TABLE transcript ADD COLUMN cut INTEGER NOT NULL DEFAULT 0;
+"#;

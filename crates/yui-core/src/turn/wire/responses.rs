@@ -1,7 +1,7 @@
 //! Responses: the streamed events the client reads (by their `type` field; unknown types are
 //! ignored) and the flattened tool schema shape.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// Just the `type` of an event (borrowed: no allocation), read first.
@@ -135,4 +135,28 @@ pub fn tool_schema(name: &str, description: &str, parameters: &Value) -> Value {
 /// The `function_call` input item sent back on a round trip.
 pub fn function_call_item(call_id: &str, name: &str, arguments: &str) -> Value {
     json!({"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments})
+}
+
+/// A request body (`stream: true` always). Input items stay JSON: reasoning items and stored
+/// outputs go back exactly as they came.
+#[derive(Debug, Serialize)]
+pub struct Request<'a> {
+    pub model: &'a str,
+    pub stream: bool,
+    pub input: &'a [Value],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_response_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+}
+
+/// A message input item (`{"role","content"}`).
+pub fn message_item(role: &str, content: &str) -> Value {
+    json!({"role": role, "content": content})
 }

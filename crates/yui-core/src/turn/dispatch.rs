@@ -1,0 +1,328 @@
+//! The one dispatch every transport's model events go through: speech (joined by the rule),
+//! cues, client calls (run under their waits, the switches read at call time), backend tool
+//! status. It also drives one response's stream through its mapper ([`read_stream`]).
+
+use super::events::{Cue, TurnEvent};
+use super::model::{CallItem, Flow, Mapper, ModelEvent};
+use super::sse::{BackendError, SseStream};
+use super::{call_tool, parse_call_arguments};
+use crate::tools::registry::ToolRegistry;
+use crate::tools::{ClientTool, ToolContext, ToolOutput, GENERATE_EXPRESS};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Why a turn stopped early.
+#[derive(Debug)]
+pub(crate) enum End {
+    Stopped,
+    Backend(BackendError),
+    Failed(String),
+}
+
+impl From<BackendError> for End {
+    fn from(e: BackendError) -> Self {
+        Self::Backend(e)
+    }
+}
+
+/// What a call to a name outside the registry gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unregistered {
+    /// Chat Completions: the backend ran it; show `done` when it is released.
+    StatusDone,
+    /// Responses: the backend ran it; its status comes from its own items.
+    Silent,
+    /// Push: the client was asked to run a tool this window did not declare.
+    Refuse,
+}
+
+/// The result a call to an undeclared tool answers on push.
+pub const UNKNOWN_TOOL: &str = "error: unknown tool";
+
+/// A client call that ran (or failed to parse) and has a result for the model.
+#[derive(Debug, Clone)]
+pub(crate) struct Answered {
+    pub call_id: String,
+    pub name: String,
+    pub arguments: String,
+    pub result: ToolOutput,
+    pub one_way: bool,
+    pub seq: usize,
+}
+
+/// What one response produced.
+#[derive(Debug, Default)]
+pub(crate) struct Round {
+    /// This response's speech (without the separator the turn's text puts before it).
+    pub text: String,
+    pub finish_reason: Option<String>,
+    pub answered: Vec<Answered>,
+    /// Reasoning items with their place among the output items.
+    pub reasoning: Vec<(usize, Value)>,
+    pub response_id: Option<String>,
+}
+
+/// Whether a response said something. Whitespace alone (some models emit a newline before
+/// their calls) is no text.
+pub(crate) fn spoke(text: &str) -> bool {
+    !text.trim().is_empty()
+}
+
+/// The speech-join rule: responses of a turn are joined with one space, unless the earlier text
+/// ends in whitespace or 。！？ or the later text starts with whitespace.
+pub fn join_speech(earlier: &str, later: &str) -> String {
+    format!("{earlier}{}{later}", separator(earlier, later))
+}
+
+fn separator(earlier: &str, later: &str) -> &'static str {
+    let no_space = earlier.is_empty()
+        || later.is_empty()
+        || earlier.ends_with(char::is_whitespace)
+        || earlier.ends_with(['。', '！', '？'])
+        || later.starts_with(char::is_whitespace);
+    if no_space {
+        ""
+    } else {
+        " "
+    }
+}
+
+fn cue_of(args: &Value) -> Cue {
+    let f = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+    Cue {
+        emotion_id: f("emotion_id"),
+        motion_id: f("motion_id"),
+        emotion_text: f("emotion_text"),
+        caption: f("caption"),
+    }
+}
+
+/// One turn's dispatch: the events out, the tools, and the turn's speech so far.
+pub(crate) struct Dispatch<'a> {
+    pub tx: &'a mpsc::Sender<TurnEvent>,
+    pub registry: &'a ToolRegistry,
+    pub cancel: &'a CancellationToken,
+    pub tool_ctx: ToolContext,
+    pub unregistered: Unregistered,
+    /// The turn's speech so far, joined by the rule.
+    pub text: String,
+    /// The last response id seen (Responses).
+    pub response_id: Option<String>,
+    cues: u64,
+}
+
+impl<'a> Dispatch<'a> {
+    pub fn new(
+        tx: &'a mpsc::Sender<TurnEvent>,
+        registry: &'a ToolRegistry,
+        cancel: &'a CancellationToken,
+        tool_ctx: ToolContext,
+        unregistered: Unregistered,
+    ) -> Self {
+        Self {
+            tx,
+            registry,
+            cancel,
+            tool_ctx,
+            unregistered,
+            text: String::new(),
+            response_id: None,
+            cues: 0,
+        }
+    }
+
+    pub async fn emit(&self, ev: TurnEvent) {
+        // A reader that went away does not stop the turn: its speech is still stored.
+        let _ = self.tx.send(ev).await;
+    }
+
+    /// Apply one model event to the turn and the response it belongs to.
+    pub async fn apply(&mut self, ev: ModelEvent, round: &mut Round) -> Result<(), End> {
+        match ev {
+            ModelEvent::Text { text, spoken: true } => self.speech(&mut round.text, &text).await,
+            ModelEvent::Text {
+                text,
+                spoken: false,
+            } => {
+                if !text.is_empty() {
+                    self.emit(TurnEvent::Render { text }).await;
+                }
+            }
+            ModelEvent::Cue(cue) => {
+                self.cues += 1;
+                let call_id = format!("{}-cue-{}", self.tool_ctx.turn_id, self.cues);
+                self.emit(TurnEvent::Cue {
+                    call_id,
+                    name: GENERATE_EXPRESS.to_string(),
+                    cue,
+                })
+                .await;
+            }
+            ModelEvent::Call(call) => {
+                if let Some(a) = self.release(call).await? {
+                    round.answered.push(a);
+                }
+            }
+            ModelEvent::BackendTool {
+                call_id,
+                name,
+                status,
+            } => {
+                self.emit(TurnEvent::ToolStatus {
+                    call_id,
+                    name,
+                    status,
+                })
+                .await
+            }
+            ModelEvent::ResponseId(id) => {
+                self.response_id = Some(id.clone());
+                round.response_id = Some(id);
+            }
+            ModelEvent::Reasoning { seq, item } => round.reasoning.push((seq, item)),
+            ModelEvent::Finish(reason) => round.finish_reason = Some(reason),
+        }
+        Ok(())
+    }
+
+    async fn speech(&mut self, response_text: &mut String, delta: &str) {
+        if delta.is_empty() {
+            return;
+        }
+        let piece = if response_text.is_empty() {
+            format!("{}{delta}", separator(&self.text, delta))
+        } else {
+            delta.to_string()
+        };
+        response_text.push_str(delta);
+        self.text.push_str(&piece);
+        self.emit(TurnEvent::Speech { delta: piece }).await;
+    }
+
+    /// Run one delivered call: a cue for any name ending in generate_express, the registered
+    /// tool for a registered name (answered), and for any other name what the transport says.
+    pub async fn release(&mut self, call: CallItem) -> Result<Option<Answered>, End> {
+        let parsed = parse_call_arguments(&call.arguments);
+        // The cue plays first, registered or not: any name ending in generate_express is one.
+        if call.name.ends_with(GENERATE_EXPRESS) {
+            if let Ok(args) = &parsed {
+                self.emit(TurnEvent::Cue {
+                    call_id: call.call_id.clone(),
+                    name: call.name.clone(),
+                    cue: cue_of(args),
+                })
+                .await;
+            }
+        }
+        let Some(tool) = self.registry.get(&call.name).cloned() else {
+            return Ok(self.unregistered(call).await);
+        };
+        self.emit(TurnEvent::ToolCall {
+            call_id: call.call_id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        })
+        .await;
+        let result = match parsed {
+            Err(unparsed) => unparsed,
+            Ok(args) => self.run_tool(&tool, args).await?,
+        };
+        self.emit(TurnEvent::ToolResult {
+            call_id: call.call_id.clone(),
+            name: call.name.clone(),
+            result: result.clone(),
+            failed: tool.failed(&result),
+        })
+        .await;
+        Ok(Some(Answered {
+            call_id: call.call_id,
+            name: call.name,
+            arguments: call.arguments,
+            result,
+            one_way: tool.one_way(),
+            seq: call.seq,
+        }))
+    }
+
+    async fn unregistered(&mut self, call: CallItem) -> Option<Answered> {
+        match self.unregistered {
+            Unregistered::Silent => None,
+            Unregistered::StatusDone => {
+                self.emit(TurnEvent::ToolStatus {
+                    call_id: Some(call.call_id),
+                    name: call.name,
+                    status: "done".to_string(),
+                })
+                .await;
+                None
+            }
+            Unregistered::Refuse => {
+                let result = ToolOutput::text(UNKNOWN_TOOL);
+                self.emit(TurnEvent::ToolResult {
+                    call_id: call.call_id.clone(),
+                    name: call.name.clone(),
+                    result: result.clone(),
+                    failed: true,
+                })
+                .await;
+                Some(Answered {
+                    call_id: call.call_id,
+                    name: call.name,
+                    arguments: call.arguments,
+                    result,
+                    one_way: false,
+                    seq: call.seq,
+                })
+            }
+        }
+    }
+
+    async fn run_tool(&self, tool: &Arc<dyn ClientTool>, args: Value) -> Result<ToolOutput, End> {
+        call_tool(tool, args, &self.tool_ctx, self.cancel)
+            .await
+            .ok_or(End::Stopped)
+    }
+}
+
+/// Read one response's open stream to its end through `mapper`, dispatching as it goes. A cut
+/// stream is an error after the text so far was shown; nothing still held runs.
+pub(crate) async fn read_stream(
+    d: &mut Dispatch<'_>,
+    mut stream: SseStream,
+    mapper: &mut dyn Mapper,
+) -> Result<Round, End> {
+    let mut round = Round::default();
+    let mut buf = Vec::with_capacity(4);
+    let cancel: &CancellationToken = d.cancel;
+    // Created once per stream and reused: a fresh `cancelled()` per event would register and
+    // drop a waiter every time.
+    let cancelled = cancel.cancelled();
+    tokio::pin!(cancelled);
+    loop {
+        let ev = tokio::select! {
+            biased;
+            _ = &mut cancelled => return Err(End::Stopped),
+            ev = stream.next() => ev,
+        };
+        let ev = match ev {
+            None => break,
+            Some(Err(e)) => return Err(e.into()),
+            Some(Ok(ev)) => ev,
+        };
+        let flow = mapper.feed(&ev, &mut buf);
+        for e in buf.drain(..) {
+            d.apply(e, &mut round).await?;
+        }
+        if flow? == Flow::End {
+            break;
+        }
+    }
+    drop(stream);
+    mapper.finish(&mut buf)?;
+    for e in buf.drain(..) {
+        d.apply(e, &mut round).await?;
+    }
+    Ok(round)
+}
