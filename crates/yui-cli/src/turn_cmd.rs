@@ -41,9 +41,13 @@ pub struct TargetArgs {
     /// Window kind whose tools the turn declares: main | pet | browser_build | phone.
     #[arg(long, default_value = "main", value_parser = parse_window)]
     pub window: WindowKind,
-    /// chat_completions | responses (default: the configured transport).
+    /// chat_completions | responses | push (default: the configured transport).
     #[arg(long, value_parser = parse_transport)]
     pub transport: Option<Transport>,
+    /// The push transport's WebSocket URL, e.g. ws://127.0.0.1:8765/push (default: the
+    /// configured one).
+    #[arg(long)]
+    pub push_url: Option<String>,
     /// Base URL of the OpenAI-compatible API (default: the configured one).
     #[arg(long)]
     pub base_url: Option<String>,
@@ -65,10 +69,7 @@ pub fn parse_window(s: &str) -> Result<WindowKind, String> {
 }
 
 fn parse_transport(s: &str) -> Result<Transport, String> {
-    match crate::backend_cmd::parse_transport(s)? {
-        Transport::Push => Err("push is not a request transport".into()),
-        t => Ok(t),
-    }
+    crate::backend_cmd::parse_transport(s)
 }
 
 /// The id of the preset `--preset` names (checked to exist), else of the main preset.
@@ -115,9 +116,12 @@ fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
     if let Some(m) = &t.model {
         backend.model = m.clone();
     }
-    if backend.transport == Transport::Push {
+    if let Some(u) = &t.push_url {
+        backend.push_url = Some(u.clone());
+    }
+    if backend.transport == Transport::Push && backend.push_url.is_none() {
         return Err(CoreError::invalid(
-            "the configured transport is push; pass --transport chat_completions or responses",
+            "the push transport needs a push URL: pass --push-url ws://… or set it with `yui backend set --push-url`",
         ));
     }
     Ok(Setup {

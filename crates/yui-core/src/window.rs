@@ -16,6 +16,18 @@ pub enum WindowKind {
     Phone,
 }
 
+impl WindowKind {
+    /// The contract's name (`main`, `pet`, `browser_build`, `phone`), as push `hello.window`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Main => "main",
+            Self::Pet => "pet",
+            Self::BrowserBuild => "browser_build",
+            Self::Phone => "phone",
+        }
+    }
+}
+
 impl std::str::FromStr for WindowKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

@@ -246,7 +246,7 @@ impl<'a> Dispatch<'a> {
         }))
     }
 
-    async fn unregistered(&mut self, call: CallItem) -> Option<Answered> {
+    pub async fn unregistered(&mut self, call: CallItem) -> Option<Answered> {
         match self.unregistered {
             Unregistered::Silent => None,
             Unregistered::StatusDone => {

@@ -101,13 +101,20 @@ pub struct TurnDeps {
     pub store: Store,
     pub clock: SharedClock,
     pub http: reqwest::Client,
+    /// The window's push connection; without one a push turn connects for itself.
+    pub push: Option<Arc<super::push::PushClient>>,
 }
 
 impl TurnDeps {
     pub fn new(store: Store, clock: SharedClock, timeouts: &Timeouts) -> Result<Self> {
         let http = sse::http_client(timeouts)
             .map_err(|e| CoreError::new(crate::error::ErrorCode::Backend, e.to_string()))?;
-        Ok(Self { store, clock, http })
+        Ok(Self {
+            store,
+            clock,
+            http,
+            push: None,
+        })
     }
 }
 
@@ -336,10 +343,7 @@ async fn run_turn(
             )?;
             request_turn(d, deps, req, &mut conv).await
         }
-        Transport::Push => Err(End::Failed(
-            "the push transport runs turns over its connection (turn::push), not as requests"
-                .into(),
-        )),
+        Transport::Push => super::push::push_turn(d, deps, req).await,
     }
 }
 

@@ -6,6 +6,7 @@
 //! - [`map_chat`], [`map_responses`]: pure wire → model-event mappers, table-tested;
 //! - [`dispatch`]: the one dispatch (speech join, cues, client calls, backend tool status);
 //! - [`rounds`]: the round-trip rules of the request transports, and their conversations;
+//! - [`push`]: the push transport (WebSocket, docs/push-transport.md);
 //! - [`sse`]: the streaming HTTP client (timeouts, evidence-keeping errors);
 //! - [`wire`]: what each transport sends (typed request bodies) and tolerates back;
 //! - [`chain`]: the stored Responses chain; [`endpoints`]: what an endpoint refuses;
@@ -22,6 +23,7 @@ pub mod events;
 pub mod map_chat;
 pub mod map_responses;
 pub mod model;
+pub mod push;
 pub mod rounds;
 pub mod sse;
 pub mod wire;

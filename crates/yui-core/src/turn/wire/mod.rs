@@ -1,6 +1,7 @@
 //! Wire types of the two request transports: what the client sends and what it tolerates back.
 
 pub mod chat;
+pub mod push;
 pub mod responses;
 
 use serde::{Deserialize, Deserializer};
