@@ -278,7 +278,7 @@ pub async fn run(
     outcome
 }
 
-fn tool_context(deps: &TurnDeps, req: &TurnRequest) -> ToolContext {
+pub(crate) fn tool_context(deps: &TurnDeps, req: &TurnRequest) -> ToolContext {
     ToolContext {
         store: deps.store.clone(),
         clock: deps.clock.clone(),
@@ -288,7 +288,7 @@ fn tool_context(deps: &TurnDeps, req: &TurnRequest) -> ToolContext {
     }
 }
 
-fn unregistered(req: &TurnRequest) -> Unregistered {
+pub(crate) fn unregistered(req: &TurnRequest) -> Unregistered {
     match req.backend.transport {
         Transport::ChatCompletions => Unregistered::StatusDone,
         Transport::Responses => Unregistered::Silent,

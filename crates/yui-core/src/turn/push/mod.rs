@@ -198,3 +198,34 @@ pub fn tool_names(hello: &ClientFrame) -> Vec<String> {
         _ => Vec::new(),
     }
 }
+
+/// Run frame texts (as the connection reads them) through one turn's mapping and dispatch, with
+/// no socket: parse, map, dispatch, events out. Returns how many frames parsed. For the benchmark
+/// (`benches/push_stream.rs`).
+#[doc(hidden)]
+pub async fn replay_frames(
+    deps: &TurnDeps,
+    req: &TurnRequest,
+    registry: &ToolRegistry,
+    frames: &[String],
+    tx: &tokio::sync::mpsc::Sender<super::TurnEvent>,
+) -> usize {
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let ctx = super::engine::tool_context(deps, req);
+    let mut d = Dispatch::new(tx, registry, &cancel, ctx, super::engine::unregistered(req));
+    let mut mapper = PushMapper::new();
+    let mut round = Round::default();
+    let mut buf = Vec::with_capacity(4);
+    let mut parsed = 0;
+    for f in frames {
+        let Ok(frame) = serde_json::from_str::<super::wire::push::ServerFrame>(f) else {
+            continue;
+        };
+        parsed += 1;
+        mapper.map(frame, &mut buf);
+        for ev in buf.drain(..) {
+            let _ = d.apply(ev, &mut round).await;
+        }
+    }
+    parsed
+}
