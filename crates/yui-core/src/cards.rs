@@ -325,6 +325,14 @@ pub fn import(store: &Store, bytes: &[u8], open: bool) -> Result<Preset> {
     )
 }
 
+/// [`import`] of a file the settings window read and sent as base64 (the IPC carries text).
+pub fn import_base64(store: &Store, data: &str, open: bool) -> Result<Preset> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| CoreError::invalid(format!("the card file did not arrive intact: {e}")))?;
+    import(store, &bytes, open)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
