@@ -621,7 +621,10 @@ mod tests {
         assert_eq!(WindowLabel::Pet("kai".into()).as_label(), "pet-kai");
         assert_eq!(WindowLabel::parse("pet-"), None);
         assert_eq!(WindowLabel::parse("phone-"), None);
-        assert_eq!(WindowLabel::Phone("kai".into()).kind(), Some(WindowKind::Phone));
+        assert_eq!(
+            WindowLabel::Phone("kai".into()).kind(),
+            Some(WindowKind::Phone)
+        );
         assert_eq!(WindowLabel::parse("other"), None);
     }
 

@@ -29,11 +29,15 @@ async fn a_character_created_in_settings_appears_on_the_desktop() {
     .await
     .expect("the rows carry the character buttons");
 
-    s.click(&s.find("#character-add").await.unwrap()).await.unwrap();
+    s.click(&s.find("#character-add").await.unwrap())
+        .await
+        .unwrap();
     let name = s.find("#character-name").await.unwrap();
     s.send_keys(&name, "Mio").await.unwrap();
     let persona = s.find("#character-persona").await.unwrap();
-    s.send_keys(&persona, "You are Mio, a sleepy cat.").await.unwrap();
+    s.send_keys(&persona, "You are Mio, a sleepy cat.")
+        .await
+        .unwrap();
     s.exec(
         "const l = document.getElementById('character-look'); l.value = 'mint';
          l.dispatchEvent(new Event('change')); 
@@ -42,7 +46,9 @@ async fn a_character_created_in_settings_appears_on_the_desktop() {
     )
     .await
     .unwrap();
-    s.click(&s.find("#character-save").await.unwrap()).await.unwrap();
+    s.click(&s.find("#character-save").await.unwrap())
+        .await
+        .unwrap();
 
     s.wait_for_labels(&["pet-mio"], T)
         .await
@@ -63,29 +69,49 @@ async fn a_character_created_in_settings_appears_on_the_desktop() {
 
     // A second character with the same name (other case) is refused with the core's message.
     s.switch_to_label("settings").await.unwrap();
-    s.click(&s.find("#character-add").await.unwrap()).await.unwrap();
+    s.click(&s.find("#character-add").await.unwrap())
+        .await
+        .unwrap();
     s.send_keys(&s.find("#character-name").await.unwrap(), "MIO")
         .await
         .unwrap();
-    s.click(&s.find("#character-save").await.unwrap()).await.unwrap();
+    s.click(&s.find("#character-save").await.unwrap())
+        .await
+        .unwrap();
     s.wait_script(
         "const st = document.getElementById('status'); return st.classList.contains('error') && st.textContent.includes('already exists')",
         T,
     )
     .await
     .expect("a taken name is refused");
-    s.click(&s.find("#character-cancel").await.unwrap()).await.unwrap();
+    s.click(&s.find("#character-cancel").await.unwrap())
+        .await
+        .unwrap();
 
     // Delete asks first; Keep keeps.
     let row = "#preset-list li[data-preset-id=\"mio\"]";
-    s.wait_script(&format!("return !!document.querySelector('{row} .delete')"), T)
+    s.wait_script(
+        &format!("return !!document.querySelector('{row} .delete')"),
+        T,
+    )
+    .await
+    .unwrap();
+    s.click(&s.find(&format!("{row} .delete")).await.unwrap())
         .await
         .unwrap();
-    s.click(&s.find(&format!("{row} .delete")).await.unwrap()).await.unwrap();
-    s.click(&s.find(&format!("{row} .confirm-no")).await.unwrap()).await.unwrap();
-    assert!(presets::get(&read_store(dir.path()), "mio").is_ok(), "Keep kept Mio");
-    s.click(&s.find(&format!("{row} .delete")).await.unwrap()).await.unwrap();
-    s.click(&s.find(&format!("{row} .confirm-yes")).await.unwrap()).await.unwrap();
+    s.click(&s.find(&format!("{row} .confirm-no")).await.unwrap())
+        .await
+        .unwrap();
+    assert!(
+        presets::get(&read_store(dir.path()), "mio").is_ok(),
+        "Keep kept Mio"
+    );
+    s.click(&s.find(&format!("{row} .delete")).await.unwrap())
+        .await
+        .unwrap();
+    s.click(&s.find(&format!("{row} .confirm-yes")).await.unwrap())
+        .await
+        .unwrap();
     s.wait_script(&format!("return !document.querySelector('{row}')"), T)
         .await
         .expect("the row goes");
@@ -98,7 +124,10 @@ async fn a_character_created_in_settings_appears_on_the_desktop() {
         assert!(start.elapsed() < T, "pet-mio still open: {labels:?}");
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    assert!(presets::get(&read_store(dir.path()), "mio").is_err(), "deleted from the store");
+    assert!(
+        presets::get(&read_store(dir.path()), "mio").is_err(),
+        "deleted from the store"
+    );
     s.delete().await.ok();
 }
 
@@ -136,48 +165,86 @@ async fn the_phone_shows_the_history_and_sends_a_message() {
             };
             transcript::append(st, "kai", role, &text, None, at(i)).unwrap();
         }
-        transcript::append(st, "kai", Role::User, "Shall we have tea later?", None, at(50)).unwrap();
-        transcript::append(st, "kai", Role::Assistant, "Only if it is jasmine.", None, at(51)).unwrap();
+        transcript::append(
+            st,
+            "kai",
+            Role::User,
+            "Shall we have tea later?",
+            None,
+            at(50),
+        )
+        .unwrap();
+        transcript::append(
+            st,
+            "kai",
+            Role::Assistant,
+            "Only if it is jasmine.",
+            None,
+            at(51),
+        )
+        .unwrap();
         transcript::append(st, "yui", Role::User, "not Kai's line", None, at(52)).unwrap();
     });
     let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
 
     // From the character's menu.
     s.switch_to_label("pet-kai").await.unwrap();
-    s.wait_script("return !!document.querySelector('#character [data-emotion]')", T)
+    s.wait_script(
+        "return !!document.querySelector('#character [data-emotion]')",
+        T,
+    )
+    .await
+    .expect("Kai drawn");
+    s.exec(
+        "document.getElementById('menu-phone').click(); return true;",
+        json!([]),
+    )
+    .await
+    .unwrap();
+    s.wait_for_label("phone-kai", T)
         .await
-        .expect("Kai drawn");
-    s.exec("document.getElementById('menu-phone').click(); return true;", json!([]))
-        .await
-        .unwrap();
-    s.wait_for_label("phone-kai", T).await.expect("the phone opens");
+        .expect("the phone opens");
     s.wait_script("return document.body.dataset.loaded === 'true'", T)
         .await
         .expect("history loaded");
 
     let texts = "return [...document.querySelectorAll('#messages .msg')].map((m) => m.dataset.role + ':' + m.querySelector('.text').textContent)";
-    let shown: Vec<String> = serde_json::from_value(s.exec(texts, json!([])).await.unwrap()).unwrap();
+    let shown: Vec<String> =
+        serde_json::from_value(s.exec(texts, json!([])).await.unwrap()).unwrap();
     assert_eq!(shown.len(), 30, "{shown:?}");
     assert_eq!(shown[28], "user:Shall we have tea later?");
     assert_eq!(shown[29], "assistant:Only if it is jasmine.");
-    assert!(!shown.iter().any(|t| t.contains("not Kai's")), "only Kai's history");
+    assert!(
+        !shown.iter().any(|t| t.contains("not Kai's")),
+        "only Kai's history"
+    );
     assert_eq!(
-        s.exec("return document.getElementById('title').textContent", json!([])).await.unwrap(),
+        s.exec(
+            "return document.getElementById('title').textContent",
+            json!([])
+        )
+        .await
+        .unwrap(),
         "Kai"
     );
-    s.click(&s.find("#load-older").await.unwrap()).await.unwrap();
+    s.click(&s.find("#load-older").await.unwrap())
+        .await
+        .unwrap();
     s.wait_script(
         "return document.querySelectorAll('#messages .msg').length === 40 && document.getElementById('older').hidden",
         T,
     )
     .await
     .expect("the older page loads and there is no more");
-    let shown: Vec<String> = serde_json::from_value(s.exec(texts, json!([])).await.unwrap()).unwrap();
+    let shown: Vec<String> =
+        serde_json::from_value(s.exec(texts, json!([])).await.unwrap()).unwrap();
     assert_eq!(shown[0], "user:message 0 to Kai");
 
     // Send a message from the phone.
     let input = s.find("#compose-input").await.unwrap();
-    s.send_keys(&input, "Green tea today?\u{E007}").await.unwrap();
+    s.send_keys(&input, "Green tea today?\u{E007}")
+        .await
+        .unwrap();
     s.wait_script(
         "const m = [...document.querySelectorAll('#messages .msg.assistant')].pop();
          return !!m && !m.classList.contains('pending') && m.querySelector('.text').textContent === \"Tea sounds lovely. I'll put the kettle on.\"",
@@ -185,7 +252,8 @@ async fn the_phone_shows_the_history_and_sends_a_message() {
     )
     .await
     .expect("the reply streams into the thread");
-    let shown: Vec<String> = serde_json::from_value(s.exec(texts, json!([])).await.unwrap()).unwrap();
+    let shown: Vec<String> =
+        serde_json::from_value(s.exec(texts, json!([])).await.unwrap()).unwrap();
     assert_eq!(shown[shown.len() - 2], "user:Green tea today?");
 
     // The phone declares generate_express only, and the history went out with the request.

@@ -92,10 +92,8 @@ impl Fields {
         if self.voice_type.is_none() && self.rate.is_none() && self.pitch.is_none() {
             return None;
         }
-        let mut v: Map<String, Value> = base
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
+        let mut v: Map<String, Value> =
+            base.and_then(Value::as_object).cloned().unwrap_or_default();
         match self.voice_type.as_deref() {
             Some("default") => {
                 v.remove("voice_type");

@@ -49,8 +49,18 @@ fn preset_add_with_fields_and_edit() {
     let mio = ok(
         dir,
         &[
-            "preset", "add", "Mio", "--persona", "You are Mio.", "--palette", "mint",
-            "--voice-type", "female2", "--rate", "-20", "--open",
+            "preset",
+            "add",
+            "Mio",
+            "--persona",
+            "You are Mio.",
+            "--palette",
+            "mint",
+            "--voice-type",
+            "female2",
+            "--rate",
+            "-20",
+            "--open",
         ],
     );
     assert_eq!(mio["id"], "mio");
@@ -64,12 +74,22 @@ fn preset_add_with_fields_and_edit() {
     let edited = ok(
         dir,
         &[
-            "preset", "edit", "mio", "--name", "Mio-chan", "--pitch", "15", "--sprites",
+            "preset",
+            "edit",
+            "mio",
+            "--name",
+            "Mio-chan",
+            "--pitch",
+            "15",
+            "--sprites",
             sprites.path().to_str().unwrap(),
         ],
     );
     assert_eq!(edited["name"], "Mio-chan");
-    assert_eq!(edited["voice"], json!({"voice_type": "female2", "rate": -20, "pitch": 15}));
+    assert_eq!(
+        edited["voice"],
+        json!({"voice_type": "female2", "rate": -20, "pitch": 15})
+    );
     assert_eq!(edited["avatar"]["kind"], "sprites");
     let edited = ok(dir, &["preset", "edit", "mio", "--voice-type", "default"]);
     assert_eq!(edited["voice"], json!({"rate": -20, "pitch": 15}));
@@ -79,8 +99,14 @@ fn preset_add_with_fields_and_edit() {
     assert!(e["message"].as_str().unwrap().contains("already exists"));
     let e = err(dir, &["preset", "edit", "kai", "--name", "mio-chan"]);
     assert!(e["message"].as_str().unwrap().contains("already exists"));
-    assert_eq!(err(dir, &["preset", "add", "Sol", "--palette", "neon"])["code"], "invalid_input");
-    assert_eq!(err(dir, &["preset", "edit", "nobody", "--persona", "x"])["code"], "not_found");
+    assert_eq!(
+        err(dir, &["preset", "add", "Sol", "--palette", "neon"])["code"],
+        "invalid_input"
+    );
+    assert_eq!(
+        err(dir, &["preset", "edit", "nobody", "--persona", "x"])["code"],
+        "not_found"
+    );
     assert_eq!(names(dir), ["Yui", "Kai", "Mio-chan"]);
 
     let main = ok(dir, &["preset", "main", "mio"]);
@@ -103,8 +129,14 @@ fn preset_remove_needs_yes_and_takes_the_history() {
     assert_eq!(gone["preset"]["id"], "kai");
     assert_eq!(gone["transcript_lines"], 1);
     assert_eq!(names(dir), ["Yui"]);
-    assert_eq!(err(dir, &["preset", "remove", "yui", "--yes"])["code"], "invalid_input");
-    assert_eq!(err(dir, &["transcript", "--preset", "kai"])["code"], "not_found");
+    assert_eq!(
+        err(dir, &["preset", "remove", "yui", "--yes"])["code"],
+        "invalid_input"
+    );
+    assert_eq!(
+        err(dir, &["transcript", "--preset", "kai"])["code"],
+        "not_found"
+    );
 }
 
 fn chrono_now() -> chrono::DateTime<chrono::Utc> {
@@ -121,18 +153,30 @@ fn preset_import_png_and_json_cards() {
     assert_eq!(akari["name"], "Akari");
     assert_eq!(akari["is_open"], false);
     let persona = akari["persona"].as_str().unwrap();
-    assert!(persona.contains("Akari is a lantern spirit who lights the user's desk"), "{persona}");
+    assert!(
+        persona.contains("Akari is a lantern spirit who lights the user's desk"),
+        "{persona}"
+    );
     assert!(persona.contains("Akari's personality: warm, curious, a little shy"));
 
-    let ren = ok(dir, &["preset", "import", &fixture("ren.v3.json"), "--open"]);
+    let ren = ok(
+        dir,
+        &["preset", "import", &fixture("ren.v3.json"), "--open"],
+    );
     assert_eq!(ren["name"], "Ren");
     assert_eq!(ren["is_open"], true);
 
     let e = err(dir, &["preset", "import", &fixture("akari.png")]);
-    assert!(e["message"].as_str().unwrap().contains("already exists"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("already exists"),
+        "{e}"
+    );
     let e = err(dir, &["preset", "import", &fixture("broken.png")]);
     assert_eq!(e["code"], "invalid_input");
-    assert!(e["message"].as_str().unwrap().contains("PNG is damaged"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("PNG is damaged"),
+        "{e}"
+    );
     let e = err(dir, &["preset", "import", "/no/such/card.png"]);
     assert_eq!(e["code"], "not_found");
     assert_eq!(names(dir), ["Yui", "Kai", "Akari", "Ren"]);
@@ -145,16 +189,31 @@ fn transcript_prints_json_lines_in_pages() {
     ok(dir, &["preset", "list"]);
     let store = yui_core::Store::open(dir.join(yui_core::paths::DB_FILE)).unwrap();
     for i in 0..5 {
-        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-        transcript::append(&store, "kai", role, &format!("line {i}"), Some("t"), chrono_now())
-            .unwrap();
+        let role = if i % 2 == 0 {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        transcript::append(
+            &store,
+            "kai",
+            role,
+            &format!("line {i}"),
+            Some("t"),
+            chrono_now(),
+        )
+        .unwrap();
     }
     transcript::append(&store, "yui", Role::User, "not Kai's", None, chrono_now()).unwrap();
     drop(store);
 
     let lines = |args: &[&str]| -> Vec<Value> {
         let out = yui(dir, args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout)
             .unwrap()
             .lines()
@@ -167,15 +226,37 @@ fn transcript_prints_json_lines_in_pages() {
     assert_eq!(all[0]["role"], "user");
     assert_eq!(all[1]["role"], "assistant");
     assert_eq!(all[0]["preset_id"], "kai");
-    assert!(all[0]["at"].as_str().unwrap().starts_with("2026-12-01T09:30:00"));
+    assert!(all[0]["at"]
+        .as_str()
+        .unwrap()
+        .starts_with("2026-12-01T09:30:00"));
 
     let last2 = lines(&["transcript", "--preset", "kai", "--limit", "2"]);
-    let texts = |v: &[Value]| v.iter().map(|e| e["text"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let texts = |v: &[Value]| {
+        v.iter()
+            .map(|e| e["text"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(texts(&last2), ["line 3", "line 4"]);
     let before = last2[0]["id"].to_string();
-    let older = lines(&["transcript", "--preset", "kai", "--limit", "2", "--before", &before]);
+    let older = lines(&[
+        "transcript",
+        "--preset",
+        "kai",
+        "--limit",
+        "2",
+        "--before",
+        &before,
+    ]);
     assert_eq!(texts(&older), ["line 1", "line 2"]);
-    assert!(lines(&["transcript", "--preset", "kai", "--before", &all[0]["id"].to_string()]).is_empty());
+    assert!(lines(&[
+        "transcript",
+        "--preset",
+        "kai",
+        "--before",
+        &all[0]["id"].to_string()
+    ])
+    .is_empty());
 
     let out = yui(dir, &["transcript", "--preset", "kai", "--limit", "0"]);
     assert_eq!(out.status.code(), Some(2), "a usage error");

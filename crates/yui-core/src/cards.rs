@@ -81,9 +81,7 @@ pub fn parse_json(text: &str) -> Result<Card> {
         match data.get(key) {
             None | Some(Value::Null) => Ok(String::new()),
             Some(Value::String(s)) => Ok(s.trim().to_string()),
-            Some(_) => Err(CoreError::invalid(format!(
-                "the card's {key} must be text"
-            ))),
+            Some(_) => Err(CoreError::invalid(format!("the card's {key} must be text"))),
         }
     };
     let name = field("name")?;
@@ -166,12 +164,8 @@ pub fn png_text_chunks(bytes: &[u8]) -> Result<Vec<(String, String)>> {
             )));
         }
         let data = &rest[8..8 + len];
-        let crc = u32::from_be_bytes([
-            rest[8 + len],
-            rest[9 + len],
-            rest[10 + len],
-            rest[11 + len],
-        ]);
+        let crc =
+            u32::from_be_bytes([rest[8 + len], rest[9 + len], rest[10 + len], rest[11 + len]]);
         if crc32(&rest[4..8 + len]) != crc {
             return Err(damaged(format!(
                 "chunk {} fails its CRC check",

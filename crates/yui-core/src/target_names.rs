@@ -65,7 +65,13 @@ mod tests {
     #[test]
     fn repeats_and_empty_names_stay_distinct() {
         assert_eq!(
-            run(&[("a", "Mio"), ("b", "Mio"), ("c", "  "), ("d", "user (character)"), ("e", "User")]),
+            run(&[
+                ("a", "Mio"),
+                ("b", "Mio"),
+                ("c", "  "),
+                ("d", "user (character)"),
+                ("e", "User")
+            ]),
             vec![
                 ("a".into(), "Mio".into()),
                 ("b".into(), "Mio (b)".into()),

@@ -103,12 +103,7 @@ pub struct Page {
 /// `before` is `None`), oldest first, and whether older lines exist. A history window pages back
 /// by passing the first id it shows as the next `before`; lines appended meanwhile never shift a
 /// page, because the cursor is an id, not an offset.
-pub fn page(
-    store: &Store,
-    preset_id: &str,
-    limit: usize,
-    before: Option<i64>,
-) -> Result<Page> {
+pub fn page(store: &Store, preset_id: &str, limit: usize, before: Option<i64>) -> Result<Page> {
     // One more than asked: whether it comes back says if older lines exist.
     let want = i64::try_from(limit.saturating_add(1)).unwrap_or(i64::MAX);
     let before = before.unwrap_or(i64::MAX);

@@ -113,11 +113,23 @@ fn names_are_unique_ignoring_case_and_bad_fields_write_nothing() {
     let bad = [
         (json!({"kind": "builtin", "palette": "neon"}), json!({})),
         (json!({"kind": "sprites", "dir": "relative/dir"}), json!({})),
-        (json!({"kind": "sprites", "dir": "/no/such/folder"}), json!({})),
+        (
+            json!({"kind": "sprites", "dir": "/no/such/folder"}),
+            json!({}),
+        ),
         (json!({"kind": "photo"}), json!({})),
-        (json!({"kind": "builtin", "palette": "rose"}), json!({"voice_type": "robot"})),
-        (json!({"kind": "builtin", "palette": "rose"}), json!({"rate": 300})),
-        (json!({"kind": "builtin", "palette": "rose"}), json!({"engine": "x"})),
+        (
+            json!({"kind": "builtin", "palette": "rose"}),
+            json!({"voice_type": "robot"}),
+        ),
+        (
+            json!({"kind": "builtin", "palette": "rose"}),
+            json!({"rate": 300}),
+        ),
+        (
+            json!({"kind": "builtin", "palette": "rose"}),
+            json!({"engine": "x"}),
+        ),
     ];
     for (avatar, voice) in bad {
         let e = presets::create(
@@ -153,7 +165,11 @@ fn both_tool_enums_list_a_preset_named_user_as_user_character() {
     let toward = enum_of(&reg.get("rate_relation").unwrap().parameters(), "toward");
     let to = enum_of(&reg.get("address_character").unwrap().parameters(), "to");
     assert_eq!(toward, json!(["user", "Kai", "user (character)"]));
-    assert_eq!(to, json!(["Kai", "user (character)"]), "the human is never a target");
+    assert_eq!(
+        to,
+        json!(["Kai", "user (character)"]),
+        "the human is never a target"
+    );
 }
 
 // ---- delete ----
@@ -165,7 +181,16 @@ fn history_for(store: &Store, id: &str) {
     let clock = ManualClock::new(at(), 0);
     relations::set_by_hand(store, &clock, id, &Target::User, 5).unwrap();
     relations::set_by_hand(store, &clock, "yui", &Target::Preset(id.into()), -3).unwrap();
-    relations::rate(store, &clock, id, &Target::Preset("yui".into()), 1, "kind words", "t1").unwrap();
+    relations::rate(
+        store,
+        &clock,
+        id,
+        &Target::Preset("yui".into()),
+        1,
+        "kind words",
+        "t1",
+    )
+    .unwrap();
     chain::save(store, id, "resp_1", &[], at()).unwrap();
 }
 
@@ -197,7 +222,11 @@ fn delete_removes_transcript_relations_and_chain() {
     let e = presets::delete(&store, "kai").unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
     let e = presets::delete(&store, "yui").unwrap_err();
-    assert_eq!(e.code, ErrorCode::InvalidInput, "the main character is not deleted");
+    assert_eq!(
+        e.code,
+        ErrorCode::InvalidInput,
+        "the main character is not deleted"
+    );
     assert!(e.message.contains("main"), "{}", e.message);
 }
 
@@ -218,10 +247,7 @@ fn a_delete_that_fails_mid_way_leaves_everything() {
     assert_eq!(count(&dir, KAI_ROWS), before, "nothing half-done");
     assert_eq!(transcript::recent(&store, "kai", 10).unwrap().len(), 2);
     assert!(chain::load(&store, "kai").unwrap().is_some());
-    assert_eq!(
-        relations::value(&store, "kai", &Target::User).unwrap(),
-        5
-    );
+    assert_eq!(relations::value(&store, "kai", &Target::User).unwrap(), 5);
 }
 
 // ---- transcript paging ----
@@ -231,8 +257,14 @@ fn transcript_pages_back_by_id_cursor() {
     let (_d, store) = store();
     let mut ids = Vec::new();
     for i in 0..7 {
-        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-        ids.push(transcript::append(&store, "kai", role, &format!("line {i}"), None, at()).unwrap());
+        let role = if i % 2 == 0 {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        ids.push(
+            transcript::append(&store, "kai", role, &format!("line {i}"), None, at()).unwrap(),
+        );
     }
     transcript::append(&store, "yui", Role::User, "other preset", None, at()).unwrap();
 
@@ -251,7 +283,10 @@ fn transcript_pages_back_by_id_cursor() {
     let exact = transcript::page(&store, "kai", 1, Some(ids[1])).unwrap();
     assert_eq!(texts(&exact), ["line 0"]);
     assert!(!exact.more, "no line before the first");
-    assert!(transcript::page(&store, "nobody", 5, None).unwrap().entries.is_empty());
+    assert!(transcript::page(&store, "nobody", 5, None)
+        .unwrap()
+        .entries
+        .is_empty());
 }
 
 // ---- card import ----
@@ -316,8 +351,16 @@ fn a_v3_json_card_uses_its_system_prompt() {
     let p = cards::import(&store, card.to_string().as_bytes(), true).unwrap();
     assert_eq!(p.name, "Ren");
     assert!(p.is_open);
-    assert!(p.persona.starts_with("Stay in character as Ren.\n\nA robot librarian.\n\n"), "{}", p.persona);
-    assert!(!p.persona.contains("personality:"), "empty fields are left out");
+    assert!(
+        p.persona
+            .starts_with("Stay in character as Ren.\n\nA robot librarian.\n\n"),
+        "{}",
+        p.persona
+    );
+    assert!(
+        !p.persona.contains("personality:"),
+        "empty fields are left out"
+    );
 }
 
 /// CRC-32 as PNG uses it (written out here so the test does not trust the code under test).
@@ -326,7 +369,11 @@ fn crc(bytes: &[u8]) -> u32 {
     for &b in bytes {
         c ^= b as u32;
         for _ in 0..8 {
-            c = if c & 1 == 1 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+            c = if c & 1 == 1 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
         }
     }
     !c
@@ -366,7 +413,10 @@ fn text_chunk(key: &str, card: &Value) -> Vec<u8> {
 #[test]
 fn a_png_card_with_chara_is_read() {
     let (_d, store) = store();
-    let png = png_with(&[chunk(b"tEXt", b"Software\0paint"), text_chunk("chara", &v2_card("Akari"))]);
+    let png = png_with(&[
+        chunk(b"tEXt", b"Software\0paint"),
+        text_chunk("chara", &v2_card("Akari")),
+    ]);
     let p = cards::import(&store, &png, false).unwrap();
     assert_eq!(p.name, "Akari");
     assert!(p.persona.contains("Akari is a fox spirit"));
@@ -394,12 +444,24 @@ fn import_err(store: &Store, bytes: &[u8]) -> String {
 fn malformed_json_cards_get_a_clear_error_and_create_nothing() {
     let (_d, store) = store();
     let cases: [(&[u8], &str); 7] = [
-        (b"{\"spec\": \"chara_card_v2\", \"data\": {\"name\": ", "not valid JSON"),
+        (
+            b"{\"spec\": \"chara_card_v2\", \"data\": {\"name\": ",
+            "not valid JSON",
+        ),
         (b"[1, 2]", "JSON object"),
         (br#"{"spec":"chara_card_v2"}"#, "no \"data\" object"),
-        (br#"{"spec":"chara_card_v9","data":{"name":"X"}}"#, "unknown card spec"),
-        (br#"{"spec":"chara_card_v2","data":{"name":"  "}}"#, "no name"),
-        (br#"{"spec":"chara_card_v2","data":{"name":"X","description":7}}"#, "description must be text"),
+        (
+            br#"{"spec":"chara_card_v9","data":{"name":"X"}}"#,
+            "unknown card spec",
+        ),
+        (
+            br#"{"spec":"chara_card_v2","data":{"name":"  "}}"#,
+            "no name",
+        ),
+        (
+            br#"{"spec":"chara_card_v2","data":{"name":"X","description":7}}"#,
+            "description must be text",
+        ),
         (b"\xff\xfe binary", "neither a PNG nor UTF-8"),
     ];
     for (bytes, want) in cases {
@@ -422,7 +484,11 @@ fn malformed_png_cards_get_a_clear_error_and_create_nothing() {
     let not_b64 = png_with(&[chunk(b"tEXt", b"chara\0***not base64***")]);
     let b64_not_json = png_with(&[chunk(
         b"tEXt",
-        format!("chara\0{}", base64::engine::general_purpose::STANDARD.encode("hello")).as_bytes(),
+        format!(
+            "chara\0{}",
+            base64::engine::general_purpose::STANDARD.encode("hello")
+        )
+        .as_bytes(),
     )]);
     let cases = [
         (flipped, "fails its CRC check"),
@@ -441,9 +507,17 @@ fn malformed_png_cards_get_a_clear_error_and_create_nothing() {
 #[test]
 fn a_card_whose_name_is_taken_creates_nothing() {
     let (dir, store) = store();
-    let msg = import_err(&store, serde_json::to_vec(&v2_card("KAI")).unwrap().as_slice());
+    let msg = import_err(
+        &store,
+        serde_json::to_vec(&v2_card("KAI")).unwrap().as_slice(),
+    );
     assert!(msg.contains("already exists"), "{msg}");
-    cards::import(&store, serde_json::to_vec(&v2_card("Akari")).unwrap().as_slice(), false).unwrap();
+    cards::import(
+        &store,
+        serde_json::to_vec(&v2_card("Akari")).unwrap().as_slice(),
+        false,
+    )
+    .unwrap();
     let png = png_with(&[text_chunk("chara", &v2_card("akari"))]);
     let msg = import_err(&store, &png);
     assert!(msg.contains("already exists"), "{msg}");

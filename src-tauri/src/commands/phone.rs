@@ -46,8 +46,13 @@ impl Mirror {
         turn_id: &str,
     ) -> Self {
         let target = match label {
-            WindowLabel::Phone(_) => windows::character_window(app, preset)
-                .map(|w| (w.label().to_string(), preset.id.clone(), turn_id.to_string())),
+            WindowLabel::Phone(_) => windows::character_window(app, preset).map(|w| {
+                (
+                    w.label().to_string(),
+                    preset.id.clone(),
+                    turn_id.to_string(),
+                )
+            }),
             _ => None,
         };
         Self { target }

@@ -45,7 +45,13 @@ pub async fn preset_create<R: Runtime>(
     state: State<'_, AppState>,
     preset: NewPreset,
 ) -> CmdResult<Preset> {
-    let created = presets::create(&state.store, &NewPreset { open: true, ..preset })?;
+    let created = presets::create(
+        &state.store,
+        &NewPreset {
+            open: true,
+            ..preset
+        },
+    )?;
     shown(&app, &state, created)
 }
 
