@@ -11,6 +11,14 @@ const COMMANDS: &[&str] = &[
     "preset_list",
     "preset_open",
     "preset_close",
+    // presets, settings-window only (settings → Characters)
+    "preset_create",
+    "preset_import",
+    "preset_update",
+    "preset_delete",
+    "preset_set_main",
+    // phone windows (commands/phone.rs)
+    "phone_history",
     // settings (settings_get/settings_set/backend_* are settings-window only)
     "switches_get",
     "switch_set",

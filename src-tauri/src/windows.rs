@@ -20,6 +20,8 @@ pub enum WindowLabel {
     Main,
     /// One pet window per other open preset: `pet-<presetId>`.
     Pet(String),
+    /// A character's phone: its conversation history and an input, `phone-<presetId>`.
+    Phone(String),
     /// The ordinary settings window.
     Settings,
     /// The quick-controls popover.
@@ -29,12 +31,14 @@ pub enum WindowLabel {
 }
 
 const PET_PREFIX: &str = "pet-";
+const PHONE_PREFIX: &str = "phone-";
 
 impl WindowLabel {
     pub fn as_label(&self) -> String {
         match self {
             Self::Main => "main".into(),
             Self::Pet(id) => format!("{PET_PREFIX}{id}"),
+            Self::Phone(id) => format!("{PHONE_PREFIX}{id}"),
             Self::Settings => "settings".into(),
             Self::Quick => "quick".into(),
             Self::Fatal => "error".into(),
@@ -47,10 +51,12 @@ impl WindowLabel {
             "settings" => Some(Self::Settings),
             "quick" => Some(Self::Quick),
             "error" => Some(Self::Fatal),
-            other => other
-                .strip_prefix(PET_PREFIX)
-                .filter(|id| !id.is_empty())
-                .map(|id| Self::Pet(id.to_string())),
+            other => {
+                let id = |prefix| other.strip_prefix(prefix).filter(|id| !id.is_empty());
+                id(PET_PREFIX)
+                    .map(|id| Self::Pet(id.to_string()))
+                    .or_else(|| id(PHONE_PREFIX).map(|id| Self::Phone(id.to_string())))
+            }
         }
     }
 
@@ -59,15 +65,17 @@ impl WindowLabel {
         match self {
             Self::Main => Some(WindowKind::Main),
             Self::Pet(_) => Some(WindowKind::Pet),
+            Self::Phone(_) => Some(WindowKind::Phone),
             Self::Settings | Self::Quick | Self::Fatal => None,
         }
     }
 
-    /// The name the UI sees (`main`, `pet`, `settings`, `quick`).
+    /// The name the UI sees (`main`, `pet`, `phone`, `settings`, `quick`).
     pub fn role(&self) -> &'static str {
         match self {
             Self::Main => "main",
             Self::Pet(_) => "pet",
+            Self::Phone(_) => "phone",
             Self::Settings => "settings",
             Self::Quick => "quick",
             Self::Fatal => "error",
@@ -76,6 +84,11 @@ impl WindowLabel {
 
     pub fn is_character(&self) -> bool {
         matches!(self, Self::Main | Self::Pet(_))
+    }
+
+    /// Windows that show one preset and run its turns: the character windows and phones.
+    pub fn runs_turns(&self) -> bool {
+        self.kind().is_some()
     }
 }
 
@@ -96,16 +109,20 @@ pub enum BridgeEvent {
     RelationsChanged,
     /// A turn's reply has been fully played (bubble and speech): payload is `{turn_id}`.
     PlaybackFinished,
+    /// A turn event of a phone's turn, sent to that character's own window so the reply also
+    /// plays there: payload is `{preset_id, turn_id, event}` (commands/phone.rs).
+    PhoneTurn,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 6] = [
+    pub const ALL: [BridgeEvent; 7] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
         Self::VocabChanged,
         Self::RelationsChanged,
         Self::PlaybackFinished,
+        Self::PhoneTurn,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -116,6 +133,7 @@ impl BridgeEvent {
             Self::VocabChanged => "yui://vocab-changed",
             Self::RelationsChanged => "yui://relations-changed",
             Self::PlaybackFinished => "yui://playback-finished",
+            Self::PhoneTurn => "yui://phone-turn",
         }
     }
 }
@@ -132,6 +150,7 @@ const MAIN_SIZE: (f64, f64) = (220.0, 300.0);
 const PET_SIZE: (f64, f64) = (170.0, 232.0);
 const SETTINGS_SIZE: (f64, f64) = (560.0, 640.0);
 const QUICK_SIZE: (f64, f64) = (320.0, 360.0);
+const PHONE_SIZE: (f64, f64) = (360.0, 580.0);
 /// How long a window must rest after a move before its position is written.
 const SAVE_POSITION_AFTER: Duration = Duration::from_millis(600);
 
@@ -157,6 +176,17 @@ pub fn label_for(preset: &Preset) -> WindowLabel {
     }
 }
 
+/// The label of the calling `window` if it is a window that runs turns (main, pet or a phone);
+/// else an `invalid_input` error saying `why`.
+pub fn turn_label<R: Runtime>(
+    window: &WebviewWindow<R>,
+    why: &str,
+) -> Result<WindowLabel, CoreError> {
+    WindowLabel::parse(window.label())
+        .filter(WindowLabel::runs_turns)
+        .ok_or_else(|| CoreError::invalid(why))
+}
+
 /// The label of the calling `window` if it is a character window (main or pet); else an
 /// `invalid_input` error saying `why` (e.g. "turns run in character windows only").
 pub fn character_label<R: Runtime>(
@@ -176,6 +206,14 @@ pub fn calling_preset<R: Runtime>(
     preset_for(window.app_handle(), &character_label(window, why)?)
 }
 
+/// The preset the calling phone `window` shows.
+pub fn calling_phone<R: Runtime>(window: &WebviewWindow<R>) -> Result<Preset, CoreError> {
+    match WindowLabel::parse(window.label()) {
+        Some(label @ WindowLabel::Phone(_)) => preset_for(window.app_handle(), &label),
+        _ => Err(CoreError::invalid("only a phone window reads its history")),
+    }
+}
+
 /// The preset a character window shows, read from the store.
 pub fn preset_for<R: Runtime>(
     app: &AppHandle<R>,
@@ -184,7 +222,7 @@ pub fn preset_for<R: Runtime>(
     let store = &app.state::<AppState>().store;
     match label {
         WindowLabel::Main => presets::main_preset(store),
-        WindowLabel::Pet(id) => presets::get(store, id),
+        WindowLabel::Pet(id) | WindowLabel::Phone(id) => presets::get(store, id),
         _ => Err(CoreError::invalid("not a character window")),
     }
 }
@@ -311,6 +349,24 @@ pub fn sync_characters<R: Runtime>(app: &AppHandle<R>) -> Result<(), CoreError> 
     Ok(())
 }
 
+/// The main character changed: close the windows of every preset in `before` (the list before
+/// the change), so the main window is built again for the new main preset, then open the windows
+/// of the open presets again.
+pub fn rebuild_characters<R: Runtime>(
+    app: &AppHandle<R>,
+    before: &[Preset],
+) -> Result<(), CoreError> {
+    flush_positions(app);
+    // Pets first: on Linux they share the main window's web process.
+    for p in before.iter().filter(|p| !p.is_main) {
+        close_character(app, p)?;
+    }
+    for p in before.iter().filter(|p| p.is_main) {
+        close_character(app, p)?;
+    }
+    sync_characters(app)
+}
+
 /// Show the settings or quick window, creating it if needed. Quick controls open at the top right
 /// of the screen the pointer is on (see [`show_quick`] for a known tray icon position).
 pub fn show_tool_window<R: Runtime>(
@@ -418,6 +474,42 @@ fn build_or_show_tool_window<R: Runtime>(
     builder.build().map_err(tauri_err)
 }
 
+/// Open (or focus) the phone window of preset `id` (docs/characters.md).
+pub fn show_phone<R: Runtime>(app: &AppHandle<R>, id: &str) -> Result<(), CoreError> {
+    let preset = presets::get(&app.state::<AppState>().store, id)?;
+    let label = WindowLabel::Phone(preset.id.clone()).as_label();
+    if let Some(w) = app.get_webview_window(&label) {
+        w.show().map_err(tauri_err)?;
+        w.unminimize().map_err(tauri_err)?;
+        w.set_focus().map_err(tauri_err)?;
+        return Ok(());
+    }
+    WebviewWindowBuilder::new(app, label, WebviewUrl::App("phone.html".into()))
+        .title(format!("{} — YUI phone", preset.name))
+        .inner_size(PHONE_SIZE.0, PHONE_SIZE.1)
+        .min_inner_size(300.0, 360.0)
+        .build()
+        .map_err(tauri_err)?;
+    Ok(())
+}
+
+/// Close the phone window of preset `id` if it is open (the preset was deleted).
+pub fn close_phone<R: Runtime>(app: &AppHandle<R>, id: &str) -> Result<(), CoreError> {
+    if let Some(w) = app.get_webview_window(&WindowLabel::Phone(id.to_string()).as_label()) {
+        w.destroy().map_err(tauri_err)?;
+    }
+    Ok(())
+}
+
+/// The window that shows `preset` on the desktop, if it is open (a phone's replies also play
+/// there).
+pub fn character_window<R: Runtime>(
+    app: &AppHandle<R>,
+    preset: &Preset,
+) -> Option<WebviewWindow<R>> {
+    app.get_webview_window(&label_for(preset).as_label())
+}
+
 /// Show/Hide all: if any character window (main and pets) is visible, hide them all; else show
 /// them all where they were. GTK forgets a hidden window's position (the window manager places it
 /// anew on show), so hiding writes each position to the store and showing puts it back.
@@ -519,6 +611,7 @@ mod tests {
         for l in [
             WindowLabel::Main,
             WindowLabel::Pet("kai".into()),
+            WindowLabel::Phone("kai".into()),
             WindowLabel::Settings,
             WindowLabel::Quick,
             WindowLabel::Fatal,
@@ -527,6 +620,11 @@ mod tests {
         }
         assert_eq!(WindowLabel::Pet("kai".into()).as_label(), "pet-kai");
         assert_eq!(WindowLabel::parse("pet-"), None);
+        assert_eq!(WindowLabel::parse("phone-"), None);
+        assert_eq!(
+            WindowLabel::Phone("kai".into()).kind(),
+            Some(WindowKind::Phone)
+        );
         assert_eq!(WindowLabel::parse("other"), None);
     }
 

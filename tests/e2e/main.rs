@@ -6,6 +6,7 @@
 //! `yui-core` before launch, and checks the store after the UI acted.
 
 mod browser;
+mod characters;
 mod expression;
 mod fake_backend;
 mod relations;

@@ -17,7 +17,7 @@
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
-/** Colour sets. 'rose' (preset Yui) and 'sky' (preset Kai) ship with the app. */
+/** Colour sets. 'rose' (preset Yui) and 'sky' (preset Kai) ship with the app; the rest are looks to pick. */
 export const PALETTES = {
   rose: {
     style: 'twintails',
@@ -42,6 +42,27 @@ export const PALETTES = {
     cheek: '#ffa9b5',
     skin: '#ffe6d8',
     skinShade: '#f6cdb9',
+  },
+  // The other built-in looks a user-made character can pick (presets::PALETTES in the core).
+  mint: {
+    style: 'short',
+    hair: '#7fd6b5', hairShade: '#4fb592', dress: '#a6e8cf', dressShade: '#6fcaa8',
+    accent: '#ff9f6b', eye: '#1f5142', cheek: '#ffa9b5', skin: '#ffe6d8', skinShade: '#f6cdb9',
+  },
+  amber: {
+    style: 'twintails',
+    hair: '#f2c46d', hairShade: '#d9a23f', dress: '#ffb866', dressShade: '#e8923a',
+    accent: '#e8553a', eye: '#5a3812', cheek: '#ff9f8f', skin: '#ffe6d8', skinShade: '#f6cdb9',
+  },
+  lilac: {
+    style: 'twintails',
+    hair: '#c3a6f0', hairShade: '#9d7ad8', dress: '#d5bdf7', dressShade: '#ad8ee6',
+    accent: '#7fd6e8', eye: '#3e2866', cheek: '#ffa9c8', skin: '#ffe6d8', skinShade: '#f6cdb9',
+  },
+  slate: {
+    style: 'short',
+    hair: '#7d8aa3', hairShade: '#5b6780', dress: '#a3b0c7', dressShade: '#7c8aa6',
+    accent: '#f2d16b', eye: '#1e2636', cheek: '#f7a9b0', skin: '#ffe6d8', skinShade: '#f6cdb9',
   },
 };
 

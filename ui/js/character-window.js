@@ -17,6 +17,7 @@ const input = $("chat-input");
 const menu = $("menu");
 
 let character = null;
+let presetId = "";
 let turnRunning = false;
 let bubbleTimer = 0;
 /** Call ids of the browser runs in flight: the character shows "browsing…" while any is. */
@@ -95,8 +96,9 @@ function wirePointer() {
     menu.hidden = !menu.hidden;
   });
   menu.addEventListener("click", (e) => {
-    const which = e.target?.dataset?.open;
+    let which = e.target?.dataset?.open;
     if (!which) return;
+    if (which === "phone") which = `phone-${presetId}`; // this character's phone
     menu.hidden = true;
     invoke("window_open", { which }).catch((err) => showBubble(err.message, { error: true }));
   });
@@ -110,7 +112,7 @@ function wirePointer() {
 }
 
 /** One turn event from the core (see crates/yui-core/src/turn/events.rs). */
-function onTurnEvent(ev, acc) {
+function onTurnEvent(ev, acc, { mirrored = false } = {}) {
   switch (ev.type) {
     case "speech":
       acc.text += ev.delta ?? "";
@@ -140,7 +142,7 @@ function onTurnEvent(ev, acc) {
       if (acc.text === "") showBubble("…", { linger: false });
       break;
     case "turn_end":
-      turnRunning = false;
+      if (!mirrored) turnRunning = false;
       browsing.clear();
       character.setSpeaking(false);
       character.setState("idle");
@@ -188,6 +190,7 @@ async function main() {
     return;
   }
   document.body.classList.add(ctx.role);
+  presetId = ctx.preset?.id ?? "";
   document.title = `YUI — ${ctx.preset?.name ?? ""}`;
   host.setAttribute("aria-label", ctx.preset?.name ?? "character");
   const [vocab, sprites] = await Promise.all([readVocab(), readSprites()]);
@@ -210,6 +213,21 @@ async function main() {
   listen(EVENTS.playbackFinished, (p) => {
     if (p?.turn_id && p.turn_id === stage.dataset.turnId) stage.dataset.playbackFinished = p.turn_id;
   }).catch((e) => console.warn("cannot listen for playback finished", e));
+  // A reply typed on this character's phone plays here too (the shell mirrors its events).
+  let phoneTurn = null;
+  listen(EVENTS.phoneTurn, (p) => {
+    if (!p?.event || p.preset_id !== presetId || turnRunning) return;
+    if (!phoneTurn || phoneTurn.id !== p.turn_id) {
+      phoneTurn = { id: p.turn_id, text: "", started: Promise.resolve(p.turn_id) };
+      character.setState("thinking");
+      stage.dataset.phoneTurnId = p.turn_id;
+    }
+    onTurnEvent(p.event, phoneTurn, { mirrored: true });
+    if (p.event.type === "turn_end") {
+      stage.dataset.phoneReply = p.event.text ?? "";
+      phoneTurn = null;
+    }
+  }).catch((e) => console.warn("cannot listen for phone turns", e));
   wirePointer();
   wireChat();
 }

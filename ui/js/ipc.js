@@ -15,6 +15,7 @@ export const EVENTS = Object.freeze({
   vocabChanged: "yui://vocab-changed",
   relationsChanged: "yui://relations-changed",
   playbackFinished: "yui://playback-finished",
+  phoneTurn: "yui://phone-turn",
 });
 
 /** The switch keys (settings keys in the store). */

@@ -16,6 +16,22 @@ document.addEventListener("keydown", (e) => {
   if (e.key === "Escape") currentWindow().hide().catch((err) => setStatus(err.message, true));
 });
 
+// Each character row gets a Phone button: its conversation in a messaging window.
+document.addEventListener("yui:presets-rendered", () => {
+  for (const li of document.querySelectorAll("#preset-list li[data-preset-id]")) {
+    if (li.querySelector(".phone")) continue;
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "phone";
+    b.textContent = "Phone";
+    b.title = "Open this character's phone";
+    b.addEventListener("click", () => {
+      invoke("window_open", { which: `phone-${li.dataset.presetId}` }).catch((err) => setStatus(err.message, true));
+    });
+    li.insertBefore(b, li.querySelector(".toggle-open"));
+  }
+});
+
 async function main() {
   try {
     await Promise.all([

@@ -1,8 +1,9 @@
-// The settings window: backend, API key (write-only), presets, switches, relations slot.
+// The settings window: backend, API key (write-only), characters, switches, relations slot.
 
 import { invoke } from "./ipc.js";
 import { setStatus, wirePresets, wireSwitches } from "./panels.js";
 import { mountSettings } from "./relations-panel.js";
+import { mountCharacters } from "./characters-panel.js";
 
 const backendForm = document.getElementById("backend-form");
 const keyForm = document.getElementById("key-form");
@@ -51,6 +52,8 @@ keyForm.addEventListener("submit", async (e) => {
 });
 
 async function main() {
+  // Before the rows are drawn: the panel adds its buttons to each row as it is rendered.
+  mountCharacters(document.getElementById("characters"), document.getElementById("preset-list"));
   try {
     await Promise.all([
       wireSwitches(),

@@ -9,6 +9,7 @@ mod preset_cmd;
 mod relation_cmd;
 mod settings_cmd;
 mod tool_cmd;
+mod transcript_cmd;
 mod turn_cmd;
 mod vocab_cmd;
 
@@ -37,7 +38,7 @@ enum Command {
     /// Read and write settings (JSON values).
     #[command(subcommand)]
     Settings(settings_cmd::SettingsCmd),
-    /// List, add, open and close characters.
+    /// List, add, edit, remove, import, open and close characters; choose the main one.
     #[command(subcommand)]
     Preset(preset_cmd::PresetCmd),
     /// Model backend settings and the API key.
@@ -49,6 +50,8 @@ enum Command {
     /// Relation values, bands and log; set a value by hand.
     #[command(subcommand)]
     Relation(relation_cmd::RelationCmd),
+    /// A character's history as JSON lines, oldest first.
+    Transcript(transcript_cmd::TranscriptArgs),
     /// Run one turn and print its events as JSON lines (exit 1 when it ends in error).
     Turn(turn_cmd::TurnArgs),
     /// Run one client tool directly and print its result.
@@ -74,6 +77,7 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
         Command::Backend(cmd) => Out::Json(backend_cmd::run(&store()?, paths, cmd)?),
         Command::Vocab(cmd) => Out::Text(vocab_cmd::run(&store()?, cmd)?),
         Command::Relation(cmd) => Out::Json(relation_cmd::run(&store()?, cmd)?),
+        Command::Transcript(args) => Out::Exit(transcript_cmd::run(&store()?, args)?),
         Command::Turn(args) => Out::Exit(turn_cmd::run_turn(paths, args)?),
         Command::Tool(args) => Out::Json(tool_cmd::run(paths, args)?),
         Command::Chat(args) => Out::Exit(turn_cmd::run_chat(paths, args)?),

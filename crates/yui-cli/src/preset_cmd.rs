@@ -1,25 +1,157 @@
-//! `yui preset`: list, add, open and close characters.
+//! `yui preset`: list, add, edit, remove, import, open and close characters, and choose the main
+//! one (the same core calls as settings → Characters).
 
-use clap::Subcommand;
-use serde_json::Value;
-use yui_core::{presets, CoreError, Store};
+use clap::{Args, Subcommand};
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
+use yui_core::presets::{self, NewPreset, PresetUpdate};
+use yui_core::{cards, CoreError, Store};
 
 #[derive(Debug, Subcommand)]
 pub enum PresetCmd {
     /// Print every preset (display order).
     List,
-    /// Add a preset; its id is made from the name. Prints the new preset.
-    Add { name: String },
+    /// Add a character; its id is made from the name (names are unique, ignoring case).
+    /// Prints the new preset.
+    Add {
+        name: String,
+        #[command(flatten)]
+        fields: Fields,
+        /// Open its window (at once in a running app, else at the next start).
+        #[arg(long)]
+        open: bool,
+    },
+    /// Change a character's name, persona, look or voice. Prints the preset.
+    Edit {
+        id: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        fields: Fields,
+    },
+    /// Delete a character with its transcript, relations and Responses chain (one transaction).
+    /// Needs --yes. Prints what was removed.
+    Remove {
+        id: String,
+        /// Confirm: the character's whole history goes with it.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Import a character card (Character Card V2/V3 JSON, or a PNG card with a `chara`/`ccv3`
+    /// chunk) as a new character. Prints the new preset.
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        open: bool,
+    },
+    /// Make a preset the main character (it opens; the previous main one stays open as a pet).
+    Main { id: String },
     /// Mark a preset open (its window shows at the next start). Prints the preset.
     Open { id: String },
     /// Mark a preset closed. The main preset cannot be closed. Prints the preset.
     Close { id: String },
 }
 
+/// The editable fields of a character (all optional).
+#[derive(Debug, Args)]
+pub struct Fields {
+    /// The persona (system prompt).
+    #[arg(long)]
+    persona: Option<String>,
+    /// The look: a built-in palette (rose, sky, mint, amber, lilac, slate).
+    #[arg(long, conflicts_with = "sprites")]
+    palette: Option<String>,
+    /// The look: a sprite-set folder (absolute path; docs/sprites.md).
+    #[arg(long, value_name = "DIR")]
+    sprites: Option<PathBuf>,
+    /// The voice: a speech-dispatcher voice type (male1…3, female1…3, child_male, child_female),
+    /// or `default`.
+    #[arg(long)]
+    voice_type: Option<String>,
+    /// The voice's rate, -100..100.
+    #[arg(long, allow_hyphen_values = true)]
+    rate: Option<i64>,
+    /// The voice's pitch, -100..100.
+    #[arg(long, allow_hyphen_values = true)]
+    pitch: Option<i64>,
+}
+
+impl Fields {
+    fn avatar(&self) -> Option<Value> {
+        if let Some(dir) = &self.sprites {
+            let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+            return Some(json!({"kind": "sprites", "dir": dir.display().to_string()}));
+        }
+        self.palette
+            .as_ref()
+            .map(|p| json!({"kind": "builtin", "palette": p}))
+    }
+
+    /// The voice with these flags applied over `base` (the stored voice when editing).
+    fn voice(&self, base: Option<&Value>) -> Option<Value> {
+        if self.voice_type.is_none() && self.rate.is_none() && self.pitch.is_none() {
+            return None;
+        }
+        let mut v: Map<String, Value> =
+            base.and_then(Value::as_object).cloned().unwrap_or_default();
+        match self.voice_type.as_deref() {
+            Some("default") => {
+                v.remove("voice_type");
+            }
+            Some(t) => {
+                v.insert("voice_type".into(), json!(t));
+            }
+            None => {}
+        }
+        for (k, n) in [("rate", self.rate), ("pitch", self.pitch)] {
+            if let Some(n) = n {
+                v.insert(k.into(), json!(n));
+            }
+        }
+        Some(Value::Object(v))
+    }
+}
+
 pub fn run(store: &Store, cmd: &PresetCmd) -> Result<Value, CoreError> {
     let out = match cmd {
         PresetCmd::List => serde_json::to_value(presets::list(store)?)?,
-        PresetCmd::Add { name } => serde_json::to_value(presets::add(store, name)?)?,
+        PresetCmd::Add { name, fields, open } => {
+            let new = NewPreset {
+                name: name.clone(),
+                persona: fields.persona.clone(),
+                avatar: fields.avatar(),
+                voice: fields.voice(None),
+                open: *open,
+            };
+            serde_json::to_value(presets::create(store, &new)?)?
+        }
+        PresetCmd::Edit { id, name, fields } => {
+            let current = presets::get(store, id)?;
+            let change = PresetUpdate {
+                name: name.clone(),
+                persona: fields.persona.clone(),
+                avatar: fields.avatar(),
+                voice: fields.voice(Some(&current.voice)),
+            };
+            serde_json::to_value(presets::update(store, id, &change)?)?
+        }
+        PresetCmd::Remove { id, yes } => {
+            let preset = presets::get(store, id)?;
+            if !yes {
+                return Err(CoreError::invalid(format!(
+                    "this deletes {:?} with its transcript, relations and chain; pass --yes to confirm",
+                    preset.name
+                )));
+            }
+            serde_json::to_value(presets::delete(store, id)?)?
+        }
+        PresetCmd::Import { file, open } => {
+            let bytes = std::fs::read(file).map_err(|e| {
+                CoreError::not_found(format!("cannot read {}: {e}", file.display()))
+            })?;
+            serde_json::to_value(cards::import(store, &bytes, *open)?)?
+        }
+        PresetCmd::Main { id } => serde_json::to_value(presets::set_main(store, id)?)?,
         PresetCmd::Open { id } => serde_json::to_value(presets::open(store, id)?)?,
         PresetCmd::Close { id } => serde_json::to_value(presets::close(store, id)?)?,
     };

@@ -128,7 +128,7 @@ fn preset_list_add_open_close() {
     assert_eq!(added["id"], "mio");
     assert_eq!(added["name"], "Mio");
     assert_eq!(added["is_open"], false);
-    assert_eq!(ok(dir, &["preset", "add", "Mio"])["id"], "mio-2");
+    assert_eq!(ok(dir, &["preset", "add", "Mio!"])["id"], "mio-2");
     assert_eq!(ok(dir, &["preset", "open", "mio"])["is_open"], true);
     assert_eq!(ok(dir, &["preset", "close", "kai"])["is_open"], false);
 

@@ -4,6 +4,7 @@
 //! See `docs/ARCHITECTURE.md` for the code map and the invariants.
 
 pub mod backend;
+pub mod cards;
 pub mod clock;
 pub mod context;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod relations;
 pub mod settings;
 pub mod sprites;
 pub mod store;
+pub mod target_names;
 pub mod tools;
 pub mod transcript;
 pub mod turn;

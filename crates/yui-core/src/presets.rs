@@ -1,6 +1,12 @@
 //! Presets: the characters. Each has a persona (the system prompt), avatar and voice settings
 //! (JSON), whether its window is open, whether it is the main character, and where its window
 //! was last placed. Two defaults (`yui`, main; `kai`) are seeded by the migration, both open.
+//!
+//! The user makes characters in settings (or `yui preset add/edit/remove/import`): names are
+//! unique ignoring case ([`check_name_free`]); the look is a built-in palette or a sprite folder
+//! ([`check_avatar`]); the voice is a speech-dispatcher voice type with rate and pitch
+//! ([`check_voice`]). [`delete`] removes a character with its transcript, relations and Responses
+//! chain in one transaction (docs/characters.md).
 
 use crate::error::{CoreError, Result};
 use crate::store::Store;
@@ -12,7 +18,7 @@ use serde_json::Value;
 pub const MAX_NAME_CHARS: usize = 64;
 
 /// Built-in avatar palettes, handed out in turn to new presets.
-const PALETTES: &[&str] = &["rose", "sky", "mint", "amber", "lilac", "slate"];
+pub const PALETTES: &[&str] = &["rose", "sky", "mint", "amber", "lilac", "slate"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Preset {
@@ -44,6 +50,37 @@ pub struct PresetUpdate {
     #[serde(default)]
     pub voice: Option<Value>,
 }
+
+/// A character to create: only the name is required; the rest defaults (a persona naming the
+/// character, the next built-in palette, the default voice).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NewPreset {
+    pub name: String,
+    #[serde(default)]
+    pub persona: Option<String>,
+    #[serde(default)]
+    pub avatar: Option<Value>,
+    #[serde(default)]
+    pub voice: Option<Value>,
+    /// Open its window at once (settings does; the CLI leaves it closed unless asked).
+    #[serde(default)]
+    pub open: bool,
+}
+
+/// speech-dispatcher's voice types, the choices of a character's voice.
+pub const VOICE_TYPES: &[&str] = &[
+    "male1",
+    "male2",
+    "male3",
+    "female1",
+    "female2",
+    "female3",
+    "child_male",
+    "child_female",
+];
+
+/// The longest persona accepted, in characters (a long imported card still fits).
+pub const MAX_PERSONA_CHARS: usize = 32_000;
 
 const COLUMNS: &str = "id, name, persona, avatar, voice, is_open, is_main, pos_x, pos_y, sort";
 
@@ -169,25 +206,157 @@ fn unique_id(tx: &Transaction<'_>, base: &str) -> Result<String> {
 
 /// Add a preset named `name` (closed, last in order). Its id is the slug of the name, made unique.
 pub fn add(store: &Store, name: &str) -> Result<Preset> {
-    let name = clean_name(name)?;
+    create(
+        store,
+        &NewPreset {
+            name: name.to_string(),
+            ..Default::default()
+        },
+    )
+}
+
+/// Create a character (last in display order). Its id is the slug of the name, made unique; the
+/// name must not be taken (ignoring case); avatar and voice are checked. Nothing is written when
+/// a check fails.
+pub fn create(store: &Store, new: &NewPreset) -> Result<Preset> {
+    let name = clean_name(&new.name)?;
+    let persona = new.persona.as_deref().map(clean_persona).transpose()?;
+    if let Some(a) = &new.avatar {
+        check_avatar(a)?;
+    }
+    if let Some(v) = &new.voice {
+        check_voice(v)?;
+    }
     store.write(|tx| {
+        check_name_free(tx, &name, None)?;
         let id = unique_id(tx, &slug(&name))?;
         let sort: i64 =
             tx.query_row("SELECT COALESCE(MAX(sort), -1) + 1 FROM presets", [], |r| {
                 r.get(0)
             })?;
-        let palette = PALETTES[sort.rem_euclid(PALETTES.len() as i64) as usize];
-        let avatar = serde_json::json!({"kind": "builtin", "palette": palette}).to_string();
-        let persona = format!(
-            "You are {name}, a desktop companion who lives on the user's screen. Speak briefly."
-        );
+        let avatar = match &new.avatar {
+            Some(a) => a.to_string(),
+            None => {
+                let palette = PALETTES[sort.rem_euclid(PALETTES.len() as i64) as usize];
+                serde_json::json!({"kind": "builtin", "palette": palette}).to_string()
+            }
+        };
+        let voice = new
+            .voice
+            .as_ref()
+            .map_or_else(|| "{}".to_string(), Value::to_string);
+        let persona = persona.unwrap_or_else(|| {
+            format!(
+                "You are {name}, a desktop companion who lives on the user's screen. Speak briefly."
+            )
+        });
         tx.execute(
             "INSERT INTO presets (id, name, persona, avatar, voice, is_open, is_main, sort)
-             VALUES (?1, ?2, ?3, ?4, '{}', 0, 0, ?5)",
-            params![id, name, persona, avatar, sort],
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7)",
+            params![id, name, persona, avatar, voice, new.open, sort],
         )?;
         must_find(tx, &id)
     })
+}
+
+/// Refuse `name` when another preset (not `except`) has it, ignoring case (Unicode lowercase).
+pub fn check_name_free(conn: &Connection, name: &str, except: Option<&str>) -> Result<()> {
+    let wanted = name.trim().to_lowercase();
+    let mut stmt = conn.prepare_cached("SELECT id, name FROM presets")?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    for row in rows {
+        let (id, other) = row?;
+        if Some(id.as_str()) != except && other.trim().to_lowercase() == wanted {
+            return Err(CoreError::invalid(format!(
+                "a character named {:?} already exists; choose another name",
+                other.trim()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn clean_persona(persona: &str) -> Result<String> {
+    let persona = persona.trim();
+    if persona.chars().count() > MAX_PERSONA_CHARS {
+        return Err(CoreError::invalid(format!(
+            "a persona is at most {MAX_PERSONA_CHARS} characters"
+        )));
+    }
+    Ok(persona.to_string())
+}
+
+/// A look is `{"kind":"builtin","palette":<one of PALETTES>}` or `{"kind":"sprites","dir":<an
+/// absolute path to a folder>}` (docs/sprites.md).
+pub fn check_avatar(avatar: &Value) -> Result<()> {
+    let obj = avatar
+        .as_object()
+        .ok_or_else(|| CoreError::invalid("avatar must be a JSON object"))?;
+    match obj.get("kind").and_then(Value::as_str) {
+        Some("builtin") => {
+            let palette = obj.get("palette").and_then(Value::as_str).unwrap_or("");
+            if !PALETTES.contains(&palette) {
+                return Err(CoreError::invalid(format!(
+                    "unknown palette {palette:?}; choose one of {}",
+                    PALETTES.join(", ")
+                )));
+            }
+        }
+        Some("sprites") => {
+            let dir = obj.get("dir").and_then(Value::as_str).unwrap_or("");
+            let path = std::path::Path::new(dir);
+            if !path.is_absolute() {
+                return Err(CoreError::invalid(
+                    "a sprite set needs \"dir\": an absolute folder path",
+                ));
+            }
+            if !path.is_dir() {
+                return Err(CoreError::invalid(format!(
+                    "the sprite folder {dir} is not a folder that can be read"
+                )));
+            }
+        }
+        _ => {
+            return Err(CoreError::invalid(
+                "avatar kind must be \"builtin\" (a palette) or \"sprites\" (a folder)",
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// A voice is `{}` (the default voice) or any of `voice_type` (one of [`VOICE_TYPES`]), `rate`
+/// and `pitch` (integers, -100..=100). Other keys are refused, so a typo is not silently kept.
+pub fn check_voice(voice: &Value) -> Result<()> {
+    let obj = voice
+        .as_object()
+        .ok_or_else(|| CoreError::invalid("voice must be a JSON object"))?;
+    for (k, v) in obj {
+        match k.as_str() {
+            "voice_type" => {
+                let t = v.as_str().unwrap_or("");
+                if !VOICE_TYPES.contains(&t) {
+                    return Err(CoreError::invalid(format!(
+                        "unknown voice type {v}; choose one of {}",
+                        VOICE_TYPES.join(", ")
+                    )));
+                }
+            }
+            "rate" | "pitch" => {
+                if !v.as_i64().is_some_and(|n| (-100..=100).contains(&n)) {
+                    return Err(CoreError::invalid(format!(
+                        "voice {k} must be an integer from -100 to 100"
+                    )));
+                }
+            }
+            other => {
+                return Err(CoreError::invalid(format!(
+                    "unknown voice field {other:?} (known: voice_type, rate, pitch)"
+                )))
+            }
+        }
+    }
+    Ok(())
 }
 
 fn set_open(store: &Store, id: &str, open: bool) -> Result<Preset> {
@@ -238,23 +407,26 @@ pub fn set_position(store: &Store, id: &str, x: i32, y: i32) -> Result<()> {
     })
 }
 
-/// Change name, persona, avatar or voice.
+/// Change name, persona, avatar or voice (checked as for [`create`]; a name must stay unique).
 pub fn update(store: &Store, id: &str, change: &PresetUpdate) -> Result<Preset> {
     let name = change.name.as_deref().map(clean_name).transpose()?;
-    for (what, v) in [("avatar", &change.avatar), ("voice", &change.voice)] {
-        if v.as_ref().is_some_and(|v| !v.is_object()) {
-            return Err(CoreError::invalid(format!("{what} must be a JSON object")));
-        }
+    let persona = change.persona.as_deref().map(clean_persona).transpose()?;
+    if let Some(a) = &change.avatar {
+        check_avatar(a)?;
+    }
+    if let Some(v) = &change.voice {
+        check_voice(v)?;
     }
     store.write(|tx| {
         must_find(tx, id)?;
         if let Some(name) = &name {
+            check_name_free(tx, name, Some(id))?;
             tx.execute(
                 "UPDATE presets SET name = ?2 WHERE id = ?1",
                 params![id, name],
             )?;
         }
-        if let Some(persona) = &change.persona {
+        if let Some(persona) = &persona {
             tx.execute(
                 "UPDATE presets SET persona = ?2 WHERE id = ?1",
                 params![id, persona],
@@ -273,6 +445,50 @@ pub fn update(store: &Store, id: &str, change: &PresetUpdate) -> Result<Preset> 
             )?;
         }
         must_find(tx, id)
+    })
+}
+
+/// What [`delete`] removed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Deleted {
+    pub preset: Preset,
+    pub transcript_lines: usize,
+    pub relation_rows: usize,
+    pub chain_rows: usize,
+}
+
+/// Delete a character with everything kept for it, in ONE transaction: its transcript, its
+/// relations (its own toward others, others' toward it, their logs and per-turn marks) and its
+/// Responses chain. Any failure rolls all of it back. The main character cannot be deleted (make
+/// another one main first), nor the last one.
+pub fn delete(store: &Store, id: &str) -> Result<Deleted> {
+    store.write(|tx| {
+        let preset = must_find(tx, id)?;
+        if preset.is_main {
+            return Err(CoreError::invalid(format!(
+                "{:?} is the main character; make another character main before deleting it",
+                preset.name
+            )));
+        }
+        let transcript_lines = tx.execute("DELETE FROM transcript WHERE preset_id = ?1", [id])?;
+        let mut relation_rows = 0;
+        for table in ["relations", "relation_log", "relation_turns"] {
+            relation_rows += tx.execute(
+                &format!(
+                    "DELETE FROM {table} WHERE preset_id = ?1
+                     OR (target_kind = 'preset' AND target_id = ?1)"
+                ),
+                [id],
+            )?;
+        }
+        let chain_rows = tx.execute("DELETE FROM response_chain WHERE preset_id = ?1", [id])?;
+        tx.execute("DELETE FROM presets WHERE id = ?1", [id])?;
+        Ok(Deleted {
+            preset,
+            transcript_lines,
+            relation_rows,
+            chain_rows,
+        })
     })
 }
 

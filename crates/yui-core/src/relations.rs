@@ -160,9 +160,8 @@ pub struct TowardEntry {
 }
 
 /// The `toward` entries for `preset_id` right now: `user` (the human) first, then the other open
-/// presets in display order, by name. A preset named `user` (any case) is listed as
-/// `<name> (character)`, so the bare `user` is always the human; a name that would repeat an
-/// earlier entry gets ` (<id>)` appended so every entry maps to exactly one target.
+/// presets in display order, named by [`crate::target_names::labels`] (a preset named `user` is
+/// listed as `user (character)`, so the bare `user` is always the human).
 pub fn toward_entries(store: &Store, preset_id: &str) -> Result<Vec<TowardEntry>> {
     store.read(|c| toward_entries_conn(c, preset_id))
 }
@@ -177,31 +176,18 @@ fn toward_entries_conn(conn: &Connection, preset_id: &str) -> Result<Vec<TowardE
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut out = vec![TowardEntry {
-        label: "user".into(),
+        label: crate::target_names::USER.into(),
         target: Target::User,
     }];
-    for (id, name) in rows {
-        let name = name.trim();
-        let mut label = if name.is_empty() {
-            id.clone()
-        } else if name.eq_ignore_ascii_case("user") {
-            format!("{name} (character)")
-        } else {
-            name.to_string()
-        };
-        if out.iter().any(|e| e.label == label) {
-            label = format!("{label} ({id})");
-        }
-        if out.iter().any(|e| e.label == label) {
-            // Only a contrived set of names gets here; the preset is left out rather than
-            // making an entry ambiguous.
-            continue;
-        }
-        out.push(TowardEntry {
-            label,
-            target: Target::Preset(id),
-        });
-    }
+    // The same naming rules as address_character's `to` (one helper for both).
+    out.extend(
+        crate::target_names::labels(rows)
+            .into_iter()
+            .map(|(id, label)| TowardEntry {
+                label,
+                target: Target::Preset(id),
+            }),
+    );
     Ok(out)
 }
 

@@ -103,22 +103,49 @@ pub fn append_marked(
 /// The last `limit` lines of `preset_id` that go back as history, oldest first (cut replies are
 /// left out).
 pub fn recent(store: &Store, preset_id: &str, limit: usize) -> Result<Vec<Entry>> {
-    query(store, preset_id, limit, false)
+    Ok(query(store, preset_id, limit, None, false)?.entries)
 }
 
 /// The last `limit` lines of `preset_id`, cut replies included (marked), oldest first.
 pub fn lines(store: &Store, preset_id: &str, limit: usize) -> Result<Vec<Entry>> {
-    query(store, preset_id, limit, true)
+    Ok(query(store, preset_id, limit, None, true)?.entries)
 }
 
-fn query(store: &Store, preset_id: &str, limit: usize, with_cut: bool) -> Result<Vec<Entry>> {
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+/// The longest page [`page`] returns.
+pub const MAX_PAGE: usize = 500;
+
+/// One page of a character's history, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Page {
+    pub entries: Vec<Entry>,
+    /// Whether older lines exist: ask again with `before` = the first entry's id.
+    pub more: bool,
+}
+
+/// The `limit` lines of `preset_id` just before the line with id `before` (the newest lines when
+/// `before` is `None`), oldest first, and whether older lines exist; cut replies included
+/// (marked). A history window pages back by passing the first id it shows as the next `before`;
+/// lines appended meanwhile never shift a page, because the cursor is an id, not an offset.
+pub fn page(store: &Store, preset_id: &str, limit: usize, before: Option<i64>) -> Result<Page> {
+    query(store, preset_id, limit, before, true)
+}
+
+fn query(
+    store: &Store,
+    preset_id: &str,
+    limit: usize,
+    before: Option<i64>,
+    with_cut: bool,
+) -> Result<Page> {
+    // One more than asked: whether it comes back says if older lines exist.
+    let want = i64::try_from(limit.saturating_add(1)).unwrap_or(i64::MAX);
+    let before = before.unwrap_or(i64::MAX);
     let mut rows = store.read(|c| {
-        let mut stmt = c.prepare(
+        let mut stmt = c.prepare_cached(
             "SELECT id, preset_id, role, text, turn_id, at, cut FROM transcript
-             WHERE preset_id = ?1 AND (?3 OR cut = 0) ORDER BY id DESC LIMIT ?2",
+             WHERE preset_id = ?1 AND id < ?2 AND (?4 OR cut = 0) ORDER BY id DESC LIMIT ?3",
         )?;
-        let rows = stmt.query_map(params![preset_id, limit, with_cut], |r| {
+        let rows = stmt.query_map(params![preset_id, before, want, with_cut], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, String>(1)?,
@@ -147,6 +174,11 @@ fn query(store: &Store, preset_id: &str, limit: usize, with_cut: bool) -> Result
         }
         Ok(out)
     })?;
+    let more = rows.len() > limit;
+    rows.truncate(limit);
     rows.reverse();
-    Ok(rows)
+    Ok(Page {
+        entries: rows,
+        more,
+    })
 }

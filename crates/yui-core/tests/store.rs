@@ -204,7 +204,10 @@ fn preset_add_open_close_position_update_round_trip() {
     // Same name again: the id is made unique.
     assert_eq!(presets::add(&store, "Mio chan").unwrap().id, "mio-chan-2");
     assert_eq!(presets::add(&store, "ユイ").unwrap().id, "preset");
-    assert_eq!(presets::add(&store, "Yui").unwrap().id, "yui-2");
+    assert_eq!(presets::add(&store, "Yui!").unwrap().id, "yui-2");
+    // A name already taken (ignoring case) is refused.
+    let err = presets::add(&store, "MIO CHAN!").unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidInput);
     let err = presets::add(&store, "   ").unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidInput);
 
@@ -212,7 +215,7 @@ fn preset_add_open_close_position_update_round_trip() {
     presets::set_position(&store, "mio-chan", 120, -40).unwrap();
     let change = PresetUpdate {
         persona: Some("You are Mio.".into()),
-        voice: Some(json!({"engine": "none"})),
+        voice: Some(json!({"voice_type": "female1"})),
         ..Default::default()
     };
     presets::update(&store, "mio-chan", &change).unwrap();
@@ -223,7 +226,7 @@ fn preset_add_open_close_position_update_round_trip() {
     assert!(mio.is_open);
     assert_eq!((mio.pos_x, mio.pos_y), (Some(120), Some(-40)));
     assert_eq!(mio.persona, "You are Mio.");
-    assert_eq!(mio.voice, json!({"engine": "none"}));
+    assert_eq!(mio.voice, json!({"voice_type": "female1"}));
     assert!(!presets::close(&store, "mio-chan").unwrap().is_open);
     assert!(!presets::get(&store, "mio-chan").unwrap().is_open);
 

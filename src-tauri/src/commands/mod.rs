@@ -3,6 +3,7 @@
 //! `src-tauri/build.rs` (its `allow-<command>` permission) and granted per window in
 //! `capabilities/`.
 
+pub mod phone;
 pub mod playback;
 pub mod presets;
 pub mod relations;
@@ -21,6 +22,12 @@ macro_rules! yui_invoke_handler {
             $crate::commands::presets::preset_list,
             $crate::commands::presets::preset_open,
             $crate::commands::presets::preset_close,
+            $crate::commands::presets::preset_create,
+            $crate::commands::presets::preset_import,
+            $crate::commands::presets::preset_update,
+            $crate::commands::presets::preset_delete,
+            $crate::commands::presets::preset_set_main,
+            $crate::commands::phone::phone_history,
             $crate::commands::settings::switches_get,
             $crate::commands::settings::switch_set,
             $crate::commands::settings::settings_get,

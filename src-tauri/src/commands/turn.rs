@@ -1,6 +1,7 @@
-//! Turn commands: `turn_start` runs one turn of the calling character window's preset through
-//! the core's turn engine and streams its events (`speech`, `cue`, …, `turn_end`) unchanged over
-//! the window's IPC channel; `turn_stop` stops it.
+//! Turn commands: `turn_start` runs one turn of the calling character (or phone) window's preset
+//! through the core's turn engine and streams its events (`speech`, `cue`, …, `turn_end`)
+//! unchanged over the window's IPC channel; `turn_stop` stops it. A phone's turn is also
+//! mirrored to the character's own window (commands/phone.rs).
 
 use crate::error::CmdResult;
 use crate::state::AppState;
@@ -10,7 +11,7 @@ use tauri::{Manager, Runtime, State, WebviewWindow};
 use yui_core::turn::{self, TurnEvent};
 use yui_core::CoreError;
 
-const NOT_CHARACTER: &str = "turns run in character windows only";
+const NOT_CHARACTER: &str = "turns run in character and phone windows only";
 
 /// Start a turn with the user's `text`; returns the turn id. Events arrive on `on_event`.
 #[tauri::command]
@@ -20,7 +21,7 @@ pub async fn turn_start<R: Runtime>(
     text: String,
     on_event: Channel<TurnEvent>,
 ) -> CmdResult<String> {
-    let label = windows::character_label(&window, NOT_CHARACTER)?;
+    let label = windows::turn_label(&window, NOT_CHARACTER)?;
     let kind = label
         .kind()
         .ok_or_else(|| CoreError::invalid(NOT_CHARACTER))?;
@@ -42,10 +43,12 @@ pub async fn turn_start<R: Runtime>(
     let mut voicing =
         crate::commands::playback::Voicing::begin(&app, &state.store, window.label(), &turn_id);
     let store = state.store.clone();
+    let mirror = crate::commands::phone::Mirror::for_turn(&app, &label, &preset, &turn_id);
     tauri::async_runtime::spawn(async move {
         while let Some(event) = handle.events.recv().await {
             crate::commands::relations::after_turn_event(&app, &event);
             voicing.observe(&event);
+            mirror.send(&app, &event);
             if let Err(e) = on_event.send(event) {
                 // The window went away: stop the turn rather than talk to no one.
                 tracing::info!(turn = %id, error = %e, "turn channel closed; stopping");
@@ -64,5 +67,5 @@ pub async fn turn_stop<R: Runtime>(
     window: WebviewWindow<R>,
     state: State<'_, AppState>,
 ) -> CmdResult<bool> {
-    Ok(state.stop_turn(&windows::character_label(&window, NOT_CHARACTER)?))
+    Ok(state.stop_turn(&windows::turn_label(&window, NOT_CHARACTER)?))
 }

@@ -1,4 +1,4 @@
-//! Window commands: who am I (label, role, preset) and open the settings / quick windows.
+//! Window commands: who am I (label, role, preset) and open the settings, quick and phone windows.
 
 use crate::error::CmdResult;
 use crate::windows::{self, WindowLabel};
@@ -11,9 +11,9 @@ use yui_core::CoreError;
 #[derive(Debug, Serialize)]
 pub struct WindowContext {
     pub label: String,
-    /// `main`, `pet`, `settings` or `quick`.
+    /// `main`, `pet`, `phone`, `settings` or `quick`.
     pub role: &'static str,
-    /// The preset a character window shows; `null` for settings and quick.
+    /// The preset a character or phone window shows; `null` for settings and quick.
     pub preset: Option<Preset>,
 }
 
@@ -21,7 +21,7 @@ pub struct WindowContext {
 pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<WindowContext> {
     let label = WindowLabel::parse(window.label())
         .ok_or_else(|| CoreError::invalid(format!("unknown window {:?}", window.label())))?;
-    let preset = if label.is_character() {
+    let preset = if label.runs_turns() {
         Some(windows::preset_for(window.app_handle(), &label)?)
     } else {
         None
@@ -33,13 +33,15 @@ pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<W
     })
 }
 
-/// Open (or focus) the `settings` or the `quick` window.
+/// Open (or focus) the `settings` or the `quick` window, or a character's phone
+/// (`phone-<presetId>`).
 #[tauri::command]
 pub async fn window_open<R: Runtime>(app: AppHandle<R>, which: String) -> CmdResult<()> {
     match WindowLabel::parse(&which) {
         Some(l @ (WindowLabel::Settings | WindowLabel::Quick)) => {
             windows::show_tool_window(&app, &l)
         }
+        Some(WindowLabel::Phone(id)) => windows::show_phone(&app, &id),
         _ => Err(CoreError::invalid(format!("cannot open window {which:?}"))),
     }
 }

@@ -47,11 +47,13 @@ pub struct RegistryEnv<'a> {
 impl<'a> RegistryEnv<'a> {
     /// Read the other open presets from the store.
     pub fn load(store: &'a Store, preset_id: &'a str, window: WindowKind) -> Result<Self> {
-        let others = crate::presets::list_open(store)?
-            .into_iter()
-            .filter(|p| p.id != preset_id)
-            .map(|p| (p.id, p.name))
-            .collect();
+        // Named like rate_relation's `toward` (crate::target_names: `user (character)`).
+        let others = crate::target_names::labels(
+            crate::presets::list_open(store)?
+                .into_iter()
+                .filter(|p| p.id != preset_id)
+                .map(|p| (p.id, p.name)),
+        );
         Ok(Self {
             store,
             preset_id,

@@ -1,0 +1,135 @@
+//! The character and phone commands on the mock runtime with the real capabilities: settings
+//! edits and deletes characters and gets the core's errors for bad ones; other windows cannot;
+//! a phone window reads its own character's history in pages and nobody else's.
+
+mod support;
+
+use base64::Engine as _;
+use serde_json::json;
+use support::{assert_refused, harness, invoke, window};
+use tauri::Manager;
+use yui_core::presets;
+use yui_core::transcript::{self, Role};
+
+// Creating and importing open the new character's window; the mock runtime has no monitor to
+// place it on, so those paths are covered end to end (tests/e2e/characters.rs). Here: the checks
+// that fail before a window opens, edit, delete and the capability boundary.
+#[test]
+fn settings_edits_and_deletes_characters_and_refuses_bad_ones() {
+    let h = harness();
+    let settings = window(&h, "settings");
+    let err = invoke(
+        &settings,
+        "preset_create",
+        json!({"preset": {"name": "KAI"}}),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "invalid_input");
+    assert!(
+        err["message"].as_str().unwrap().contains("already exists"),
+        "{err}"
+    );
+
+    let edited = invoke(
+        &settings,
+        "preset_update",
+        json!({"id": "kai", "change": {"persona": "You are Kai, a cat.", "avatar": {"kind": "builtin", "palette": "slate"}}}),
+    )
+    .unwrap();
+    assert_eq!(edited["persona"], "You are Kai, a cat.");
+    assert_eq!(
+        presets::get(&h.store, "kai").unwrap().avatar["palette"],
+        "slate"
+    );
+
+    let bad = base64::engine::general_purpose::STANDARD.encode("{not json");
+    let err = invoke(&settings, "preset_import", json!({"data": bad})).unwrap_err();
+    assert!(
+        err["message"].as_str().unwrap().contains("not valid JSON"),
+        "{err}"
+    );
+    let card = json!({"spec": "chara_card_v2", "data": {"name": "Yui", "description": "again"}});
+    let dup = base64::engine::general_purpose::STANDARD.encode(card.to_string());
+    let err = invoke(&settings, "preset_import", json!({"data": dup})).unwrap_err();
+    assert!(
+        err["message"].as_str().unwrap().contains("already exists"),
+        "{err}"
+    );
+    assert_eq!(presets::list(&h.store).unwrap().len(), 2, "nothing created");
+
+    transcript::append(&h.store, "kai", Role::User, "hi", None, chrono::Utc::now()).unwrap();
+    let gone = invoke(&settings, "preset_delete", json!({"id": "kai"})).unwrap();
+    assert_eq!(gone["transcript_lines"], 1);
+    assert!(h.app.get_webview_window("pet-kai").is_none());
+    assert!(presets::get(&h.store, "kai").is_err());
+    let err = invoke(&settings, "preset_delete", json!({"id": "yui"})).unwrap_err();
+    assert_eq!(err["code"], "invalid_input", "the main character stays");
+
+    for label in ["main", "pet-kai", "quick", "phone-yui"] {
+        let w = window(&h, label);
+        for cmd in [
+            "preset_create",
+            "preset_update",
+            "preset_delete",
+            "preset_import",
+            "preset_set_main",
+        ] {
+            assert_refused(
+                &w,
+                cmd,
+                json!({"id": "yui", "preset": {"name": "X"}, "change": {}, "data": ""}),
+            );
+        }
+    }
+}
+
+#[test]
+fn a_phone_reads_its_own_history_in_pages() {
+    let h = harness();
+    for i in 0..5 {
+        transcript::append(
+            &h.store,
+            "kai",
+            Role::User,
+            &format!("k{i}"),
+            None,
+            chrono::Utc::now(),
+        )
+        .unwrap();
+    }
+    transcript::append(&h.store, "yui", Role::User, "y", None, chrono::Utc::now()).unwrap();
+    let phone = window(&h, "phone-kai");
+    let ctx = invoke(&phone, "window_context", json!({})).unwrap();
+    assert_eq!(ctx["role"], "phone");
+    assert_eq!(ctx["preset"]["id"], "kai");
+
+    let page = invoke(&phone, "phone_history", json!({"limit": 3})).unwrap();
+    let texts = |p: &serde_json::Value| -> Vec<String> {
+        p["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(texts(&page), ["k2", "k3", "k4"]);
+    assert_eq!(page["more"], true);
+    let older = invoke(
+        &phone,
+        "phone_history",
+        json!({"limit": 3, "before": page["entries"][0]["id"]}),
+    )
+    .unwrap();
+    assert_eq!(texts(&older), ["k0", "k1"]);
+    assert_eq!(older["more"], false);
+
+    // Character windows run turns but do not read history; settings neither.
+    assert_refused(&window(&h, "pet-kai"), "phone_history", json!({}));
+    assert_refused(&window(&h, "settings"), "phone_history", json!({}));
+    // A phone may not write settings.
+    assert_refused(
+        &phone,
+        "settings_set",
+        json!({"key": "yui.browser", "value": {"enabled": true}}),
+    );
+}
