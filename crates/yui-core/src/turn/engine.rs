@@ -456,6 +456,7 @@ impl<'a> Engine<'a> {
                 preset_id: req.preset_id.clone(),
                 window: req.window,
                 turn_id: req.turn_id.clone(),
+                call: Default::default(),
             },
             text: String::new(),
             response_id: None,
@@ -581,7 +582,7 @@ impl<'a> Engine<'a> {
         .await;
         let result = match parsed {
             Err(unparsed) => unparsed,
-            Ok(args) => self.run_tool(&tool, args).await?,
+            Ok(args) => self.run_tool(&tool, args, &call.call_id).await?,
         };
         self.emit(TurnEvent::ToolResult {
             call_id: call.call_id.clone(),
@@ -603,8 +604,11 @@ impl<'a> Engine<'a> {
         &self,
         tool: &Arc<dyn ClientTool>,
         args: Value,
+        call_id: &str,
     ) -> std::result::Result<ToolOutput, End> {
-        call_tool(tool, args, &self.tool_ctx, self.cancel)
+        let mut ctx = self.tool_ctx.clone();
+        ctx.call = crate::tools::CallScope::to_events(call_id, tool.name(), self.tx);
+        call_tool(tool, args, &ctx, self.cancel)
             .await
             .ok_or(End::Stopped)
     }
