@@ -505,3 +505,23 @@ async fn a_turn_calls_a_command_tool_end_to_end() {
     assert_eq!(tool_msg["content"], "hello, Kai (t1 yui call_7)");
     assert_eq!(tool_msg["tool_call_id"], "call_7");
 }
+
+#[tokio::test]
+async fn the_documented_example_works() {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/examples/command-tools");
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("bin")).unwrap();
+    std::fs::copy(docs.join("notify-desktop"), home.path().join("bin/yui-notify")).unwrap();
+    let l = config::load(&docs.join("client-tools.json"), Some(home.path()));
+    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+    let t = CommandTool::new(l.definitions[0].clone());
+    let (out, status) = call(&t, json!({"title": "Tea", "message": "It is ready."})).await;
+    assert!(
+        out == "Notification shown."
+            || out == "No notification service here; the notification was logged instead.",
+        "{out}"
+    );
+    assert_eq!(status, vec!["running notify_desktop… Tea".to_string()]);
+    let (out, _) = call(&t, json!({"title": "Tea"})).await;
+    assert!(out.starts_with("error: invalid arguments: "), "{out}");
+}
