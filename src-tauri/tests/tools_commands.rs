@@ -34,7 +34,12 @@ fn a_switch_written_through_settings_set_sends_the_switch_event() {
     )
     .unwrap();
     let via_generic = generic.lock().unwrap().last().cloned();
-    invoke(&s, "switch_set", json!({"key": "yui.browser", "enabled": true})).unwrap();
+    invoke(
+        &s,
+        "switch_set",
+        json!({"key": "yui.browser", "enabled": true}),
+    )
+    .unwrap();
     let via_dedicated = generic.lock().unwrap().last().cloned();
     assert_eq!(
         via_generic,
@@ -51,7 +56,12 @@ fn the_vocabulary_written_through_settings_set_sends_the_vocab_event() {
     let s = window(&h, "settings");
     let vocab = invoke(&s, "vocab_get", json!({})).unwrap();
     invoke(&s, "vocab_set", json!({"vocab": vocab})).unwrap();
-    invoke(&s, "settings_set", json!({"key": "yui.vocab", "value": vocab})).unwrap();
+    invoke(
+        &s,
+        "settings_set",
+        json!({"key": "yui.vocab", "value": vocab}),
+    )
+    .unwrap();
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0], seen[1]);
@@ -61,9 +71,17 @@ fn the_vocabulary_written_through_settings_set_sends_the_vocab_event() {
 fn an_unknown_key_is_refused_and_nothing_is_stored() {
     let h = harness();
     let s = window(&h, "settings");
-    let err = invoke(&s, "settings_set", json!({"key": "no.such.key", "value": 1})).unwrap_err();
+    let err = invoke(
+        &s,
+        "settings_set",
+        json!({"key": "no.such.key", "value": 1}),
+    )
+    .unwrap_err();
     assert_eq!(err["code"], "invalid_input");
-    assert!(settings::list(&h.store).unwrap().get("no.such.key").is_none());
+    assert!(settings::list(&h.store)
+        .unwrap()
+        .get("no.such.key")
+        .is_none());
 }
 
 #[test]

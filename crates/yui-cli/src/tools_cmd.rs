@@ -35,7 +35,10 @@ pub fn run(store: &Store, cmd: &ToolsCmd) -> Result<(Value, bool), CoreError> {
     match cmd {
         ToolsCmd::List => Ok((command::report(store, &loaded)?, true)),
         ToolsCmd::Check => {
-            let problems: Vec<String> = command::check(&loaded).iter().map(|d| d.to_string()).collect();
+            let problems: Vec<String> = command::check(&loaded)
+                .iter()
+                .map(|d| d.to_string())
+                .collect();
             let ok = problems.is_empty();
             Ok((
                 json!({

@@ -88,13 +88,25 @@ fn check_fails_on_any_problem() {
 #[test]
 fn tool_runs_a_configured_tool_as_a_turn_would() {
     let e = Env::new();
-    let out = e.yui(&["tool", "greet", "--args", r#"{"who":"Ann"}"#, "--preset", "kai", "--turn", "t9"]);
+    let out = e.yui(&[
+        "tool",
+        "greet",
+        "--args",
+        r#"{"who":"Ann"}"#,
+        "--preset",
+        "kai",
+        "--turn",
+        "t9",
+    ]);
     let v = json_ok(&[], &out);
     let text = v.as_str().unwrap();
     assert!(text.starts_with("hello, Ann (t9 kai call-"), "{text}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("running greet… Ann"));
     let v = e.ok(&["tool", "greet", "--args", r#"{"who":1}"#]);
-    assert_eq!(v, "error: invalid arguments: /who: 1 is not of type \"string\"");
+    assert_eq!(
+        v,
+        "error: invalid arguments: /who: 1 is not of type \"string\""
+    );
 }
 
 #[test]
@@ -105,7 +117,14 @@ fn enable_and_disable_per_character() {
     let v = e.ok(&["tools", "list"]);
     assert_eq!(v["presets"][1]["enabled"], json!(["quiet"]));
     assert_eq!(v["presets"][0]["enabled"], json!(["greet"]));
-    let out = e.yui(&["tool", "greet", "--args", r#"{"who":"x"}"#, "--preset", "kai"]);
+    let out = e.yui(&[
+        "tool",
+        "greet",
+        "--args",
+        r#"{"who":"x"}"#,
+        "--preset",
+        "kai",
+    ]);
     assert_eq!(out.status.code(), Some(1), "greet is off for kai");
 }
 
@@ -115,7 +134,13 @@ fn no_client_tools_disables_every_configured_tool() {
     let v = e.ok(&["--no-client-tools", "tools", "list"]);
     assert_eq!(v["disabled"], true);
     assert_eq!(v["presets"][0]["enabled"], json!([]));
-    let out = e.yui(&["--no-client-tools", "tool", "greet", "--args", r#"{"who":"x"}"#]);
+    let out = e.yui(&[
+        "--no-client-tools",
+        "tool",
+        "greet",
+        "--args",
+        r#"{"who":"x"}"#,
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("declares no tool named \\\"greet\\\""));
 }

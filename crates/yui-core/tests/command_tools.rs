@@ -81,7 +81,12 @@ async fn call(t: &CommandTool, args: Value) -> (String, Vec<String>) {
 }
 
 async fn misbehave(mode: &str, extra: &str) -> String {
-    let t = tool(def("misbehave", &fixture("misbehave.sh"), &[mode, extra], 5000));
+    let t = tool(def(
+        "misbehave",
+        &fixture("misbehave.sh"),
+        &[mode, extra],
+        5000,
+    ));
     call(&t, json!({})).await.0
 }
 
@@ -149,7 +154,10 @@ async fn a_hanging_tool_and_its_grandchild_are_gone_after_the_timeout() {
     assert!(started.elapsed() < Duration::from_millis(1500 + 300 + 700));
     let p = pids(&file);
     assert_eq!(p.len(), 2);
-    assert!(all_gone(&p, Duration::from_secs(2)).await, "still running: {p:?}");
+    assert!(
+        all_gone(&p, Duration::from_secs(2)).await,
+        "still running: {p:?}"
+    );
 }
 
 #[tokio::test]
@@ -163,7 +171,10 @@ async fn the_group_is_killed_even_when_the_leader_exited_first() {
     );
     let p = pids(&file);
     // The grandchild ignores SIGTERM: only the SIGKILL after the grace stops it.
-    assert!(all_gone(&p, Duration::from_secs(2)).await, "still running: {p:?}");
+    assert!(
+        all_gone(&p, Duration::from_secs(2)).await,
+        "still running: {p:?}"
+    );
 }
 
 #[tokio::test]
@@ -238,11 +249,7 @@ async fn arguments_failing_the_schema_start_no_process() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("started");
     let script = dir.path().join("touch.sh");
-    std::fs::write(
-        &script,
-        format!("#!/bin/sh\ntouch {}\n", marker.display()),
-    )
-    .unwrap();
+    std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -260,7 +267,10 @@ async fn arguments_failing_the_schema_start_no_process() {
     assert!(!marker.exists(), "no process may start");
     // Valid arguments do start it (the marker proves the check above could fail).
     let (out, _) = call(&t, json!({"who": "x"})).await;
-    assert!(out.starts_with("error: touchy exited without a ready frame"), "{out}");
+    assert!(
+        out.starts_with("error: touchy exited without a ready frame"),
+        "{out}"
+    );
     assert!(marker.exists());
 }
 
@@ -325,11 +335,18 @@ fn definitions_are_checked_entry_by_entry() {
 fn the_config_file_is_read_whole_or_reported() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("client-tools.json");
-    assert!(config::load(&path, None).diagnostics.is_empty(), "a missing file is no tools");
+    assert!(
+        config::load(&path, None).diagnostics.is_empty(),
+        "a missing file is no tools"
+    );
     std::fs::write(&path, "{ nope").unwrap();
     let l = config::load(&path, None);
     assert!(l.definitions.is_empty());
-    assert!(l.diagnostics[0].message.contains("is not valid JSON"), "{:?}", l.diagnostics);
+    assert!(
+        l.diagnostics[0].message.contains("is not valid JSON"),
+        "{:?}",
+        l.diagnostics
+    );
     std::fs::write(
         &path,
         json!({"clientTools": [def("greet", &fixture("greet.sh"), &[], 1000)]}).to_string(),
@@ -397,7 +414,10 @@ fn selection_has_three_states() {
     // Toggling from the defaults stores an explicit list.
     select::set(&h.store, "yui", &Selection::Default).unwrap();
     select::toggle(&h.store, &l, "yui", "beta", false).unwrap();
-    assert_eq!(select::get(&h.store, "yui").unwrap(), Selection::List(vec!["alpha".into()]));
+    assert_eq!(
+        select::get(&h.store, "yui").unwrap(),
+        Selection::List(vec!["alpha".into()])
+    );
     select::toggle(&h.store, &l, "yui", "alpha", false).unwrap();
     assert_eq!(select::get(&h.store, "yui").unwrap(), Selection::None);
 }
@@ -475,7 +495,12 @@ async fn a_turn_calls_a_command_tool_end_to_end() {
     ])
     .await;
     let h = Harness::new();
-    let l = Arc::new(loaded(vec![def("greet", &fixture("greet.sh"), &[], 10_000)]));
+    let l = Arc::new(loaded(vec![def(
+        "greet",
+        &fixture("greet.sh"),
+        &[],
+        10_000,
+    )]));
     let mut env = RegistryEnv::load(&h.store, "yui", WindowKind::Main).unwrap();
     env.client_tools = l;
     let reg = ToolRegistry::for_window(&env).unwrap();
@@ -483,13 +508,21 @@ async fn a_turn_calls_a_command_tool_end_to_end() {
     let tools = reg.chat_tools().unwrap();
     let last = tools.as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["function"]["name"], "greet");
-    assert_eq!(last["function"]["parameters"]["properties"]["who"]["type"], "string");
+    assert_eq!(
+        last["function"]["parameters"]["properties"]["who"]["type"],
+        "string"
+    );
     let (events, _) = h
-        .run(&h.request(&srv.base_url, Transport::ChatCompletions, "greet Kai"), &reg)
+        .run(
+            &h.request(&srv.base_url, Transport::ChatCompletions, "greet Kai"),
+            &reg,
+        )
         .await;
     assert_eq!(
         of_type(&events, "tool_status"),
-        vec![json!({"type":"tool_status","call_id":"call_7","name":"greet","status":"running greet… Kai"})]
+        vec![
+            json!({"type":"tool_status","call_id":"call_7","name":"greet","status":"running greet… Kai"})
+        ]
     );
     let results = of_type(&events, "tool_result");
     assert_eq!(results[0]["result"], "hello, Kai (t1 yui call_7)");
@@ -511,7 +544,11 @@ async fn the_documented_example_works() {
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/examples/command-tools");
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(home.path().join("bin")).unwrap();
-    std::fs::copy(docs.join("notify-desktop"), home.path().join("bin/yui-notify")).unwrap();
+    std::fs::copy(
+        docs.join("notify-desktop"),
+        home.path().join("bin/yui-notify"),
+    )
+    .unwrap();
     let l = config::load(&docs.join("client-tools.json"), Some(home.path()));
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
     let t = CommandTool::new(l.definitions[0].clone());

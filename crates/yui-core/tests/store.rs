@@ -139,7 +139,11 @@ fn settings_round_trip_and_list() {
     // An unknown key is refused and stores nothing.
     let err = settings::set(&store, "my.custom", &json!([1, "two"])).unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidInput);
-    assert!(err.message.starts_with("unknown setting key \"my.custom\""), "{}", err.message);
+    assert!(
+        err.message.starts_with("unknown setting key \"my.custom\""),
+        "{}",
+        err.message
+    );
     drop(store);
     let store = open(&paths);
     assert!(settings::switch_on(&store, settings::BROWSER).unwrap());

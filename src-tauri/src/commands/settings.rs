@@ -50,7 +50,11 @@ pub async fn settings_set<R: Runtime>(
 /// The change event of `key`, as the dedicated command sends it.
 fn announce<R: Runtime>(app: &AppHandle<R>, state: &AppState, key: &str) -> CmdResult<()> {
     if settings::SWITCHES.contains(&key) {
-        windows::emit(app, BridgeEvent::SwitchesChanged, settings::switches(&state.store)?);
+        windows::emit(
+            app,
+            BridgeEvent::SwitchesChanged,
+            settings::switches(&state.store)?,
+        );
     } else if key == settings::VOCAB {
         let vocab = yui_core::vocab::load(&state.store)?;
         windows::emit(

@@ -2,7 +2,9 @@
 //! `<OS config dir>/yui/client-tools.json` (or `$YUI_CONFIG_DIR/client-tools.json`), checked
 //! entry by entry. An invalid entry is skipped with a diagnostic; its valid siblings stay.
 
-use crate::tools::{ADDRESS_CHARACTER, BODY_ACTION, BROWSER, GENERATE_EXPRESS, LOOK, RATE_RELATION};
+use crate::tools::{
+    ADDRESS_CHARACTER, BODY_ACTION, BROWSER, GENERATE_EXPRESS, LOOK, RATE_RELATION,
+};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -142,7 +144,10 @@ pub fn load(path: &Path, home: Option<&Path>) -> Loaded {
     let root: Value = match serde_json::from_str(&text) {
         Ok(v) => v,
         Err(e) => {
-            file_problem(&mut out, format!("{} is not valid JSON: {e}", path.display()));
+            file_problem(
+                &mut out,
+                format!("{} is not valid JSON: {e}", path.display()),
+            );
             return out;
         }
     };

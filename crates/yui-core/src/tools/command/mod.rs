@@ -59,7 +59,11 @@ pub fn current() -> Arc<Loaded> {
 }
 
 /// The tools `preset_id` declares from `loaded`, in file order (none when disabled).
-pub fn tools_for(store: &Store, preset_id: &str, loaded: &Loaded) -> Result<Vec<Arc<dyn ClientTool>>> {
+pub fn tools_for(
+    store: &Store,
+    preset_id: &str,
+    loaded: &Loaded,
+) -> Result<Vec<Arc<dyn ClientTool>>> {
     if loaded.disabled {
         return Ok(Vec::new());
     }
@@ -102,7 +106,9 @@ impl CommandTool {
     ) -> String {
         let validator = match jsonschema::validator_for(&self.def.parameters) {
             Ok(v) => v,
-            Err(e) => return format!("error: invalid arguments: the tool's schema is unusable: {e}"),
+            Err(e) => {
+                return format!("error: invalid arguments: the tool's schema is unusable: {e}")
+            }
         };
         if let Err(detail) = run::check_args(&validator, args) {
             return format!("error: invalid arguments: {detail}");
@@ -111,7 +117,10 @@ impl CommandTool {
             session_id: ctx.turn_id.clone(),
             agent_id: ctx.preset_id.clone(),
             call_id: ctx.call.call_id.clone().unwrap_or_else(|| {
-                format!("call-{}", CALL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                format!(
+                    "call-{}",
+                    CALL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                )
             }),
         };
         run::run_call(&self.def, args, &ids, &ctx.call, self.cfg, cancel).await

@@ -82,8 +82,7 @@ pub enum Incoming {
 
 /// Parse one stdout line. `Err` says what is wrong, in plain words.
 pub fn parse(line: &[u8]) -> Result<Incoming, String> {
-    let v: Value =
-        serde_json::from_slice(line).map_err(|e| format!("a line is not JSON ({e})"))?;
+    let v: Value = serde_json::from_slice(line).map_err(|e| format!("a line is not JSON ({e})"))?;
     let Value::Object(obj) = v else {
         return Err("a frame is not a JSON object".into());
     };
@@ -282,7 +281,11 @@ fn presentation(obj: &Map<String, Value>) -> Result<Option<Value>, String> {
 /// The `exec.result` answer for a request.
 pub fn exec_result(request_id: &str, result: Result<Value, String>) -> Value {
     match result {
-        Ok(r) => json!({"version": VERSION, "type": "exec.result", "requestId": request_id, "ok": true, "result": r}),
-        Err(e) => json!({"version": VERSION, "type": "exec.result", "requestId": request_id, "ok": false, "error": e}),
+        Ok(r) => {
+            json!({"version": VERSION, "type": "exec.result", "requestId": request_id, "ok": true, "result": r})
+        }
+        Err(e) => {
+            json!({"version": VERSION, "type": "exec.result", "requestId": request_id, "ok": false, "error": e})
+        }
     }
 }

@@ -230,7 +230,10 @@ impl Conversation<'_> {
         let status = status.ok_or_else(|| format!("{name}: no exit status"))?;
         match (ex.phase, ex.result) {
             (Phase::AwaitReady, _) => Err(with_stderr(
-                format!("{name} exited without a ready frame ({})", exit_words(&status)),
+                format!(
+                    "{name} exited without a ready frame ({})",
+                    exit_words(&status)
+                ),
                 &ex.stderr,
             )),
             (Phase::Executing, _) | (Phase::Done, None) => Err(with_stderr(
@@ -275,7 +278,8 @@ impl Conversation<'_> {
             if ex.frames > p::MAX_FRAMES {
                 return Err(format!("{name} sent more than {} frames", p::MAX_FRAMES));
             }
-            let frame = p::parse(&line).map_err(|e| format!("{name} sent a malformed frame: {e}"))?;
+            let frame =
+                p::parse(&line).map_err(|e| format!("{name} sent a malformed frame: {e}"))?;
             self.on_frame(ex, frame, to_cmd, exec_tx)?;
         }
         Ok(())
@@ -304,7 +308,14 @@ impl Conversation<'_> {
                     .as_ref()
                     .and_then(|p| p.get("subject"))
                     .and_then(Value::as_str)
-                    .map(|s| s.lines().next().unwrap_or_default().chars().take(80).collect::<String>())
+                    .map(|s| {
+                        s.lines()
+                            .next()
+                            .unwrap_or_default()
+                            .chars()
+                            .take(80)
+                            .collect::<String>()
+                    })
                     .filter(|s| !s.trim().is_empty());
                 self.scope.report(match subject {
                     Some(s) => format!("running {name}… {s}"),

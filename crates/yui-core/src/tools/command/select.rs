@@ -71,7 +71,12 @@ fn of(all: &Value, preset_id: &str) -> Selection {
     match all.get(preset_id).and_then(Value::as_array) {
         None => Selection::Default,
         Some(l) if l.is_empty() => Selection::None,
-        Some(l) => Selection::List(l.iter().filter_map(Value::as_str).map(String::from).collect()),
+        Some(l) => Selection::List(
+            l.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect(),
+        ),
     }
 }
 
@@ -96,7 +101,9 @@ pub fn set(store: &Store, preset_id: &str, selection: &Selection) -> Result<()> 
 /// none), add or remove `name`, and store the result as an explicit list (`[]` when empty).
 pub fn toggle(store: &Store, loaded: &Loaded, preset_id: &str, name: &str, on: bool) -> Result<()> {
     if loaded.get(name).is_none() {
-        return Err(CoreError::not_found(format!("no configured client tool named {name:?}")));
+        return Err(CoreError::not_found(format!(
+            "no configured client tool named {name:?}"
+        )));
     }
     let mut names: Vec<String> = selected(loaded, &get(store, preset_id)?)
         .iter()
@@ -138,7 +145,10 @@ mod tests {
         let all = json!({"a": [], "b": ["x", "x", "Nope"]});
         assert_eq!(of(&all, "a"), Selection::None);
         assert_eq!(of(&all, "c"), Selection::Default);
-        assert_eq!(of(&all, "b"), Selection::List(vec!["x".into(), "x".into(), "Nope".into()]));
+        assert_eq!(
+            of(&all, "b"),
+            Selection::List(vec!["x".into(), "x".into(), "Nope".into()])
+        );
         assert!(validate(&json!({"a": [1]})).is_err());
         assert!(validate(&json!([])).is_err());
         assert!(validate(&json!({"a": ["n"]})).is_ok());
