@@ -27,6 +27,10 @@ const COMMANDS: &[&str] = &[
     "backend_get",
     "backend_set",
     "backend_set_key",
+    // command client tools (settings window only)
+    "tools_list",
+    "tools_reload",
+    "tools_enable",
     // turn
     "turn_start",
     "turn_stop",

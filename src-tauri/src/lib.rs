@@ -34,6 +34,8 @@ pub fn run() {
     // Kept for the life of the process: dropping it stops the log file writer.
     let _log = yui_core::logging::init(&paths.log_dir, true);
     tracing::info!(data_dir = %paths.data_dir.display(), "starting YUI");
+    // `--no-client-tools`: declare and run none of the configured command tools.
+    yui_core::tools::command::init(std::env::args().any(|a| a == "--no-client-tools"));
     match Store::open(paths.db_path()) {
         Ok(store) => run_desktop(AppState::new(store, paths)),
         Err(e) => run_fatal(&paths, e),

@@ -1,9 +1,10 @@
-// The settings window: backend, API key (write-only), characters, switches, relations slot.
+// The settings window: backend, API key (write-only), characters, switches, relations slot, tools.
 
 import { invoke } from "./ipc.js";
 import { setStatus, wirePresets, wireSwitches } from "./panels.js";
 import { mountSettings } from "./relations-panel.js";
 import { mountCharacters } from "./characters-panel.js";
+import { mountTools } from "./tools-panel.js";
 
 const backendForm = document.getElementById("backend-form");
 const keyForm = document.getElementById("key-form");
@@ -65,6 +66,7 @@ async function main() {
   }
   // After wireSwitches: the panel moves the wired Relations switch into its section.
   await mountSettings(document.getElementById("relations")).catch((err) => setStatus(err.message, true));
+  await mountTools(document.getElementById("tools")).catch((err) => setStatus(err.message, true));
 }
 
 main();

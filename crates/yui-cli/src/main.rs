@@ -10,6 +10,7 @@ mod relation_cmd;
 mod settings_cmd;
 mod tool_cmd;
 mod transcript_cmd;
+mod tools_cmd;
 mod turn_cmd;
 mod vocab_cmd;
 
@@ -29,6 +30,9 @@ struct Cli {
     /// Data dir holding the database and the logs (default: the OS data dir).
     #[arg(long, global = true, env = DATA_DIR_ENV, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// Declare and run none of the configured command client tools.
+    #[arg(long, global = true)]
+    no_client_tools: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -56,6 +60,9 @@ enum Command {
     Turn(turn_cmd::TurnArgs),
     /// Run one client tool directly and print its result.
     Tool(tool_cmd::ToolArgs),
+    /// The configured command client tools: list, check, enable/disable per character.
+    #[command(subcommand)]
+    Tools(tools_cmd::ToolsCmd),
     /// An interactive terminal conversation.
     Chat(turn_cmd::ChatArgs),
 }
@@ -80,6 +87,13 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
         Command::Transcript(args) => Out::Exit(transcript_cmd::run(&store()?, args)?),
         Command::Turn(args) => Out::Exit(turn_cmd::run_turn(paths, args)?),
         Command::Tool(args) => Out::Json(tool_cmd::run(paths, args)?),
+        Command::Tools(cmd) => match tools_cmd::run(&store()?, cmd)? {
+            (v, true) => Out::Json(v),
+            (v, false) => {
+                println!("{}", serde_json::to_string_pretty(&v)?);
+                Out::Exit(1)
+            }
+        },
         Command::Chat(args) => Out::Exit(turn_cmd::run_chat(paths, args)?),
     })
 }
@@ -112,6 +126,8 @@ fn main() -> ExitCode {
         &paths.log_dir,
         std::env::var_os(yui_core::logging::LOG_ENV).is_some(),
     );
+    // The command client tools are read once, at start (docs/command-tools.md).
+    yui_core::tools::command::init(cli.no_client_tools);
     match dispatch(&cli.command, &paths) {
         Ok(Out::Json(v)) => {
             match serde_json::to_string_pretty(&v) {

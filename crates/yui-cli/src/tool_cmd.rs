@@ -9,7 +9,7 @@ use std::sync::Arc;
 use yui_core::clock::SharedClock;
 use yui_core::paths::Paths;
 use yui_core::tools::registry::{RegistryEnv, ToolRegistry};
-use yui_core::tools::ToolContext;
+use yui_core::tools::{CallScope, ToolContext};
 use yui_core::turn::{self, CancellationToken};
 use yui_core::{CoreError, Store, SystemClock, WindowKind};
 
@@ -59,6 +59,11 @@ pub fn run(paths: &Paths, args: &ToolArgs) -> Result<Value, CoreError> {
                 clock.now().timestamp_micros()
             )
         }),
+        call: CallScope {
+            call_id: None,
+            // A configured command tool's "running …" line, on stderr (stdout is the result).
+            progress: Some(Arc::new(|status: String| eprintln!("{status}"))),
+        },
     };
     let rt = turn_cmd::runtime()?;
     let out = match turn::parse_call_arguments(&args.args) {

@@ -53,6 +53,7 @@ fn main() {
             preset_id: "yui".into(),
             window: WindowKind::Main,
             turn_id: format!("bench-{i}"),
+            call: Default::default(),
         };
         let delta = if (i / 2) % 2 == 0 { 2 } else { -2 };
         let args = serde_json::json!({

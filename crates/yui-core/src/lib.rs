@@ -12,6 +12,7 @@ pub mod logging;
 pub mod paths;
 pub mod playback;
 pub mod presets;
+pub mod process;
 pub mod relations;
 pub mod settings;
 pub mod sprites;

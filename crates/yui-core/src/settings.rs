@@ -1,5 +1,6 @@
-//! Settings: key → JSON in the `settings` table, with defaults in code. Every known key is listed
-//! in [`KNOWN`] with its default and meaning (mirrored in docs/settings.md).
+//! Settings: key → JSON in the `settings` table. Every key is declared once in [`KNOWN`] with its
+//! type, default, validation and meaning (mirrored in docs/settings.md); a key not declared there
+//! is refused, so a typo stores nothing.
 
 use crate::error::{CoreError, Result};
 use crate::store::Store;
@@ -13,53 +14,93 @@ pub const BACKEND: &str = "yui.backend";
 pub const VOCAB: &str = "yui.vocab";
 pub const VOICE: &str = "yui.voice";
 pub const TIMEOUTS: &str = "yui.timeouts";
+pub const ENABLED_CLIENT_TOOLS: &str = "yui.enabled_client_tools";
 
-/// A known key: its default and what it means.
+/// A known key, declared once: its type (as the docs and errors name it), default, validation
+/// and meaning. Add a key by adding one entry to [`KNOWN`] (and one line to docs/settings.md).
 pub struct Known {
     pub key: &'static str,
+    /// The value's shape, in words (shown by `yui settings list --known` and in errors).
+    pub kind: &'static str,
     pub default: fn() -> Value,
+    /// Refuses a value of the wrong shape; the message says what is expected.
+    pub validate: fn(&Value) -> Result<()>,
     pub doc: &'static str,
+}
+
+const SWITCH_KIND: &str = "{\"enabled\": true|false}";
+
+fn validate_switch_shape(key: &str, value: &Value) -> Result<()> {
+    if value.get("enabled").is_some_and(Value::is_boolean) {
+        Ok(())
+    } else {
+        Err(CoreError::invalid(format!(
+            "{key} must be {{\"enabled\": true|false}}"
+        )))
+    }
 }
 
 pub const KNOWN: &[Known] = &[
     Known {
         key: BROWSER,
+        kind: SWITCH_KIND,
         default: || json!({"enabled": false}),
+        validate: |v| validate_switch_shape(BROWSER, v),
         doc: "Browser tool switch: lets the model run JavaScript in ego lite. Off by default.",
     },
     Known {
         key: RELATIONS,
+        kind: SWITCH_KIND,
         default: || json!({"enabled": true}),
+        validate: |v| validate_switch_shape(RELATIONS, v),
         doc: "Relations switch: rate_relation and the relation: line. On by default.",
     },
     Known {
         key: SCREEN,
+        kind: SWITCH_KIND,
         default: || json!({"enabled": false}),
+        validate: |v| validate_switch_shape(SCREEN, v),
         doc: "Screen-capture switch: look at: screen. Off by default.",
     },
     Known {
         key: BACKEND,
+        kind: "object {base_url, model, transport, push_url}",
         default: crate::backend::default_value,
+        validate: |v| crate::backend::BackendConfig::from_value(v).map(drop),
         doc: "Model backend: base URL, model, transport (chat_completions | responses | push), push URL. The API key is never here: it is in the OS keyring (or the labelled file fallback, see backend.rs).",
     },
     Known {
         key: VOCAB,
+        kind: "object {emotions, motions, voice, selection} (docs/cue-contract.md)",
         default: crate::vocab::default_value,
+        validate: |v| crate::vocab::from_value(v).map(drop),
         doc: "Expression vocabulary: emotions, motions (reactive/ambient/broker_publish), voice engine and tag table, expression-motion selection (docs/cue-contract.md). generate_express is built from it at every turn.",
     },
     Known {
         key: VOICE,
+        kind: "{\"enabled\": true|false, \"engine\": \"speech-dispatcher\"}",
         default: crate::voice::default_value,
+        validate: |v| crate::voice::from_value(v).map(drop),
         doc: "Voice switch: speak replies through the OS speech service (speech-dispatcher on Linux). Off by default.",
     },
     Known {
         key: TIMEOUTS,
+        kind: "object {connect_secs, headers_secs, stall_secs} of whole seconds 1-3600",
         default: crate::turn::Timeouts::default_value,
+        validate: |v| crate::turn::Timeouts::validate(v).map_err(CoreError::invalid),
         doc: "How long a turn waits for the backend, in seconds: connect_secs (TCP/TLS connect, 10), headers_secs (the response headers, 120: a server loading a model is slow to answer), stall_secs (no byte of the stream, 60).",
+    },
+    Known {
+        key: ENABLED_CLIENT_TOOLS,
+        kind: "object {\"<preset id>\": [tool names]}",
+        default: crate::tools::command::select::default_value,
+        validate: crate::tools::command::select::validate,
+        doc: "Which configured command client tools each character declares (docs/command-tools.md). No entry for a preset: the definitions with defaultEnabled; a list: exactly the known names in it; []: none.",
     },
 ];
 
-fn known(key: &str) -> Option<&'static Known> {
+/// The declaration of `key`, if it is a known key.
+pub fn known(key: &str) -> Option<&'static Known> {
     KNOWN.iter().find(|k| k.key == key)
 }
 
@@ -79,7 +120,7 @@ pub fn get(store: &Store, key: &str) -> Result<Value> {
     }
 }
 
-/// Write a key. Keys of known switches must keep their shape (`{"enabled": bool}`).
+/// Write a known key after its validation. An unknown key or a bad value stores nothing.
 pub fn set(store: &Store, key: &str, value: &Value) -> Result<()> {
     validate(key, value)?;
     let text = serde_json::to_string(value)?;
@@ -94,28 +135,18 @@ pub fn set(store: &Store, key: &str, value: &Value) -> Result<()> {
     })
 }
 
-fn validate(key: &str, value: &Value) -> Result<()> {
+/// Refuse an unknown key or a value of the wrong shape.
+pub fn validate(key: &str, value: &Value) -> Result<()> {
     if key.trim().is_empty() {
         return Err(CoreError::invalid("setting key is empty"));
     }
-    if SWITCHES.contains(&key) && !value.get("enabled").is_some_and(Value::is_boolean) {
+    let Some(k) = known(key) else {
         return Err(CoreError::invalid(format!(
-            "{key} must be {{\"enabled\": true|false}}"
+            "unknown setting key {key:?}; known keys: {}",
+            KNOWN.iter().map(|k| k.key).collect::<Vec<_>>().join(", ")
         )));
-    }
-    if key == BACKEND {
-        crate::backend::BackendConfig::from_value(value)?;
-    }
-    if key == VOCAB {
-        crate::vocab::from_value(value)?;
-    }
-    if key == VOICE {
-        crate::voice::from_value(value)?;
-    }
-    if key == TIMEOUTS {
-        crate::turn::Timeouts::validate(value).map_err(CoreError::invalid)?;
-    }
-    Ok(())
+    };
+    (k.validate)(value)
 }
 
 /// A switch's state (`{"enabled": bool}`), read at the moment of the call.

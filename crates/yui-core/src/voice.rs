@@ -29,7 +29,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use tokio_util::sync::CancellationToken;
 
 /// The speech engines YUI can drive. Only speech-dispatcher today.
@@ -37,8 +36,11 @@ pub const ENGINES: &[&str] = &[SPEECH_DISPATCHER];
 pub const SPEECH_DISPATCHER: &str = "speech-dispatcher";
 /// The speech-dispatcher client program.
 pub const SPD_SAY: &str = "spd-say";
-/// errno "Text file busy" (Linux, the BSDs and macOS agree on 26).
-const ETXTBSY: i32 = 26;
+/// The most one utterance may take before `spd-say` is stopped (a hung speech service must not
+/// keep a process forever).
+const SAY_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+/// Bytes of `spd-say` output kept (only its first stderr line is reported).
+const SAY_CAPTURE: usize = 16 * 1024;
 
 /// The `yui.voice` setting: whether replies are spoken, and by which engine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -432,38 +434,20 @@ impl Speaker {
         args
     }
 
-    /// Start `spd-say`. "Text file busy" (the program is being replaced, e.g. a package upgrade,
-    /// or was just written) is retried briefly rather than losing the reply.
-    async fn spawn(&self, args: Vec<OsString>) -> std::io::Result<tokio::process::Child> {
-        let mut tries = 0;
-        loop {
-            let r = tokio::process::Command::new(&self.program)
-                .args(&args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .kill_on_drop(true)
-                .spawn();
-            match r {
-                Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 5 => {
-                    tries += 1;
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                }
-                other => return other,
-            }
-        }
-    }
-
-    /// Speak one utterance and wait until it has been spoken, or until `cancel` fires: then kill
-    /// `spd-say` and tell speech-dispatcher to cancel what it is still saying.
+    /// Speak one utterance and wait until it has been spoken, or until `cancel` fires: then stop
+    /// `spd-say` (its process group) and tell speech-dispatcher to cancel what it is still saying.
     pub async fn say(
         &self,
         text: &str,
         direction: &Direction,
         cancel: &CancellationToken,
     ) -> SpeechOutcome {
-        let mut child = match self.spawn(Self::args(text, direction)).await {
-            Ok(c) => c,
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.args(Self::args(text, direction));
+        // No deadline of its own: an utterance takes as long as it takes; the turn's stop ends it.
+        let spec = crate::process::RunSpec::new(SAY_LIMIT, SAY_CAPTURE);
+        let ran = match crate::process::run(cmd, spec, cancel).await {
+            Ok(r) => r,
             Err(e) => {
                 return SpeechOutcome::Unavailable(format!(
                     "{SPEECH_DISPATCHER}: cannot run {}: {e}",
@@ -471,44 +455,41 @@ impl Speaker {
                 ))
             }
         };
-        let mut stderr = child.stderr.take();
-        tokio::select! {
-            status = child.wait() => {
-                let mut err = String::new();
-                if let Some(s) = stderr.as_mut() {
-                    use tokio::io::AsyncReadExt;
-                    let _ = s.read_to_string(&mut err).await;
-                }
-                match status {
-                    Ok(s) if s.success() => SpeechOutcome::Spoken,
-                    Ok(s) => SpeechOutcome::Unavailable(format!(
-                        "{SPEECH_DISPATCHER}: {SPD_SAY} exited with {s}{}",
-                        first_line(&err)
-                    )),
-                    Err(e) => SpeechOutcome::Unavailable(format!("{SPEECH_DISPATCHER}: {e}")),
-                }
-            }
-            _ = cancel.cancelled() => {
-                let _ = child.kill().await;
-                self.cancel_all().await;
-                SpeechOutcome::Cancelled
-            }
+        if ran.aborted {
+            self.cancel_all().await;
+            return SpeechOutcome::Cancelled;
+        }
+        if ran.timed_out {
+            self.cancel_all().await;
+            return SpeechOutcome::Unavailable(format!(
+                "{SPEECH_DISPATCHER}: {SPD_SAY} did not finish within {} s",
+                SAY_LIMIT.as_secs()
+            ));
+        }
+        let err = String::from_utf8_lossy(&ran.stderr);
+        match ran.status {
+            Some(s) if s.success() => SpeechOutcome::Spoken,
+            Some(s) => SpeechOutcome::Unavailable(format!(
+                "{SPEECH_DISPATCHER}: {SPD_SAY} exited with {s}{}",
+                first_line(&err)
+            )),
+            None => SpeechOutcome::Unavailable(format!(
+                "{SPEECH_DISPATCHER}: {SPD_SAY} ended without a status"
+            )),
         }
     }
 
     /// `spd-say --cancel`: drop what speech-dispatcher is saying or has queued. Best effort.
     pub async fn cancel_all(&self) {
-        let run = tokio::process::Command::new(&self.program)
-            .arg("--cancel")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .status();
-        match tokio::time::timeout(std::time::Duration::from_secs(3), run).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => tracing::warn!("voice: {SPD_SAY} --cancel failed: {e}"),
-            Err(_) => tracing::warn!("voice: {SPD_SAY} --cancel did not answer within 3 s"),
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.arg("--cancel");
+        let spec = crate::process::RunSpec::new(std::time::Duration::from_secs(3), 4096);
+        match crate::process::run(cmd, spec, &CancellationToken::new()).await {
+            Ok(r) if r.timed_out => {
+                tracing::warn!("voice: {SPD_SAY} --cancel did not answer within 3 s")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("voice: {SPD_SAY} --cancel failed: {e}"),
         }
     }
 

@@ -185,6 +185,7 @@ async fn switch_off_answers_browser_is_off() {
         preset_id: "switch-off".into(),
         window: WindowKind::Main,
         turn_id: "t1".into(),
+        call: Default::default(),
     };
     let out = tool
         .call(
@@ -871,6 +872,7 @@ async fn wait_passing_in_a_turn_answers_unknown() {
         preset_id: "turn-wait-p".into(),
         window: WindowKind::Main,
         turn_id: "t1".into(),
+        call: Default::default(),
     };
     let out = yui_core::turn::call_tool(
         &tool,

@@ -202,6 +202,7 @@ impl BrowserEnv {
             preset_id: preset.into(),
             window: WindowKind::Main,
             turn_id: "t1".into(),
+            call: Default::default(),
         };
         tool.call(args, &ctx, cancel).await.expect("call")
     }
@@ -461,6 +462,7 @@ impl RelEnv {
             preset_id: "yui".into(),
             window: WindowKind::Main,
             turn_id: turn.into(),
+            call: Default::default(),
         };
         self.tool
             .call(args, &ctx, CancellationToken::new())
@@ -559,6 +561,7 @@ fn ctx(h: &Harness) -> ToolContext {
         preset_id: "yui".into(),
         window: WindowKind::Main,
         turn_id: "t1".into(),
+        call: Default::default(),
     }
 }
 

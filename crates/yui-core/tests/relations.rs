@@ -56,6 +56,7 @@ impl Env {
             preset_id: "yui".into(),
             window: WindowKind::Main,
             turn_id: turn.into(),
+            call: Default::default(),
         }
     }
     async fn call(&self, turn: &str, args: Value) -> String {
@@ -693,6 +694,7 @@ fn call_blocking(
         preset_id: "yui".into(),
         window: WindowKind::Main,
         turn_id: turn.into(),
+        call: Default::default(),
     };
     rt.block_on(tool.call(
         json!({"toward": toward, "delta": delta, "why": "three windows at once"}),

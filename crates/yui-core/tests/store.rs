@@ -136,21 +136,26 @@ fn settings_round_trip_and_list() {
     let (_d, paths) = temp();
     let store = open(&paths);
     settings::set(&store, settings::BROWSER, &json!({"enabled": true})).unwrap();
-    settings::set(&store, "my.custom", &json!([1, "two"])).unwrap();
+    // An unknown key is refused and stores nothing.
+    let err = settings::set(&store, "my.custom", &json!([1, "two"])).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidInput);
+    assert!(
+        err.message.starts_with("unknown setting key \"my.custom\""),
+        "{}",
+        err.message
+    );
     drop(store);
     let store = open(&paths);
     assert!(settings::switch_on(&store, settings::BROWSER).unwrap());
-    assert_eq!(
-        settings::get(&store, "my.custom").unwrap(),
-        json!([1, "two"])
-    );
+    assert_eq!(settings::get(&store, "my.custom").unwrap(), json!(null));
     assert_eq!(settings::get(&store, "never.set").unwrap(), json!(null));
     let all = settings::list(&store).unwrap();
     assert_eq!(all["yui.browser"], json!({"enabled": true}));
     assert_eq!(all["yui.relations"], json!({"enabled": true}));
     assert_eq!(all["yui.screen"], json!({"enabled": false}));
     assert_eq!(all["yui.backend"]["transport"], "chat_completions");
-    assert_eq!(all["my.custom"], json!([1, "two"]));
+    assert!(all.get("my.custom").is_none());
+    assert_eq!(all[settings::ENABLED_CLIENT_TOOLS], json!({}));
     let err = settings::set(&store, settings::SCREEN, &json!({"enabled": "yes"})).unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidInput);
     assert_eq!(err.message, "yui.screen must be {\"enabled\": true|false}");

@@ -170,6 +170,7 @@ fn ctx(h: &Harness) -> ToolContext {
         preset_id: "yui".into(),
         window: WindowKind::Main,
         turn_id: "t1".into(),
+        call: Default::default(),
     }
 }
 

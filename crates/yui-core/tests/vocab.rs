@@ -409,6 +409,7 @@ async fn generate_express_answers_ok_and_is_one_way() {
         preset_id: "yui".into(),
         window: WindowKind::Main,
         turn_id: "t1".into(),
+        call: Default::default(),
     };
     for args in [
         json!({"emotion_id": "happy"}),

@@ -8,6 +8,7 @@ pub mod playback;
 pub mod presets;
 pub mod relations;
 pub mod settings;
+pub mod tools;
 pub mod turn;
 pub mod vocab;
 pub mod window;
@@ -35,6 +36,9 @@ macro_rules! yui_invoke_handler {
             $crate::commands::settings::backend_get,
             $crate::commands::settings::backend_set,
             $crate::commands::settings::backend_set_key,
+            $crate::commands::tools::tools_list,
+            $crate::commands::tools::tools_reload,
+            $crate::commands::tools::tools_enable,
             $crate::commands::turn::turn_start,
             $crate::commands::turn::turn_stop,
             $crate::commands::vocab::vocab_get,

@@ -34,9 +34,36 @@ pub async fn settings_get(state: State<'_, AppState>, key: String) -> CmdResult<
     settings::get(&state.store, &key)
 }
 
+/// Write any known key (refused for an unknown one). A switch or the vocabulary written here
+/// sends the same change events as `switch_set` and `vocab_set`.
 #[tauri::command]
-pub async fn settings_set(state: State<'_, AppState>, key: String, value: Value) -> CmdResult<()> {
-    settings::set(&state.store, &key, &value)
+pub async fn settings_set<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    key: String,
+    value: Value,
+) -> CmdResult<()> {
+    settings::set(&state.store, &key, &value)?;
+    announce(&app, &state, &key)
+}
+
+/// The change event of `key`, as the dedicated command sends it.
+fn announce<R: Runtime>(app: &AppHandle<R>, state: &AppState, key: &str) -> CmdResult<()> {
+    if settings::SWITCHES.contains(&key) {
+        windows::emit(
+            app,
+            BridgeEvent::SwitchesChanged,
+            settings::switches(&state.store)?,
+        );
+    } else if key == settings::VOCAB {
+        let vocab = yui_core::vocab::load(&state.store)?;
+        windows::emit(
+            app,
+            BridgeEvent::VocabChanged,
+            yui_core::vocab::CharacterVocab::from(&vocab),
+        );
+    }
+    Ok(())
 }
 
 /// The backend settings and whether an API key is stored (never the key itself).

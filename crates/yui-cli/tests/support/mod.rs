@@ -6,14 +6,16 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// `yui --data-dir <dir>`, isolated from the machine it runs on: never a real keyring, never an
-/// inherited data dir or log filter.
+/// inherited data dir or log filter, never the user's command client tools (an empty config dir
+/// inside `dir` unless a test sets `YUI_CONFIG_DIR` itself).
 pub fn yui_command(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_yui"));
     cmd.arg("--data-dir")
         .arg(dir)
         .env("YUI_KEYRING", "off")
         .env_remove("YUI_DATA_DIR")
-        .env_remove("YUI_LOG");
+        .env_remove("YUI_LOG")
+        .env("YUI_CONFIG_DIR", dir.join("config"));
     cmd
 }
 

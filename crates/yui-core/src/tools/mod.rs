@@ -3,6 +3,7 @@
 
 pub mod address;
 pub mod browser;
+pub mod command;
 pub mod express;
 pub mod registry;
 pub mod relation;
@@ -80,6 +81,49 @@ pub struct ToolContext {
     pub window: WindowKind,
     /// Id of the turn in flight (per-turn rules key on it).
     pub turn_id: String,
+    /// The call in flight, when the caller knows it (the turn engine does).
+    pub call: CallScope,
+}
+
+/// Reports a running call's status line ("running notify_desktop…") to whoever shows it.
+pub type ProgressFn = std::sync::Arc<dyn Fn(String) + Send + Sync>;
+
+/// What a caller may tell a tool about one call. `Default` is "nothing known".
+#[derive(Clone, Default)]
+pub struct CallScope {
+    /// The model's call id.
+    pub call_id: Option<String>,
+    /// Where the tool's status goes (the turn engine sends it as `TurnEvent::ToolStatus`).
+    pub progress: Option<ProgressFn>,
+}
+
+impl CallScope {
+    /// A call of a turn: its status lines go out as `TurnEvent::ToolStatus` on `tx` (dropped when
+    /// the reader lags: a status line is not worth stalling the call for).
+    pub fn to_events(
+        call_id: &str,
+        name: &str,
+        tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
+    ) -> Self {
+        let (id, name, tx) = (call_id.to_string(), name.to_string(), tx.clone());
+        Self {
+            call_id: Some(call_id.to_string()),
+            progress: Some(std::sync::Arc::new(move |status| {
+                let _ = tx.try_send(crate::turn::TurnEvent::ToolStatus {
+                    call_id: Some(id.clone()),
+                    name: name.clone(),
+                    status,
+                });
+            })),
+        }
+    }
+
+    /// Report a status line, if anyone listens.
+    pub fn report(&self, status: impl Into<String>) {
+        if let Some(p) = &self.progress {
+            p(status.into());
+        }
+    }
 }
 
 #[async_trait]

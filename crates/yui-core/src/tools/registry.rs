@@ -4,7 +4,9 @@
 //! Order: generate_express first (when the vocabulary is not empty), then the tools the window
 //! hands over — main: rate_relation, address_character, browser, body_action, look; a pet window
 //! under Tauri: rate_relation, address_character, browser; the browser build: rate_relation,
-//! address_character; the phone window: none.
+//! address_character; the phone window: none. Then, in the main and pet windows only, the
+//! configured command client tools the character selected ([`super::command`]), in file order —
+//! the same in every switch state.
 //!
 //! [`ToolRegistry::for_window`] builds the list from current state (vocabulary, open presets) at
 //! every turn. Wiring a tool is one line in [`executor`] (or [`generate_express`]).
@@ -42,6 +44,13 @@ pub struct RegistryEnv<'a> {
     /// (id, name) of the other presets open now: targets of rate_relation / address_character.
     pub others: Vec<(String, String)>,
     pub state: Arc<TurnToolState>,
+    /// The configured command tools (the ones read last, see [`super::command::current`]).
+    pub client_tools: Arc<super::command::Loaded>,
+}
+
+/// Whether a window kind declares configured command tools.
+pub fn declares_client_tools(kind: WindowKind) -> bool {
+    matches!(kind, WindowKind::Main | WindowKind::Pet)
 }
 
 impl<'a> RegistryEnv<'a> {
@@ -60,6 +69,7 @@ impl<'a> RegistryEnv<'a> {
             window,
             others,
             state: Arc::default(),
+            client_tools: super::command::current(),
         })
     }
 }
@@ -130,6 +140,13 @@ impl ToolRegistry {
                     )))
                 }
             }
+        }
+        if declares_client_tools(env.window) {
+            tools.extend(super::command::tools_for(
+                env.store,
+                env.preset_id,
+                &env.client_tools,
+            )?);
         }
         Self::from_tools(tools, env.state.clone())
     }

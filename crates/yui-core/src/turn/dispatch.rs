@@ -227,7 +227,7 @@ impl<'a> Dispatch<'a> {
         .await;
         let result = match parsed {
             Err(unparsed) => unparsed,
-            Ok(args) => self.run_tool(&tool, args).await?,
+            Ok(args) => self.run_tool(&tool, args, &call.call_id).await?,
         };
         self.emit(TurnEvent::ToolResult {
             call_id: call.call_id.clone(),
@@ -279,8 +279,16 @@ impl<'a> Dispatch<'a> {
         }
     }
 
-    async fn run_tool(&self, tool: &Arc<dyn ClientTool>, args: Value) -> Result<ToolOutput, End> {
-        call_tool(tool, args, &self.tool_ctx, self.cancel)
+    async fn run_tool(
+        &self,
+        tool: &Arc<dyn ClientTool>,
+        args: Value,
+        call_id: &str,
+    ) -> Result<ToolOutput, End> {
+        // The call's status lines (a command tool's `ready.presentation`) go out as tool status.
+        let mut ctx = self.tool_ctx.clone();
+        ctx.call = crate::tools::CallScope::to_events(call_id, tool.name(), self.tx);
+        call_tool(tool, args, &ctx, self.cancel)
             .await
             .ok_or(End::Stopped)
     }

@@ -285,6 +285,7 @@ pub(crate) fn tool_context(deps: &TurnDeps, req: &TurnRequest) -> ToolContext {
         preset_id: req.preset_id.clone(),
         window: req.window,
         turn_id: req.turn_id.clone(),
+        call: Default::default(),
     }
 }
 

@@ -18,15 +18,16 @@ pub mod shots;
 
 use super::{ClientTool, Switch, ToolContext, ToolError, ToolOutput, BROWSER};
 use crate::error::CoreError;
+use crate::process;
 use crate::settings;
 use crate::store::Store;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdout, Command};
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
@@ -235,8 +236,9 @@ impl BrowserTool {
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        own_process_group(&mut cmd);
-        let child = match cmd.spawn() {
+        // The CLI does not stop the script when it dies alone: its own group lets the backstop
+        // kill everything it started.
+        let child = match process::spawn(&mut cmd).await {
             Ok(c) => c,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&folder);
@@ -266,30 +268,26 @@ impl BrowserTool {
             return NOT_FOUND.into();
         };
         let mut cmd = Command::new(&cli);
-        cmd.arg("skill")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        own_process_group(&mut cmd);
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
+        cmd.arg("skill");
+        let mut spec = process::RunSpec::new(t.backstop, GUIDE_MAX);
+        spec.grace = Duration::ZERO;
+        spec.drain = t.drain;
+        let ran = match process::run(cmd, spec, &cancel).await {
+            Ok(r) => r,
             Err(e) => return format!("error: ego-browser failed to start: {e}").into(),
         };
-        let backstop_at = Instant::now() + t.backstop;
-        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let mut to_out = |b: &[u8]| push_bounded(&mut out, b, GUIDE_MAX);
-        let mut to_err = |b: &[u8]| push_bounded(&mut err, b, SKILL_STDERR_MAX);
-        let ended = tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            e = drive(&mut child, stdout, &mut to_out, stderr, &mut to_err, backstop_at, t.drain) => Some(e),
-        };
-        let Some(ended) = ended else {
-            // The guide only reads: nothing is lost by stopping it with the turn.
-            kill_tree(&mut child);
+        // The guide only reads: nothing is lost by stopping it with the turn.
+        if ran.aborted {
             return TURN_STOPPED.into();
+        }
+        let (out, err, status) = (
+            ran.stdout,
+            ran.stderr[..ran.stderr.len().min(SKILL_STDERR_MAX)].to_vec(),
+            ran.status,
+        );
+        let ended = process::Ended {
+            status,
+            killed: ran.timed_out,
         };
         if ended.killed {
             return SKILL_TIMED_OUT.into();
@@ -313,7 +311,7 @@ impl BrowserTool {
 /// The background half of a run: feed stdin, read stderr, enforce the backstop, collect the
 /// screenshots, build the result.
 async fn finish_run(
-    mut child: Child,
+    (mut child, group): (Child, process::Group),
     script: String,
     folder: PathBuf,
     backstop_at: Instant,
@@ -329,13 +327,15 @@ async fn finish_run(
     let stderr = child.stderr.take();
     let mut capture = result::Capture::default();
     let mut to_capture = |b: &[u8]| capture.push(b);
-    let ended = drive(
+    let ended = process::drive(
         &mut child,
+        group,
         stderr,
         &mut to_capture,
         None::<ChildStdout>,
         &mut |_: &[u8]| {},
         backstop_at,
+        Duration::ZERO,
         drain,
     )
     .await;
@@ -374,104 +374,6 @@ async fn collect_shots(folder: PathBuf) -> shots::Shots {
             shots::Shots::default()
         }
     }
-}
-
-/// How a child ended.
-struct Ended {
-    status: Option<ExitStatus>,
-    /// The backstop killed it.
-    killed: bool,
-}
-
-/// Reads the child's pipes into the sinks until it has exited and the pipes are closed (or
-/// `drain` after the exit), killing its process group at `backstop_at`.
-async fn drive<A, B>(
-    child: &mut Child,
-    mut a: Option<A>,
-    sink_a: &mut (dyn FnMut(&[u8]) + Send),
-    mut b: Option<B>,
-    sink_b: &mut (dyn FnMut(&[u8]) + Send),
-    backstop_at: Instant,
-    drain: Duration,
-) -> Ended
-where
-    A: AsyncRead + Unpin,
-    B: AsyncRead + Unpin,
-{
-    let mut buf_a = vec![0u8; 16 * 1024];
-    let mut buf_b = vec![0u8; 16 * 1024];
-    let mut status = None;
-    let mut exited = false;
-    let mut killed = false;
-    let mut drain_until: Option<Instant> = None;
-    loop {
-        if exited && a.is_none() && b.is_none() {
-            break;
-        }
-        tokio::select! {
-            r = read_some(&mut a, &mut buf_a), if a.is_some() => match r {
-                Ok(n) if n > 0 => sink_a(&buf_a[..n]),
-                _ => a = None,
-            },
-            r = read_some(&mut b, &mut buf_b), if b.is_some() => match r {
-                Ok(n) if n > 0 => sink_b(&buf_b[..n]),
-                _ => b = None,
-            },
-            s = child.wait(), if !exited => {
-                exited = true;
-                status = s.ok();
-                drain_until = Some(Instant::now() + drain);
-            },
-            () = sleep_until(backstop_at), if !exited && !killed => {
-                kill_tree(child);
-                killed = true;
-            },
-            () = sleep_until(drain_until.unwrap_or(backstop_at)), if drain_until.is_some() => break,
-        }
-    }
-    Ended { status, killed }
-}
-
-async fn read_some<R: AsyncRead + Unpin>(
-    r: &mut Option<R>,
-    buf: &mut [u8],
-) -> std::io::Result<usize> {
-    match r {
-        Some(r) => r.read(buf).await,
-        None => std::future::pending().await,
-    }
-}
-
-fn push_bounded(v: &mut Vec<u8>, bytes: &[u8], max: usize) {
-    let room = max.saturating_sub(v.len());
-    v.extend_from_slice(&bytes[..bytes.len().min(room)]);
-}
-
-/// Spawn the CLI as the leader of its own process group, so the backstop can kill everything it
-/// started (the CLI does not stop the script when it dies alone).
-fn own_process_group(cmd: &mut Command) {
-    #[cfg(unix)]
-    cmd.process_group(0);
-    #[cfg(not(unix))]
-    let _ = cmd;
-}
-
-/// Kills the child's whole process group (the child itself elsewhere).
-fn kill_tree(child: &mut Child) {
-    #[cfg(unix)]
-    if let Some(pgid) = child
-        .id()
-        .and_then(|p| i32::try_from(p).ok())
-        .filter(|&p| p > 1)
-    {
-        // SAFETY: kill(2) has no memory effects; a negative pid addresses the process group the
-        // CLI leads (spawned with process_group(0)), and the child is not yet reaped, so the id
-        // is still ours.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-    }
-    let _ = child.start_kill();
 }
 
 /// The tool description: the contract's points, each word for word as a `• ` line in the

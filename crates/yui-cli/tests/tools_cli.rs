@@ -1,0 +1,157 @@
+//! `yui tools list|check|enable|disable`, `yui tool <command tool>` and `--no-client-tools`, as
+//! real processes with a real config file and the Bash + jq fixture tool.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use support::{json_ok, yui_command};
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    /// A data dir, a home holding `bin/greet`, and a config defining greet (path from home),
+    /// quiet (a bare name on PATH, defaultEnabled false) and a colliding `look`.
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("home/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../yui-core/tests/fixtures/command_tools/greet.sh");
+        std::fs::copy(&fixture, bin.join("greet")).unwrap();
+        let schema = json!({"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]});
+        let config = json!({"clientTools": [
+            {"name": "greet", "defaultEnabled": true, "description": "Greets.", "parameters": schema, "command": "./bin/greet", "executionTimeoutMs": 10000},
+            {"name": "quiet", "defaultEnabled": false, "description": "Nothing.", "parameters": {"type": "object"}, "command": "yui-no-such-program"},
+            {"name": "look", "defaultEnabled": true, "description": "Collides.", "parameters": {"type": "object"}, "command": "x"},
+        ]});
+        std::fs::create_dir_all(dir.path().join("cfg")).unwrap();
+        std::fs::write(dir.path().join("cfg/client-tools.json"), config.to_string()).unwrap();
+        Self { dir }
+    }
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+    fn yui(&self, args: &[&str]) -> Output {
+        yui_command(&self.dir.path().join("data"))
+            .args(args)
+            .env("YUI_CONFIG_DIR", self.dir.path().join("cfg"))
+            .env("HOME", self.home())
+            .output()
+            .expect("spawn yui")
+    }
+    fn ok(&self, args: &[&str]) -> Value {
+        json_ok(args, &self.yui(args))
+    }
+}
+
+#[test]
+fn list_shows_definitions_diagnostics_and_selection() {
+    let e = Env::new();
+    let v = e.ok(&["tools", "list"]);
+    let names: Vec<&str> = v["definitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["greet", "quiet"]);
+    assert_eq!(
+        v["definitions"][0]["program"],
+        e.home().join("bin/greet").to_str().unwrap()
+    );
+    assert_eq!(v["definitions"][0]["enabledFor"], json!(["yui", "kai"]));
+    assert_eq!(
+        v["definitions"][1]["diagnostics"],
+        json!(["yui-no-such-program: not found on PATH"])
+    );
+    assert_eq!(
+        v["diagnostics"][0],
+        "clientTools[2] (look): \"look\" is the name of a built-in tool"
+    );
+    assert_eq!(v["presets"][0]["enabled"], json!(["greet"]));
+}
+
+#[test]
+fn check_fails_on_any_problem() {
+    let e = Env::new();
+    let out = e.yui(&["tools", "check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 2, "{v}");
+}
+
+#[test]
+fn tool_runs_a_configured_tool_as_a_turn_would() {
+    let e = Env::new();
+    let out = e.yui(&[
+        "tool",
+        "greet",
+        "--args",
+        r#"{"who":"Ann"}"#,
+        "--preset",
+        "kai",
+        "--turn",
+        "t9",
+    ]);
+    let v = json_ok(&[], &out);
+    let text = v.as_str().unwrap();
+    assert!(text.starts_with("hello, Ann (t9 kai call-"), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("running greet… Ann"));
+    let v = e.ok(&["tool", "greet", "--args", r#"{"who":1}"#]);
+    assert_eq!(
+        v,
+        "error: invalid arguments: /who: 1 is not of type \"string\""
+    );
+}
+
+#[test]
+fn enable_and_disable_per_character() {
+    let e = Env::new();
+    e.ok(&["tools", "disable", "greet", "--preset", "kai"]);
+    e.ok(&["tools", "enable", "quiet", "--preset", "kai"]);
+    let v = e.ok(&["tools", "list"]);
+    assert_eq!(v["presets"][1]["enabled"], json!(["quiet"]));
+    assert_eq!(v["presets"][0]["enabled"], json!(["greet"]));
+    let out = e.yui(&[
+        "tool",
+        "greet",
+        "--args",
+        r#"{"who":"x"}"#,
+        "--preset",
+        "kai",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "greet is off for kai");
+}
+
+#[test]
+fn no_client_tools_disables_every_configured_tool() {
+    let e = Env::new();
+    let v = e.ok(&["--no-client-tools", "tools", "list"]);
+    assert_eq!(v["disabled"], true);
+    assert_eq!(v["presets"][0]["enabled"], json!([]));
+    let out = e.yui(&[
+        "--no-client-tools",
+        "tool",
+        "greet",
+        "--args",
+        r#"{"who":"x"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("declares no tool named \\\"greet\\\""));
+}
+
+#[test]
+fn an_unknown_settings_key_is_refused_and_nothing_is_stored() {
+    let e = Env::new();
+    let out = e.yui(&["settings", "set", "no.such.key", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown setting key"));
+    let all = e.ok(&["settings", "list"]);
+    assert!(all.get("no.such.key").is_none(), "{all}");
+    assert_eq!(all["yui.enabled_client_tools"], json!({}));
+}

@@ -1,0 +1,351 @@
+//! The one process runner: every child process YUI starts (the browser tool's `ego-browser`, the
+//! voice's `spd-say`, command client tools and their `exec` requests) goes through here.
+//!
+//! A child is spawned as the leader of its own process group ([`spawn`]), so everything it starts
+//! can be stopped with it; its pipes are read into bounded sinks ([`drive`], [`run`]); a deadline
+//! or a cancellation stops the whole group ([`Group::terminate`]: `SIGTERM`, then `SIGKILL` after a
+//! grace period, even when the leader has already exited).
+
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::time::{sleep_until, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// errno "Text file busy" (Linux, the BSDs and macOS agree on 26).
+const ETXTBSY: i32 = 26;
+
+/// The grace between `SIGTERM` and `SIGKILL` when a caller has no reason to pick another.
+pub const DEFAULT_GRACE: Duration = Duration::from_millis(500);
+
+/// A spawned child's process group, recorded at spawn (the leader's pid is the group id), so the
+/// group can be signalled after the leader has exited and been reaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Group {
+    pgid: Option<i32>,
+}
+
+impl Group {
+    /// The group a child spawned by [`spawn`] leads.
+    pub fn of(child: &Child) -> Self {
+        Self {
+            pgid: child
+                .id()
+                .and_then(|p| i32::try_from(p).ok())
+                .filter(|&p| p > 1),
+        }
+    }
+
+    pub fn id(&self) -> Option<i32> {
+        self.pgid
+    }
+
+    /// Send `sig` to every process of the group. `false` when none is left (or no group).
+    pub fn signal(&self, sig: i32) -> bool {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid {
+            // SAFETY: kill(2) has no memory effects; a negative pid addresses the process group
+            // the child leads (it was spawned with process_group(0)).
+            return unsafe { libc::kill(-pgid, sig) } == 0;
+        }
+        let _ = sig;
+        false
+    }
+
+    /// Whether any process of the group is still there (zombies count until reaped).
+    pub fn alive(&self) -> bool {
+        self.signal(0)
+    }
+
+    /// `SIGKILL` to the whole group, now.
+    pub fn kill_now(&self) {
+        #[cfg(unix)]
+        self.signal(libc::SIGKILL);
+    }
+
+    /// `SIGTERM` to the group, then `SIGKILL` to it once `grace` has passed unless the group is
+    /// gone by then. A zero grace kills at once.
+    pub async fn terminate(&self, grace: Duration) {
+        #[cfg(unix)]
+        {
+            if grace.is_zero() {
+                self.kill_now();
+                return;
+            }
+            if !self.signal(libc::SIGTERM) {
+                return;
+            }
+            let until = Instant::now() + grace;
+            while Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                if !self.alive() {
+                    return;
+                }
+            }
+            self.kill_now();
+        }
+        #[cfg(not(unix))]
+        let _ = grace;
+    }
+}
+
+/// Make `cmd` start as the leader of a new process group.
+pub fn own_group(cmd: &mut Command) {
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(not(unix))]
+    let _ = cmd;
+}
+
+/// Spawn `cmd` in a new process group (killed on drop). "Text file busy" (the program is being
+/// replaced, e.g. a package upgrade, or was just written) is retried briefly.
+pub async fn spawn(cmd: &mut Command) -> std::io::Result<(Child, Group)> {
+    own_group(cmd);
+    cmd.kill_on_drop(true);
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 5 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => return Err(e),
+            Ok(child) => {
+                let group = Group::of(&child);
+                return Ok((child, group));
+            }
+        }
+    }
+}
+
+/// How a driven child ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Ended {
+    pub status: Option<ExitStatus>,
+    /// The deadline passed and the group was stopped.
+    pub killed: bool,
+}
+
+/// Reads two of the child's pipes into the sinks until it has exited and the pipes are closed (or
+/// `drain` after the exit: a process it launched may hold a pipe open), stopping its group at
+/// `deadline` (with `grace`, see [`Group::terminate`]).
+#[allow(clippy::too_many_arguments)]
+pub async fn drive<A, B>(
+    child: &mut Child,
+    group: Group,
+    mut a: Option<A>,
+    sink_a: &mut (dyn FnMut(&[u8]) + Send),
+    mut b: Option<B>,
+    sink_b: &mut (dyn FnMut(&[u8]) + Send),
+    deadline: Instant,
+    grace: Duration,
+    drain: Duration,
+) -> Ended
+where
+    A: AsyncRead + Unpin,
+    B: AsyncRead + Unpin,
+{
+    let mut buf_a = vec![0u8; 16 * 1024];
+    let mut buf_b = vec![0u8; 16 * 1024];
+    let mut status = None;
+    let mut exited = false;
+    let mut killed = false;
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        if exited && a.is_none() && b.is_none() {
+            break;
+        }
+        tokio::select! {
+            r = read_some(&mut a, &mut buf_a), if a.is_some() => match r {
+                Ok(n) if n > 0 => sink_a(&buf_a[..n]),
+                _ => a = None,
+            },
+            r = read_some(&mut b, &mut buf_b), if b.is_some() => match r {
+                Ok(n) if n > 0 => sink_b(&buf_b[..n]),
+                _ => b = None,
+            },
+            s = child.wait(), if !exited => {
+                exited = true;
+                status = s.ok();
+                drain_until = Some(Instant::now() + drain);
+            },
+            () = sleep_until(deadline), if !exited && !killed => {
+                killed = true;
+                group.terminate(grace).await;
+                let _ = child.start_kill();
+            },
+            () = sleep_until(drain_until.unwrap_or(deadline)), if drain_until.is_some() => break,
+        }
+    }
+    Ended { status, killed }
+}
+
+/// Read from an optional pipe; a missing one never answers.
+pub async fn read_some<R: AsyncRead + Unpin>(
+    r: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match r {
+        Some(r) => r.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Append what fits under `max`; `true` when something was cut.
+pub fn push_bounded(v: &mut Vec<u8>, bytes: &[u8], max: usize) -> bool {
+    let room = max.saturating_sub(v.len());
+    v.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    bytes.len() > room
+}
+
+/// What [`run`] does with a child.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// Written to stdin, which is then closed; `None`: stdin is `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    /// Most bytes kept of stdout, of stderr, and of both interleaved (`combined`) each.
+    pub max_capture: usize,
+    /// Stop the group at this instant.
+    pub deadline: Instant,
+    /// Between `SIGTERM` and `SIGKILL`.
+    pub grace: Duration,
+    /// How long pipes may still be read after the child exited.
+    pub drain: Duration,
+}
+
+impl RunSpec {
+    pub fn new(timeout: Duration, max_capture: usize) -> Self {
+        Self {
+            stdin: None,
+            max_capture,
+            deadline: Instant::now() + timeout,
+            grace: DEFAULT_GRACE,
+            drain: Duration::from_millis(200),
+        }
+    }
+}
+
+/// What [`run`] saw.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    pub status: Option<ExitStatus>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// stdout and stderr in the order they arrived.
+    pub combined: Vec<u8>,
+    /// Some output was cut at `max_capture`.
+    pub truncated: bool,
+    /// The deadline stopped it.
+    pub timed_out: bool,
+    /// The cancellation stopped it.
+    pub aborted: bool,
+}
+
+impl Captured {
+    pub fn exit_code(&self) -> Option<i32> {
+        self.status.and_then(|s| s.code())
+    }
+
+    /// The signal that ended the child, if one did.
+    pub fn signal(&self) -> Option<i32> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            self.status.and_then(|s| s.signal())
+        }
+        #[cfg(not(unix))]
+        None
+    }
+
+    pub fn success(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+}
+
+/// Run `cmd` to the end in its own group with bounded capture, a deadline and cancellation (both
+/// stop the whole group: `SIGTERM`, then `SIGKILL` after `spec.grace`). `Err` only when it could
+/// not start.
+pub async fn run(
+    mut cmd: Command,
+    spec: RunSpec,
+    cancel: &CancellationToken,
+) -> std::io::Result<Captured> {
+    cmd.stdin(if spec.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let (mut child, group) = spawn(&mut cmd).await?;
+    // Written from its own task: a child that does not read stdin must not stall the deadline.
+    let writer = match (child.stdin.take(), spec.stdin) {
+        (Some(mut w), Some(bytes)) => Some(tokio::spawn(async move {
+            let _ = w.write_all(&bytes).await;
+            let _ = w.shutdown().await;
+        })),
+        _ => None,
+    };
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    let cap = std::sync::Mutex::new(Captured::default());
+    let max = spec.max_capture;
+    let sink = |which: u8, b: &[u8]| {
+        let mut c = cap.lock().unwrap_or_else(|p| p.into_inner());
+        let cut = if which == 0 {
+            push_bounded(&mut c.stdout, b, max)
+        } else {
+            push_bounded(&mut c.stderr, b, max)
+        };
+        let cut_all = push_bounded(&mut c.combined, b, max);
+        c.truncated |= cut || cut_all;
+    };
+    let mut sink_out = |b: &[u8]| sink(0, b);
+    let mut sink_err = |b: &[u8]| sink(1, b);
+    let ended = tokio::select! {
+        biased;
+        () = cancel.cancelled() => None,
+        e = drive(&mut child, group, out, &mut sink_out, err, &mut sink_err, spec.deadline, spec.grace, spec.drain) => Some(e),
+    };
+    if let Some(w) = writer {
+        w.abort();
+    }
+    let mut c = cap.into_inner().unwrap_or_else(|p| p.into_inner());
+    match ended {
+        None => {
+            c.aborted = true;
+            group.terminate(spec.grace).await;
+            let _ = child.start_kill();
+            c.status = child.try_wait().ok().flatten();
+        }
+        Some(e) => {
+            c.status = e.status;
+            c.timed_out = e.killed;
+        }
+    }
+    Ok(c)
+}
+
+/// A signal number's name (`SIGTERM`), for results that report how a child ended.
+pub fn signal_name(sig: i32) -> String {
+    #[cfg(unix)]
+    {
+        let name = match sig {
+            libc::SIGHUP => "SIGHUP",
+            libc::SIGINT => "SIGINT",
+            libc::SIGQUIT => "SIGQUIT",
+            libc::SIGABRT => "SIGABRT",
+            libc::SIGKILL => "SIGKILL",
+            libc::SIGSEGV => "SIGSEGV",
+            libc::SIGPIPE => "SIGPIPE",
+            libc::SIGALRM => "SIGALRM",
+            libc::SIGTERM => "SIGTERM",
+            libc::SIGUSR1 => "SIGUSR1",
+            libc::SIGUSR2 => "SIGUSR2",
+            _ => return format!("SIG{sig}"),
+        };
+        name.to_string()
+    }
+    #[cfg(not(unix))]
+    format!("SIG{sig}")
+}

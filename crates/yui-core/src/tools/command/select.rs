@@ -1,0 +1,156 @@
+//! Which configured command tools a character declares: the `yui.enabled_client_tools` setting,
+//! `{"<preset id>": [names…]}`. A preset with no entry declares the definitions with
+//! `defaultEnabled: true`; a non-empty array, exactly the known names in it (unknown ones ignored,
+//! repeats once); `[]`, none. Names match exactly, case-sensitively.
+
+use super::config::{Definition, Loaded};
+use crate::error::{CoreError, Result};
+use crate::settings;
+use crate::store::Store;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// One character's selection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// No entry: `defaultEnabled` decides.
+    Default,
+    /// A non-empty list of names.
+    List(Vec<String>),
+    /// `[]`: none.
+    None,
+}
+
+impl Selection {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::List(_) => "list",
+            Self::None => "none",
+        }
+    }
+    pub fn list(&self) -> Option<&[String]> {
+        match self {
+            Self::List(l) => Some(l),
+            Self::None => Some(&[]),
+            Self::Default => None,
+        }
+    }
+}
+
+/// The default value of the setting: no entries.
+pub fn default_value() -> Value {
+    Value::Object(Map::new())
+}
+
+/// Check a value of the setting: an object of preset id → array of strings.
+pub fn validate(value: &Value) -> Result<()> {
+    let bad = || {
+        CoreError::invalid(format!(
+            "{} must be {{\"<preset id>\": [\"tool name\", …]}}",
+            settings::ENABLED_CLIENT_TOOLS
+        ))
+    };
+    let obj = value.as_object().ok_or_else(bad)?;
+    for v in obj.values() {
+        let list = v.as_array().ok_or_else(bad)?;
+        if !list.iter().all(Value::is_string) {
+            return Err(bad());
+        }
+    }
+    Ok(())
+}
+
+/// `preset_id`'s selection now.
+pub fn get(store: &Store, preset_id: &str) -> Result<Selection> {
+    let all = settings::get(store, settings::ENABLED_CLIENT_TOOLS)?;
+    Ok(of(&all, preset_id))
+}
+
+fn of(all: &Value, preset_id: &str) -> Selection {
+    match all.get(preset_id).and_then(Value::as_array) {
+        None => Selection::Default,
+        Some(l) if l.is_empty() => Selection::None,
+        Some(l) => Selection::List(
+            l.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect(),
+        ),
+    }
+}
+
+/// Store `preset_id`'s selection (`Default` removes its entry).
+pub fn set(store: &Store, preset_id: &str, selection: &Selection) -> Result<()> {
+    let mut all = settings::get(store, settings::ENABLED_CLIENT_TOOLS)?;
+    let obj = all
+        .as_object_mut()
+        .ok_or_else(|| CoreError::invalid("the stored selection is not an object"))?;
+    match selection.list() {
+        None => {
+            obj.remove(preset_id);
+        }
+        Some(l) => {
+            obj.insert(preset_id.to_string(), Value::from(l.to_vec()));
+        }
+    }
+    settings::set(store, settings::ENABLED_CLIENT_TOOLS, &all)
+}
+
+/// Turn one tool on or off for a character: from its current selection (the defaults when it has
+/// none), add or remove `name`, and store the result as an explicit list (`[]` when empty).
+pub fn toggle(store: &Store, loaded: &Loaded, preset_id: &str, name: &str, on: bool) -> Result<()> {
+    if loaded.get(name).is_none() {
+        return Err(CoreError::not_found(format!(
+            "no configured client tool named {name:?}"
+        )));
+    }
+    let mut names: Vec<String> = selected(loaded, &get(store, preset_id)?)
+        .iter()
+        .map(|d| d.name.clone())
+        .filter(|n| n != name)
+        .collect();
+    if on {
+        names.push(name.to_string());
+    }
+    let sel = if names.is_empty() {
+        Selection::None
+    } else {
+        Selection::List(names)
+    };
+    set(store, preset_id, &sel)
+}
+
+/// The definitions a selection picks, in file order.
+pub fn selected(loaded: &Loaded, selection: &Selection) -> Vec<Arc<Definition>> {
+    loaded
+        .definitions
+        .iter()
+        .filter(|d| match selection {
+            Selection::Default => d.default_enabled,
+            Selection::List(names) => names.iter().any(|n| n == &d.name),
+            Selection::None => false,
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn three_states() {
+        let all = json!({"a": [], "b": ["x", "x", "Nope"]});
+        assert_eq!(of(&all, "a"), Selection::None);
+        assert_eq!(of(&all, "c"), Selection::Default);
+        assert_eq!(
+            of(&all, "b"),
+            Selection::List(vec!["x".into(), "x".into(), "Nope".into()])
+        );
+        assert!(validate(&json!({"a": [1]})).is_err());
+        assert!(validate(&json!([])).is_err());
+        assert!(validate(&json!({"a": ["n"]})).is_ok());
+    }
+}
