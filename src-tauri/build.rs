@@ -19,6 +19,11 @@ const COMMANDS: &[&str] = &[
     "backend_get",
     "backend_set",
     "backend_set_key",
+    // backend helpers (settings window) and the first-run greeting (main window)
+    "backend_find",
+    "backend_models",
+    "backend_test",
+    "first_run",
     // turn
     "turn_start",
     "turn_stop",

@@ -8,6 +8,7 @@
 mod browser;
 mod expression;
 mod fake_backend;
+mod firstrun;
 mod relations;
 mod webdriver;
 mod windows;

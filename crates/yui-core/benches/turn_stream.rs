@@ -166,6 +166,7 @@ fn request(transport: Transport) -> TurnRequest {
             base_url: "http://127.0.0.1:9/v1".into(),
             model: "m".into(),
             api_key: None,
+            sampling: Default::default(),
         },
         timeouts: Timeouts::default(),
         history_limit: 0,

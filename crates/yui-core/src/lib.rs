@@ -6,7 +6,10 @@
 pub mod backend;
 pub mod clock;
 pub mod context;
+pub mod discover;
+pub mod doctor;
 pub mod error;
+pub mod firstrun;
 pub mod logging;
 pub mod paths;
 pub mod playback;

@@ -12,6 +12,7 @@ pub const SCREEN: &str = "yui.screen";
 pub const BACKEND: &str = "yui.backend";
 pub const VOCAB: &str = "yui.vocab";
 pub const VOICE: &str = "yui.voice";
+pub const FIRST_RUN: &str = "yui.first_run";
 
 /// A known key: its default and what it means.
 pub struct Known {
@@ -50,6 +51,11 @@ pub const KNOWN: &[Known] = &[
         key: VOICE,
         default: crate::voice::default_value,
         doc: "Voice switch: speak replies through the OS speech service (speech-dispatcher on Linux). Off by default.",
+    },
+    Known {
+        key: FIRST_RUN,
+        default: || json!({"done": false}),
+        doc: "Whether the first-run greeting (and the search for a local model server) has happened.",
     },
 ];
 

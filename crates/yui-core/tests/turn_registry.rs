@@ -304,6 +304,7 @@ async fn prepared_turn_carries_persona_tools_and_context() {
         base_url: srv.base_url.clone(),
         model: "m".into(),
         api_key: Some("sk-test".into()),
+        sampling: Default::default(),
     };
     let (req, reg) = turn::prepare(
         &h.store,
@@ -362,6 +363,7 @@ async fn start_configured_uses_the_stored_backend_and_key() {
         model: Some("stored-model".into()),
         transport: Some(Transport::ChatCompletions),
         push_url: None,
+        ..Default::default()
     };
     yui_core::backend::update(&h.store, &change).unwrap();
     yui_core::backend::Secrets::new(&paths)

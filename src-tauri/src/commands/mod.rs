@@ -3,6 +3,7 @@
 //! `src-tauri/build.rs` (its `allow-<command>` permission) and granted per window in
 //! `capabilities/`.
 
+pub mod backend;
 pub mod playback;
 pub mod presets;
 pub mod relations;
@@ -28,6 +29,10 @@ macro_rules! yui_invoke_handler {
             $crate::commands::settings::backend_get,
             $crate::commands::settings::backend_set,
             $crate::commands::settings::backend_set_key,
+            $crate::commands::backend::backend_find,
+            $crate::commands::backend::backend_models,
+            $crate::commands::backend::backend_test,
+            $crate::commands::backend::first_run,
             $crate::commands::turn::turn_start,
             $crate::commands::turn::turn_stop,
             $crate::commands::vocab::vocab_get,

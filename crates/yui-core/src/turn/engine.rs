@@ -48,13 +48,14 @@ pub const IMAGE_NOTE_ONE: &str = "[the image follows in the next user message]";
 pub const IMAGE_NOTE_MANY: &str = "[the images follow in the next user message]";
 
 /// Where a turn goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Backend {
     pub transport: Transport,
     /// e.g. `http://127.0.0.1:8080/v1` (the paths `/chat/completions`, `/responses` are added).
     pub base_url: String,
     pub model: String,
     pub api_key: Option<String>,
+    pub sampling: crate::backend::Sampling,
 }
 
 impl Backend {
@@ -70,6 +71,7 @@ impl Backend {
             base_url: cfg.base_url.clone(),
             model: cfg.model.clone(),
             api_key,
+            sampling: crate::backend::Sampling::of(cfg),
         }
     }
 
@@ -221,7 +223,13 @@ pub async fn run(
         Ok(()) if eng.text.trim().is_empty() => (TurnStatus::Silent, None),
         Ok(()) => (TurnStatus::Ok, None),
         Err(End::Stopped) => (TurnStatus::Stopped, None),
-        Err(End::Backend(e)) => (TurnStatus::Error, Some(e.to_string())),
+        Err(End::Backend(e)) => {
+            tracing::warn!(error = %e, turn = %req.turn_id, "the turn failed on the backend");
+            (
+                TurnStatus::Error,
+                Some(super::plain::plain(&e, &req.backend)),
+            )
+        }
         Err(End::Failed(m)) => (TurnStatus::Error, Some(m)),
     };
     if !eng.text.trim().is_empty() {
@@ -636,6 +644,10 @@ impl<'a> Engine<'a> {
             if let Some(t) = &tools {
                 body["tools"] = t.clone();
             }
+            self.req
+                .backend
+                .sampling
+                .apply(Transport::ChatCompletions, &mut body);
             let round = self.chat_round(&url, &body).await?;
             let waited = round.finish_reason.as_deref() == Some("tool_calls");
             if !results_go_back(&round.answered, &round.text, waited)
@@ -810,6 +822,10 @@ impl<'a> Engine<'a> {
             if let Some(t) = &tools {
                 body["tools"] = t.clone();
             }
+            self.req
+                .backend
+                .sampling
+                .apply(Transport::Responses, &mut body);
             if let Some(sys) = &self.req.instructions {
                 body["instructions"] = json!(sys);
             }

@@ -5,7 +5,8 @@
 //! - [`wire`]: what each transport sends and tolerates back;
 //! - [`engine`]: the round-trip loop for Chat Completions and Responses;
 //! - [`chain`]: the stored Responses chain (last response id + unanswered outputs);
-//! - [`events`]: what leaves the core, in stream order.
+//! - [`events`]: what leaves the core, in stream order;
+//! - [`plain`]: backend failures in plain words (the bubble's and `turn_end`'s error).
 //!
 //! Start a turn with [`start`]; read [`TurnEvent`]s from the returned handle's receiver; stop it
 //! with [`TurnHandle::stop`]. The last event is always `turn_end`.
@@ -13,6 +14,7 @@
 pub mod chain;
 pub mod engine;
 pub mod events;
+pub mod plain;
 pub mod sse;
 pub mod wire;
 
