@@ -515,3 +515,35 @@ async fn doctor_a_model_the_server_does_not_have() {
     ));
     assert_eq!(r.transport, None);
 }
+
+// ------------------------------------------------------------------ reply cap and temperature
+
+/// A turn sends the configured reply cap (`max_tokens` / `max_output_tokens`) and temperature.
+#[tokio::test]
+async fn turns_send_the_reply_cap_and_the_temperature_on_both_transports() {
+    let srv = ScriptServer::start(vec![chat_say("Hi."), responses_say("resp_1", "Hi.")]).await;
+    let h = Harness::new();
+    let cfg = backend::update(
+        &h.store,
+        &backend::BackendChange {
+            max_output_tokens: Some(300),
+            temperature: Some(Some(0.4)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (reg, _, _) = express_and_lookup();
+    for transport in [Transport::ChatCompletions, Transport::Responses] {
+        let mut req = h.request(&srv.base_url, transport, "hi");
+        req.backend.sampling = backend::Sampling::of(&cfg);
+        let (_, out) = h.run(&req, &reg).await;
+        assert_eq!(out.error, None);
+    }
+    let bodies = srv.bodies();
+    assert_eq!(bodies[0]["max_tokens"], 300);
+    assert_eq!(bodies[0]["temperature"], 0.4);
+    assert!(bodies[0].get("max_output_tokens").is_none());
+    assert_eq!(bodies[1]["max_output_tokens"], 300);
+    assert_eq!(bodies[1]["temperature"], 0.4);
+    assert!(bodies[1].get("max_tokens").is_none());
+}
