@@ -31,6 +31,11 @@ const COMMANDS: &[&str] = &[
     "tools_list",
     "tools_reload",
     "tools_enable",
+    // backend helpers (settings window) and the first-run greeting (main window)
+    "backend_find",
+    "backend_models",
+    "backend_test",
+    "first_run",
     // turn
     "turn_start",
     "turn_stop",

@@ -158,3 +158,59 @@ fn an_unknown_window_has_no_ipc_at_all() {
     let stray = window(&h, "stray");
     assert_refused(&stray, "switches_get", json!({}));
 }
+
+/// Find, the model list and Test connection are the settings window's; the first-run greeting is
+/// the main window's, once.
+#[test]
+fn backend_helpers_are_for_settings_and_the_first_run_greeting_for_main_once() {
+    // Probe no port: what runs on this machine must not change the test.
+    std::env::set_var(yui_core::discover::PORTS_ENV, "none");
+    let h = harness();
+    let settings_win = window(&h, "settings");
+    assert_eq!(
+        invoke(&settings_win, "backend_find", json!({})).unwrap(),
+        json!([])
+    );
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = format!("http://127.0.0.1:{dead}/v1");
+    let report = invoke(
+        &settings_win,
+        "backend_test",
+        json!({"overrides": {"base_url": base, "model": "m"}}),
+    )
+    .unwrap();
+    assert_eq!(report["checks"][0]["name"], "reachable");
+    assert_eq!(report["checks"][0]["ok"], false);
+    assert_eq!(report["checks"][1]["skipped"], true);
+    assert_eq!(report["transport"], serde_json::Value::Null);
+    assert_eq!(
+        report["summary"],
+        format!("no transport works with this server. I can't reach the model at 127.0.0.1:{dead} — is the model server running, and is the address right? Settings → Backend")
+    );
+    let err = invoke(&settings_win, "backend_models", json!({"baseUrl": base})).unwrap_err();
+    assert_eq!(err["code"], "backend", "{err}");
+
+    let pet = window(&h, "pet-kai");
+    for cmd in ["backend_find", "backend_models", "backend_test"] {
+        assert_refused(&pet, cmd, json!({}));
+    }
+    assert_eq!(
+        invoke(&pet, "first_run", json!({})).unwrap(),
+        serde_json::Value::Null
+    );
+    let main = window(&h, "main");
+    let g = invoke(&main, "first_run", json!({})).unwrap();
+    assert_eq!(g["open_backend"], true, "{g}");
+    assert_eq!(
+        g["text"],
+        format!("Hi, I'm Yui! {}", yui_core::firstrun::INSTALL_HINT)
+    );
+    assert_eq!(
+        invoke(&main, "first_run", json!({})).unwrap(),
+        serde_json::Value::Null
+    );
+}

@@ -101,6 +101,7 @@ pub fn point_at(st: &yui_core::Store, base_url: &str, transport: Transport) {
         model: Some("fake-model".into()),
         transport: Some(transport),
         push_url: None,
+        ..Default::default()
     };
     yui_core::backend::update(st, &change).unwrap();
 }

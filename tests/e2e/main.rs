@@ -9,6 +9,7 @@ mod browser;
 mod characters;
 mod expression;
 mod fake_backend;
+mod firstrun;
 mod relations;
 mod webdriver;
 mod windows;

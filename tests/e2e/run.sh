@@ -61,6 +61,9 @@ fi
 
 # No session bus here: keep WebKit and the keyring from trying to reach one.
 export NO_AT_BRIDGE=1
+# First run looks for local model servers on fixed ports: probe none, so what happens to run on
+# this machine does not change the tests (set YUI_DISCOVER_PORTS to probe some).
+export YUI_DISCOVER_PORTS="${YUI_DISCOVER_PORTS-none}"
 "$TAURI_DRIVER" --port "$DRIVER_PORT" --native-port "$((DRIVER_PORT + 1))" >"$LOG_DIR/tauri-driver.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 50); do

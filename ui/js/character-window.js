@@ -56,15 +56,47 @@ function mountCharacter(preset, role, sprites) {
   return createCharacter(host, { palette, size, sprites });
 }
 
-function showBubble(text, { error = false, linger = true } = {}) {
+/**
+ * Show `text` in the bubble. The bubble never overflows the window: a long text scrolls inside it
+ * (css/character-window.css). Streaming speech follows its end; an error or a message with an
+ * action starts at its first line and stays until the next turn. `action`: {label, onClick}, a
+ * button under the text.
+ */
+function showBubble(text, { error = false, linger = true, action = null } = {}) {
   clearTimeout(bubbleTimer);
   bubble.textContent = text;
+  if (action) {
+    const b = Object.assign(document.createElement("button"), { type: "button", className: "bubble-action", textContent: action.label });
+    b.addEventListener("click", (e) => { e.stopPropagation(); action.onClick(); });
+    bubble.append(document.createElement("br"), b);
+  }
   bubble.classList.toggle("error", error);
   bubble.hidden = text === "";
-  bubble.scrollTop = bubble.scrollHeight;
-  if (linger && text !== "") {
+  const pinned = error || action;
+  bubble.scrollTop = pinned ? 0 : bubble.scrollHeight;
+  if (linger && !pinned && text !== "") {
     bubbleTimer = setTimeout(() => { bubble.hidden = true; }, BUBBLE_LINGER_MS);
   }
+}
+
+const openBackendSettings = () =>
+  invoke("window_open", { which: "settings" }).catch((err) => showBubble(err.message, { error: true }));
+
+/** First run (main window only): the character's first words, from the core (firstrun.rs). */
+async function greetOnFirstRun() {
+  let g = null;
+  try {
+    g = await invoke("first_run");
+  } catch (err) {
+    console.warn("first run greeting failed", err);
+  }
+  // A turn the user already started owns the bubble.
+  if (!g || turnRunning) return;
+  stage.dataset.firstRun = g.open_backend ? "no-backend" : "backend";
+  showBubble(g.text, {
+    linger: !g.open_backend,
+    action: g.open_backend ? { label: "Open Settings → Backend", onClick: openBackendSettings } : null,
+  });
 }
 
 function toggleChat(open = chat.hidden) {
@@ -230,6 +262,7 @@ async function main() {
   }).catch((e) => console.warn("cannot listen for phone turns", e));
   wirePointer();
   wireChat();
+  if (ctx.role === "main") greetOnFirstRun();
 }
 
 main();

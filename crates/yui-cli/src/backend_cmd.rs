@@ -25,12 +25,34 @@ pub enum BackendCmd {
         /// Push transport URL; an empty string clears it.
         #[arg(long)]
         push_url: Option<String>,
+        /// Reply cap in tokens (sent as max_tokens / max_output_tokens; default 512).
+        #[arg(long, value_name = "N")]
+        max_output_tokens: Option<u32>,
+        /// Sampling temperature, 0 to 2; "none" leaves it to the server.
+        #[arg(long, value_name = "T", value_parser = parse_temperature)]
+        temperature: Option<Temperature>,
     },
     /// Read the API key from stdin (first line) and store it in the OS keyring (or the file
     /// fallback where no keyring exists).
     SetKey,
     /// Forget the stored API key.
     ClearKey,
+}
+
+/// `--temperature`: a number, or `none` to clear it.
+#[derive(Debug, Clone, Copy)]
+pub struct Temperature(Option<f64>);
+
+fn parse_temperature(s: &str) -> Result<Temperature, String> {
+    if s.eq_ignore_ascii_case("none") || s.trim().is_empty() {
+        return Ok(Temperature(None));
+    }
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|t| t.is_finite())
+        .map(|t| Temperature(Some(t)))
+        .ok_or_else(|| format!("temperature must be a number from 0 to 2 or \"none\", not {s:?}"))
 }
 
 /// Clap's parser for `--transport` (`yui turn` narrows it to the request transports).
@@ -46,6 +68,8 @@ pub fn run(store: &Store, paths: &Paths, cmd: &BackendCmd) -> Result<Value, Core
             model,
             transport,
             push_url,
+            max_output_tokens,
+            temperature,
         } => {
             let change = BackendChange {
                 base_url: base_url.clone(),
@@ -54,6 +78,8 @@ pub fn run(store: &Store, paths: &Paths, cmd: &BackendCmd) -> Result<Value, Core
                 push_url: push_url
                     .as_ref()
                     .map(|u| Some(u.clone()).filter(|u| !u.trim().is_empty())),
+                max_output_tokens: *max_output_tokens,
+                temperature: temperature.map(|t| t.0),
             };
             Ok(serde_json::to_value(backend::update_and_view(
                 store, paths, &change,

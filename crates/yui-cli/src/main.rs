@@ -5,12 +5,13 @@
 //! module (`<group>_cmd.rs`); to add one, add a variant to [`Command`] and an arm to [`dispatch`].
 
 mod backend_cmd;
+mod doctor_cmd;
 mod preset_cmd;
 mod relation_cmd;
 mod settings_cmd;
 mod tool_cmd;
-mod transcript_cmd;
 mod tools_cmd;
+mod transcript_cmd;
 mod turn_cmd;
 mod vocab_cmd;
 
@@ -24,7 +25,8 @@ use yui_core::{CoreError, ErrorCode, Store};
 #[command(
     name = "yui",
     version,
-    about = "YUI without the desktop shell: settings, presets, backend, turns, tools"
+    about = "YUI without the desktop shell: settings, presets, backend, turns, tools",
+    after_help = "Environment:\n  YUI_API_KEY    API key for this run only (turn, chat, tool, doctor); overrides the stored key\n  YUI_DATA_DIR   data dir (same as --data-dir)\n  YUI_LOG        log filter, e.g. debug; also logs to stderr\n  YUI_KEYRING    off: never use the OS keyring (file fallback)\n\nNew here? `yui doctor` checks the backend and says what to fix."
 )]
 struct Cli {
     /// Data dir holding the database and the logs (default: the OS data dir).
@@ -65,6 +67,9 @@ enum Command {
     Tools(tools_cmd::ToolsCmd),
     /// An interactive terminal conversation.
     Chat(turn_cmd::ChatArgs),
+    /// Check the backend: reachable, key, model, streaming and tool calls on both transports;
+    /// says which transport to use and whether expression cues will work (exit 0 once reported).
+    Doctor(doctor_cmd::DoctorArgs),
 }
 
 /// What a command gives back: a value to print as JSON, or text it already formatted.
@@ -95,6 +100,7 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
             }
         },
         Command::Chat(args) => Out::Exit(turn_cmd::run_chat(paths, args)?),
+        Command::Doctor(args) => Out::Exit(doctor_cmd::run(paths, args)?),
     })
 }
 

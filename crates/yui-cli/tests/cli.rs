@@ -168,6 +168,8 @@ fn backend_show_set_and_key() {
             "model": "llama3.2",
             "transport": "chat_completions",
             "push_url": null,
+            "max_output_tokens": 512,
+            "temperature": null,
             "has_api_key": false,
             "api_key_storage": "none"
         })

@@ -190,7 +190,7 @@ fn yui_turn_error_exits_non_zero_and_silent_does_not() {
     assert_eq!(
         lines(&out),
         vec![
-            json!({"type":"turn_end","status":"error","text":"","error":"the backend answered HTTP 503: model loading"})
+            json!({"type":"turn_end","status":"error","text":"","error":"The model server failed (HTTP 503: model loading) — try again; if it keeps failing, look at the server's log."})
         ]
     );
     let args = [

@@ -25,6 +25,11 @@ use std::time::Duration;
 
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434/v1";
 pub const DEFAULT_MODEL: &str = "llama3.2";
+/// Reply cap sent with every request (`max_tokens` / `max_output_tokens`): without one a small
+/// local model was seen running to its whole context, a minute per reply.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 512;
+/// Largest temperature accepted (OpenAI's range is 0–2).
+pub const MAX_TEMPERATURE: f64 = 2.0;
 /// Set to `off` to never touch the OS keyring (tests, CI): the file fallback is used.
 pub const KEYRING_ENV: &str = "YUI_KEYRING";
 /// The fallback file, in the data dir.
@@ -71,7 +76,7 @@ impl std::str::FromStr for Transport {
 }
 
 /// The settings key `yui.backend`. Holds no secret.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackendConfig {
     pub base_url: String,
@@ -80,6 +85,16 @@ pub struct BackendConfig {
     pub transport: Transport,
     #[serde(default)]
     pub push_url: Option<String>,
+    /// Reply cap: `max_tokens` on Chat Completions, `max_output_tokens` on Responses.
+    #[serde(default = "default_max_output_tokens")]
+    pub max_output_tokens: u32,
+    /// Sampling temperature; `None` leaves it to the server.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+}
+
+fn default_max_output_tokens() -> u32 {
+    DEFAULT_MAX_OUTPUT_TOKENS
 }
 
 impl Default for BackendConfig {
@@ -89,6 +104,41 @@ impl Default for BackendConfig {
             model: DEFAULT_MODEL.to_string(),
             transport: Transport::ChatCompletions,
             push_url: None,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            temperature: None,
+        }
+    }
+}
+
+/// What a request carries besides the model: the reply cap and the temperature. The configured
+/// backend always has a cap ([`Sampling::of`]); the default (nothing added) is for callers that
+/// build exact bodies.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Sampling {
+    pub max_output_tokens: Option<u32>,
+    pub temperature: Option<f64>,
+}
+
+impl Sampling {
+    pub fn of(cfg: &BackendConfig) -> Self {
+        Self {
+            max_output_tokens: Some(cfg.max_output_tokens),
+            temperature: cfg.temperature,
+        }
+    }
+
+    /// Add the fields to a request body of `transport`: `max_tokens` on Chat Completions,
+    /// `max_output_tokens` on Responses, `temperature` when set.
+    pub fn apply(&self, transport: Transport, body: &mut Value) {
+        let cap = match transport {
+            Transport::Responses => "max_output_tokens",
+            _ => "max_tokens",
+        };
+        if let Some(n) = self.max_output_tokens {
+            body[cap] = Value::from(n);
+        }
+        if let Some(t) = self.temperature {
+            body["temperature"] = Value::from(t);
         }
     }
 }
@@ -126,6 +176,16 @@ impl BackendConfig {
         if self.model.trim().is_empty() {
             return Err(CoreError::invalid("model must not be empty"));
         }
+        if self.max_output_tokens == 0 {
+            return Err(CoreError::invalid("max_output_tokens must be at least 1"));
+        }
+        if let Some(t) = self.temperature {
+            if !(0.0..=MAX_TEMPERATURE).contains(&t) {
+                return Err(CoreError::invalid(format!(
+                    "temperature must be between 0 and {MAX_TEMPERATURE}, not {t}"
+                )));
+            }
+        }
         match &self.push_url {
             Some(u) => check_url("push_url", u)?,
             None if self.transport == Transport::Push => {
@@ -148,6 +208,11 @@ pub struct BackendChange {
     pub transport: Option<Transport>,
     #[serde(default, deserialize_with = "present")]
     pub push_url: Option<Option<String>>,
+    #[serde(default)]
+    pub max_output_tokens: Option<u32>,
+    /// `Some(None)` clears it (back to the server's default).
+    #[serde(default, deserialize_with = "present")]
+    pub temperature: Option<Option<f64>>,
 }
 
 /// A field that is present deserializes to `Some(..)` even when it is `null`, so
@@ -185,6 +250,12 @@ pub fn update(store: &Store, change: &BackendChange) -> Result<BackendConfig> {
     }
     if let Some(v) = &change.push_url {
         cfg.push_url = v.as_ref().map(|s| s.trim().to_string());
+    }
+    if let Some(v) = change.max_output_tokens {
+        cfg.max_output_tokens = v;
+    }
+    if let Some(v) = change.temperature {
+        cfg.temperature = v;
     }
     save(store, &cfg)?;
     Ok(cfg)
@@ -602,6 +673,39 @@ mod tests {
         let set: BackendChange =
             serde_json::from_value(serde_json::json!({"push_url": "ws://h/p"})).unwrap();
         assert_eq!(set.push_url, Some(Some("ws://h/p".to_string())));
+    }
+
+    #[test]
+    fn sampling_goes_into_both_bodies() {
+        let s = Sampling {
+            max_output_tokens: Some(256),
+            temperature: Some(0.7),
+        };
+        let mut chat = serde_json::json!({"model": "m"});
+        s.apply(Transport::ChatCompletions, &mut chat);
+        assert_eq!(
+            chat,
+            serde_json::json!({"model": "m", "max_tokens": 256, "temperature": 0.7})
+        );
+        let mut resp = serde_json::json!({"model": "m"});
+        Sampling::of(&BackendConfig::default()).apply(Transport::Responses, &mut resp);
+        assert_eq!(
+            resp,
+            serde_json::json!({"model": "m", "max_output_tokens": 512})
+        );
+        let mut exact = serde_json::json!({"model": "m"});
+        Sampling::default().apply(Transport::ChatCompletions, &mut exact);
+        assert_eq!(exact, serde_json::json!({"model": "m"}));
+        // An old stored value (no new fields) reads with the defaults.
+        let old = serde_json::json!({"base_url": "http://x/v1", "model": "m"});
+        let cfg = BackendConfig::from_value(&old).unwrap();
+        assert_eq!(cfg.max_output_tokens, 512);
+        assert_eq!(cfg.temperature, None);
+        let bad = serde_json::json!({"base_url": "http://x/v1", "model": "m", "temperature": 3.0});
+        assert_eq!(
+            BackendConfig::from_value(&bad).unwrap_err().message,
+            "temperature must be between 0 and 2, not 3"
+        );
     }
 
     #[test]

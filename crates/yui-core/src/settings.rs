@@ -15,6 +15,7 @@ pub const VOCAB: &str = "yui.vocab";
 pub const VOICE: &str = "yui.voice";
 pub const TIMEOUTS: &str = "yui.timeouts";
 pub const ENABLED_CLIENT_TOOLS: &str = "yui.enabled_client_tools";
+pub const FIRST_RUN: &str = "yui.first_run";
 
 /// A known key, declared once: its type (as the docs and errors name it), default, validation
 /// and meaning. Add a key by adding one entry to [`KNOWN`] (and one line to docs/settings.md).
@@ -96,6 +97,16 @@ pub const KNOWN: &[Known] = &[
         default: crate::tools::command::select::default_value,
         validate: crate::tools::command::select::validate,
         doc: "Which configured command client tools each character declares (docs/command-tools.md). No entry for a preset: the definitions with defaultEnabled; a list: exactly the known names in it; []: none.",
+    },
+    Known {
+        key: FIRST_RUN,
+        kind: "object {\"done\": bool}",
+        default: || json!({"done": false}),
+        validate: |v| match v.get("done") {
+            Some(Value::Bool(_)) => Ok(()),
+            _ => Err(CoreError::invalid("yui.first_run must be {\"done\": true|false}")),
+        },
+        doc: "Whether the first-run greeting (and the search for a local model server) has happened.",
     },
 ];
 

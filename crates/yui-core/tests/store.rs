@@ -454,6 +454,7 @@ fn backend_settings_round_trip() {
         model: Some("gpt-test".into()),
         transport: Some(Transport::Push),
         push_url: Some(Some("ws://127.0.0.1:9000/push".into())),
+        ..Default::default()
     };
     backend::update(&store, &change).unwrap();
     drop(store);

@@ -303,7 +303,7 @@ async fn push_socket_lost_mid_turn_ends_it_within_two_seconds_and_keeps_the_mess
     assert_eq!(out.status, TurnStatus::Error);
     assert_eq!(
         out.error.as_deref(),
-        Some("the backend's stream broke: the connection to the push backend was lost")
+        Some("The connection to the model broke during the reply — try again.")
     );
     let t = h.transcript();
     assert_eq!(t[0], ("user".into(), "are you there".into()));
@@ -327,7 +327,7 @@ async fn push_stalled_server_ends_the_turn() {
     assert_eq!(out.status, TurnStatus::Error);
     assert_eq!(
         out.error.as_deref(),
-        Some("the backend sent nothing for 500 ms and the turn gave up on it")
+        Some("The model stopped answering (nothing for 500 ms) — it may still be loading; try again, or pick a smaller model. Settings → Backend")
     );
 }
 
@@ -374,7 +374,7 @@ async fn push_turn_end_error_and_error_frames_end_the_turn_with_the_servers_word
     let ((_, out), _) = tokio::join!(h.run(&req, &reg), script);
     assert_eq!(
         out.error.as_deref(),
-        Some("the backend reported an error: model overloaded")
+        Some("The model server reported an error: model overloaded — try again; if it keeps failing, look at the server's log.")
     );
     let req = push_req(&h, &srv.url, WindowKind::Main, "hi");
     let script = async {
@@ -385,7 +385,7 @@ async fn push_turn_end_error_and_error_frames_end_the_turn_with_the_servers_word
     let ((_, out), _) = tokio::join!(h.run(&req, &reg), script);
     assert_eq!(
         out.error.as_deref(),
-        Some("the backend reported an error: quota exceeded")
+        Some("The model server reported an error: quota exceeded — try again; if it keeps failing, look at the server's log.")
     );
 }
 

@@ -366,6 +366,7 @@ async fn start_configured_uses_the_stored_backend_and_key() {
         model: Some("stored-model".into()),
         transport: Some(Transport::ChatCompletions),
         push_url: None,
+        ..Default::default()
     };
     yui_core::backend::update(&h.store, &change).unwrap();
     yui_core::backend::Secrets::new(&paths)

@@ -331,9 +331,14 @@ async fn responses_second_404_is_an_error() {
     let (_, out) = h.run(&h.request(&srv.base_url, RESP, "hi"), &reg).await;
     assert_eq!(srv.bodies().len(), 2);
     assert_eq!(out.status, TurnStatus::Error);
+    let port = srv
+        .base_url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/v1")
+        .to_string();
     assert_eq!(
         out.error.unwrap(),
-        format!("the backend answered HTTP 404: {body}")
+        format!("The server at 127.0.0.1:{port} does not offer the Responses API — choose Chat Completions as the transport. Settings → Backend")
     );
     assert_eq!(chain::load(&h.store, "yui").unwrap(), None);
 }

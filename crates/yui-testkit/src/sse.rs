@@ -29,6 +29,8 @@ pub enum Reply {
     Sse(Vec<Part>),
     /// Any status with a body.
     Status(u16, String),
+    /// Any status with extra header lines (each ending in `\r\n`) and a body.
+    StatusHeaders(u16, String, String),
     /// Read the request and never answer (no headers), until the client closes.
     Hang,
 }
@@ -188,13 +190,10 @@ async fn serve(
             }
         }
         Reply::Status(code, body) => {
-            let head = format!(
-                "HTTP/1.1 {code} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            sock.write_all(head.as_bytes()).await?;
-            sock.write_all(body.as_bytes()).await?;
-            sock.shutdown().await?;
+            status_reply(&mut sock, code, "", &body).await?;
+        }
+        Reply::StatusHeaders(code, headers, body) => {
+            status_reply(&mut sock, code, &headers, &body).await?;
         }
         Reply::Sse(parts) => {
             sock.write_all(
@@ -224,6 +223,21 @@ async fn serve(
         }
     }
     Ok(())
+}
+
+async fn status_reply(
+    sock: &mut TcpStream,
+    code: u16,
+    headers: &str,
+    body: &str,
+) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 {code} Scripted\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    sock.write_all(head.as_bytes()).await?;
+    sock.write_all(body.as_bytes()).await?;
+    sock.shutdown().await
 }
 
 // ------------------------------------------------------------------ SSE builders

@@ -3,6 +3,7 @@
 //! `src-tauri/build.rs` (its `allow-<command>` permission) and granted per window in
 //! `capabilities/`.
 
+pub mod backend;
 pub mod phone;
 pub mod playback;
 pub mod presets;
@@ -39,6 +40,10 @@ macro_rules! yui_invoke_handler {
             $crate::commands::tools::tools_list,
             $crate::commands::tools::tools_reload,
             $crate::commands::tools::tools_enable,
+            $crate::commands::backend::backend_find,
+            $crate::commands::backend::backend_models,
+            $crate::commands::backend::backend_test,
+            $crate::commands::backend::first_run,
             $crate::commands::turn::turn_start,
             $crate::commands::turn::turn_stop,
             $crate::commands::vocab::vocab_get,

@@ -68,8 +68,8 @@ impl Backend {
             base_url: cfg.base_url.clone(),
             model: cfg.model.clone(),
             api_key,
-            max_output_tokens: None,
-            temperature: None,
+            max_output_tokens: Some(cfg.max_output_tokens),
+            temperature: cfg.temperature,
             push_url: cfg.push_url.clone(),
         }
     }
@@ -235,7 +235,14 @@ pub async fn run(
         Ok(()) if d.text.trim().is_empty() => (TurnStatus::Silent, None),
         Ok(()) => (TurnStatus::Ok, None),
         Err(End::Stopped) => (TurnStatus::Stopped, None),
-        Err(End::Backend(e)) => (TurnStatus::Error, Some(e.to_string())),
+        Err(End::Backend(e)) => {
+            // The bubble gets one plain sentence and a next step; the evidence goes to the log.
+            tracing::warn!(preset = %req.preset_id, error = %e, "turn failed");
+            (
+                TurnStatus::Error,
+                Some(super::plain::plain(&e, &req.backend)),
+            )
+        }
         Err(End::Failed(m)) => (TurnStatus::Error, Some(m)),
     };
     if !d.text.trim().is_empty() {

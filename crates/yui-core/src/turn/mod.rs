@@ -10,7 +10,8 @@
 //! - [`sse`]: the streaming HTTP client (timeouts, evidence-keeping errors);
 //! - [`wire`]: what each transport sends (typed request bodies) and tolerates back;
 //! - [`chain`]: the stored Responses chain; [`endpoints`]: what an endpoint refuses;
-//! - [`events`]: what leaves the core, in stream order.
+//! - [`events`]: what leaves the core, in stream order;
+//! - [`plain`]: backend failures in plain words (the bubble's and `turn_end`'s error).
 //!
 //! Start a turn with [`start`]; read [`TurnEvent`]s from the returned handle's receiver; stop it
 //! with [`TurnHandle::stop`]. The last event is always `turn_end`.
@@ -23,6 +24,7 @@ pub mod events;
 pub mod map_chat;
 pub mod map_responses;
 pub mod model;
+pub mod plain;
 pub mod push;
 pub mod rounds;
 pub mod sse;

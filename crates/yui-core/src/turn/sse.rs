@@ -33,6 +33,12 @@ pub enum BackendError {
     /// The server answered with a non-success status.
     #[error("the backend answered HTTP {status}: {body}")]
     Http { status: u16, body: String },
+    /// The server answered 429 (after the one retry a short `Retry-After` gets).
+    #[error("the backend answered HTTP 429 (retry after {}): {body}", retry_after_s.map_or("not given".to_string(), |s| format!("{s} s")))]
+    RateLimited {
+        retry_after_s: Option<u64>,
+        body: String,
+    },
     /// The server sent nothing (no headers, or no bytes of the stream) for too long.
     #[error("the backend sent nothing for {} and the turn gave up on it", human_ms(*waited_ms))]
     Stall { waited_ms: u64 },
@@ -61,6 +67,7 @@ impl BackendError {
     pub fn status(&self) -> Option<u16> {
         match self {
             Self::Http { status, .. } => Some(*status),
+            Self::RateLimited { .. } => Some(429),
             _ => None,
         }
     }
@@ -411,7 +418,7 @@ impl SseStream {
 }
 
 /// `e` and its sources, joined, so the root cause ("connection refused") is visible.
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(c) = src {
@@ -425,9 +432,25 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// A `429` whose `Retry-After` is at most this is retried once, after that wait.
+pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(10);
+
+/// `Retry-After` in seconds (the delay form; an HTTP date is not read).
+fn retry_after(resp: &reqwest::Response) -> Option<u64> {
+    resp.headers()
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// `POST {url}` with a JSON body and `Accept: text/event-stream`; a non-success status becomes
 /// [`BackendError::Http`] carrying the server's body. Waiting for the response headers is bounded
-/// by `timeouts.headers`, reading the body by `timeouts.stall`.
+/// by `timeouts.headers`, reading the body by `timeouts.stall`. A `429` with a `Retry-After` of at
+/// most [`RETRY_AFTER_MAX`] is retried once after that wait; any other `429` (or a second one)
+/// is [`BackendError::RateLimited`].
 pub async fn post_sse(
     client: &reqwest::Client,
     url: &str,
@@ -435,41 +458,61 @@ pub async fn post_sse(
     body: &serde_json::Value,
     timeouts: &Timeouts,
 ) -> Result<SseStream, BackendError> {
-    let mut req = client
-        .post(url)
-        .header(reqwest::header::ACCEPT, "text/event-stream")
-        .json(body);
-    if let Some(key) = api_key.filter(|k| !k.is_empty()) {
-        req = req.bearer_auth(key);
-    }
-    let resp = match tokio::time::timeout(timeouts.headers, req.send()).await {
-        Err(_) => {
-            return Err(BackendError::Stall {
-                waited_ms: timeouts.headers.as_millis() as u64,
-            })
+    let mut retried = false;
+    loop {
+        let mut req = client
+            .post(url)
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .json(body);
+        if let Some(key) = api_key.filter(|k| !k.is_empty()) {
+            req = req.bearer_auth(key);
         }
-        Ok(Err(e)) => {
-            return Err(BackendError::Connect {
-                url: url.to_string(),
-                message: error_chain(&e),
-            })
+        let resp = match tokio::time::timeout(timeouts.headers, req.send()).await {
+            Err(_) => {
+                return Err(BackendError::Stall {
+                    waited_ms: timeouts.headers.as_millis() as u64,
+                })
+            }
+            Ok(Err(e)) => {
+                return Err(BackendError::Connect {
+                    url: url.to_string(),
+                    message: error_chain(&e),
+                })
+            }
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(SseStream::from_bytes(
+                resp.bytes_stream().boxed(),
+                Some(timeouts.stall),
+            ));
         }
-        Ok(Ok(r)) => r,
-    };
-    let status = resp.status();
-    if !status.is_success() {
-        let body = match tokio::time::timeout(timeouts.stall, resp.text()).await {
+        let wait = retry_after(&resp);
+        let body_text = match tokio::time::timeout(timeouts.stall, resp.text()).await {
             Ok(Ok(t)) => t,
             Ok(Err(e)) => format!("(body unreadable: {e})"),
             Err(_) => "(body not sent in time)".to_string(),
         };
-        return Err(BackendError::Http {
-            status: status.as_u16(),
-            body: evidence(body.trim()),
-        });
+        let body_text = evidence(body_text.trim());
+        if status.as_u16() != 429 {
+            return Err(BackendError::Http {
+                status: status.as_u16(),
+                body: body_text,
+            });
+        }
+        match wait {
+            Some(s) if !retried && Duration::from_secs(s) <= RETRY_AFTER_MAX => {
+                retried = true;
+                tracing::info!(url, retry_after_s = s, "rate limited (429): retrying once");
+                tokio::time::sleep(Duration::from_secs(s)).await;
+            }
+            _ => {
+                return Err(BackendError::RateLimited {
+                    retry_after_s: wait,
+                    body: body_text,
+                })
+            }
+        }
     }
-    Ok(SseStream::from_bytes(
-        resp.bytes_stream().boxed(),
-        Some(timeouts.stall),
-    ))
 }

@@ -1,0 +1,54 @@
+//! `yui doctor`: check the configured (or given) backend — reachable, key, model, streamed
+//! replies and tool calls on both transports, the round trip — and say which transport to use and
+//! whether expression cues will work. Plain lines by default; `--json` prints one object
+//! `{"checks":[{"name","ok","detail"}…],"transport":…,"cues":…}`. The exit code is 0 whenever the
+//! report was made (a failing backend is a finding, not a failed command).
+
+use crate::turn_cmd::API_KEY_ENV;
+use clap::Args;
+use yui_core::backend::Transport;
+use yui_core::doctor::{self, Options, Overrides};
+use yui_core::paths::Paths;
+use yui_core::turn::Backend;
+use yui_core::{CoreError, Store};
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Base URL to check (default: the configured one).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Model to check (default: the configured one).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Preferred transport, chat_completions | responses (default: the configured one).
+    #[arg(long, value_parser = crate::backend_cmd::parse_transport)]
+    pub transport: Option<Transport>,
+    /// Print one JSON object instead of lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(paths: &Paths, args: &DoctorArgs) -> Result<u8, CoreError> {
+    let store = Store::open(paths.db_path())?;
+    let cfg = yui_core::backend::load(&store)?;
+    let key = std::env::var(API_KEY_ENV)
+        .ok()
+        .filter(|k| !k.is_empty())
+        .or_else(|| yui_core::backend::api_key(paths));
+    let mut backend = Backend::from_config(&cfg, key);
+    Overrides {
+        base_url: args.base_url.clone(),
+        model: args.model.clone(),
+        transport: args.transport,
+    }
+    .apply(&mut backend);
+    let rt = crate::turn_cmd::runtime()?;
+    let report = rt.block_on(doctor::run(&backend, &Options::default()));
+    if args.json {
+        let text = serde_json::to_string(&report)?;
+        println!("{text}");
+    } else {
+        print!("{}", report.text());
+    }
+    Ok(0)
+}

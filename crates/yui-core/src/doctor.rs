@@ -1,0 +1,834 @@
+//! `yui doctor` and "Test connection" in Settings → Backend: what works with this backend, in
+//! order, one plain line each, and a summary — which transport to use and whether expression
+//! cues will arrive (they need tool calls delivered while streaming).
+//!
+//! The checks: reachable; auth accepted; the model exists (`GET /models`); a streamed plain reply
+//! on Chat Completions, then on Responses; a tool call on each (a tiny `ping` tool, `tool_choice`
+//! where the server takes it) and whether its arguments came in fragments — a model that calls
+//! no tool is asked again unstreamed, to tell "cannot call tools" from "calls tools only without
+//! streaming"; the round trip (request 2: ping's result sent back) on the chosen transport.
+//!
+//! Bounded: every request has short timeouts, the whole run a deadline ([`Options::total`], 55 s
+//! by default), and after two stalls the remaining checks are not run.
+
+mod probe;
+
+use crate::backend::Transport;
+use crate::turn::plain::{plain, TOOL_MODELS, WHERE};
+use crate::turn::sse::{BackendError, Timeouts};
+use crate::turn::Backend;
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+/// Check names, in order (the `name` field of `--json`).
+pub const REACHABLE: &str = "reachable";
+pub const AUTH: &str = "auth";
+pub const MODEL: &str = "model";
+pub const CHAT_STREAM: &str = "chat_completions_stream";
+pub const RESPONSES_STREAM: &str = "responses_stream";
+pub const CHAT_TOOL: &str = "chat_completions_tool_call";
+pub const RESPONSES_TOOL: &str = "responses_tool_call";
+pub const ROUND_TRIP: &str = "round_trip";
+
+/// The label a check has in the text report.
+pub fn label(name: &str) -> &'static str {
+    match name {
+        REACHABLE => "Reachable",
+        AUTH => "Auth accepted",
+        MODEL => "Model exists",
+        CHAT_STREAM => "Streamed reply, Chat Completions",
+        RESPONSES_STREAM => "Streamed reply, Responses",
+        CHAT_TOOL => "Tool call, Chat Completions",
+        RESPONSES_TOOL => "Tool call, Responses",
+        ROUND_TRIP => "Round trip (request 2)",
+        _ => "Check",
+    }
+}
+
+/// How long the doctor may wait.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Per request: connect, response headers, silence mid-body.
+    pub timeouts: Timeouts,
+    /// One request's whole stream.
+    pub per_check: Duration,
+    /// The whole run.
+    pub total: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            timeouts: Timeouts {
+                connect: Duration::from_secs(3),
+                headers: Duration::from_secs(10),
+                stall: Duration::from_secs(10),
+            },
+            per_check: Duration::from_secs(15),
+            total: Duration::from_secs(55),
+        }
+    }
+}
+
+/// One check's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+    /// Not run (an earlier check failed, or time ran out): `ok` is false.
+    #[serde(skip)]
+    pub skipped: bool,
+}
+
+/// The whole report. Serializes as exactly `{"checks", "transport", "cues"}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub checks: Vec<Check>,
+    /// The transport to use; `None` when neither streams a reply.
+    pub transport: Option<Transport>,
+    /// Whether expression cues will arrive on that transport.
+    pub cues: bool,
+    /// The summary line (what to do if something does not work).
+    #[serde(skip)]
+    pub summary: String,
+    /// What was checked: `http://…/v1, model "m"`.
+    #[serde(skip)]
+    pub target: String,
+}
+
+impl Report {
+    pub fn check(&self, name: &str) -> Option<&Check> {
+        self.checks.iter().find(|c| c.name == name)
+    }
+
+    /// What "Test connection" shows: the JSON fields plus each check's label and whether it was
+    /// skipped, the summary and the text.
+    pub fn for_ui(&self) -> Value {
+        let checks: Vec<Value> = self
+            .checks
+            .iter()
+            .map(|c| {
+                json!({"name": c.name, "label": label(&c.name), "ok": c.ok,
+                       "skipped": c.skipped, "detail": c.detail})
+            })
+            .collect();
+        json!({"checks": checks, "transport": self.transport, "cues": self.cues,
+               "summary": self.summary, "target": self.target})
+    }
+
+    /// The report as plain lines: one per check with its verdict, then the summary.
+    pub fn text(&self) -> String {
+        let mut out = format!("YUI doctor: {}\n", self.target);
+        for c in &self.checks {
+            let verdict = match (c.ok, c.skipped) {
+                (true, _) => "ok  ",
+                (false, true) => "skip",
+                (false, false) => "FAIL",
+            };
+            out.push_str(&format!(
+                "{verdict}  {:<33} {}\n",
+                format!("{}:", label(&c.name)),
+                c.detail
+            ));
+        }
+        out.push_str(&format!("Summary: {}\n", self.summary));
+        out
+    }
+}
+
+/// Run every check against `backend` (its transport is the one preferred).
+pub async fn run(backend: &Backend, opts: &Options) -> Report {
+    let http = match crate::turn::sse::http_client(&opts.timeouts) {
+        Ok(h) => h,
+        Err(e) => {
+            return Report {
+                checks: vec![fail(REACHABLE, format!("no HTTP client: {e}"))],
+                transport: None,
+                cues: false,
+                summary: "YUI could not start its HTTP client.".into(),
+                target: target(backend),
+            }
+        }
+    };
+    let mut d = Doctor {
+        http,
+        b: backend,
+        opts,
+        deadline: Instant::now() + opts.total,
+        stalls: 0,
+        checks: Vec::new(),
+        first_problem: None,
+    };
+    d.run().await
+}
+
+fn target(b: &Backend) -> String {
+    format!("{}, model \"{}\"", b.base_url, b.model)
+}
+
+fn pass(name: &str, detail: impl Into<String>) -> Check {
+    Check {
+        name: name.into(),
+        ok: true,
+        detail: detail.into(),
+        skipped: false,
+    }
+}
+
+fn fail(name: &str, detail: impl Into<String>) -> Check {
+    Check {
+        name: name.into(),
+        ok: false,
+        detail: detail.into(),
+        skipped: false,
+    }
+}
+
+fn skip(name: &str, why: &str) -> Check {
+    Check {
+        name: name.into(),
+        ok: false,
+        detail: format!("not checked: {why}"),
+        skipped: true,
+    }
+}
+
+/// What a tool check found, for the summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tools {
+    Streamed,
+    OnlyUnstreamed,
+    NoCall,
+    Refused,
+    Unknown,
+}
+
+struct Lane {
+    transport: Transport,
+    plain_ok: bool,
+    tools: Tools,
+    call: Option<probe::Call>,
+    response_id: Option<String>,
+}
+
+struct Doctor<'a> {
+    http: reqwest::Client,
+    b: &'a Backend,
+    opts: &'a Options,
+    deadline: Instant,
+    stalls: usize,
+    checks: Vec<Check>,
+    /// The plain sentence of the first failure, for the summary.
+    first_problem: Option<String>,
+}
+
+/// Shorten the evidence of an error to one line for a detail.
+fn tech(e: &BackendError) -> String {
+    let s = match e {
+        // The root cause ("Connection refused (os error 111)") is the chain's last link.
+        BackendError::Connect { message, .. } => {
+            message.rsplit(": ").next().unwrap_or(message).to_string()
+        }
+        _ => e.to_string(),
+    };
+    let s = s.replace(['\n', '\r'], " ");
+    let mut out: String = s.chars().take(160).collect();
+    if s.chars().count() > 160 {
+        out.push('…');
+    }
+    out
+}
+
+impl Doctor<'_> {
+    fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Why the next network check is not run, if it is not.
+    fn blocked(&self) -> Option<&'static str> {
+        if self.stalls >= 2 {
+            Some("the server stalled twice already")
+        } else if self.remaining() < Duration::from_millis(500) {
+            Some("the time limit was reached")
+        } else {
+            None
+        }
+    }
+
+    fn timeouts(&self) -> Timeouts {
+        let r = self.remaining();
+        Timeouts {
+            connect: self.opts.timeouts.connect.min(r),
+            headers: self.opts.timeouts.headers.min(r),
+            stall: self.opts.timeouts.stall.min(r),
+        }
+    }
+
+    fn limit(&self) -> Duration {
+        self.opts.per_check.min(self.remaining())
+    }
+
+    fn key(&self) -> Option<&str> {
+        self.b.api_key.as_deref()
+    }
+
+    /// An error as a failed check's detail: the plain sentence, then the evidence.
+    fn failed(&mut self, name: &str, e: &BackendError) -> Check {
+        self.failed_on(name, e, self.b.transport)
+    }
+
+    /// The same, for a request on transport `t` (the sentence names that transport's problem).
+    fn failed_on(&mut self, name: &str, e: &BackendError, t: Transport) -> Check {
+        if matches!(e, BackendError::Stall { .. }) {
+            self.stalls += 1;
+        }
+        tracing::info!(check = name, error = %e, "doctor: check failed");
+        let mut b = self.b.clone();
+        b.transport = t;
+        let sentence = plain(e, &b);
+        self.first_problem.get_or_insert_with(|| sentence.clone());
+        fail(name, format!("{sentence} ({})", tech(e)))
+    }
+
+    async fn run(&mut self) -> Report {
+        let go_on = self.models().await;
+        let order = match self.b.transport {
+            Transport::Responses => [Transport::Responses, Transport::ChatCompletions],
+            _ => [Transport::ChatCompletions, Transport::Responses],
+        };
+        let mut chat = Lane::new(Transport::ChatCompletions);
+        let mut resp = Lane::new(Transport::Responses);
+        match go_on {
+            Err(why) => {
+                for n in [
+                    CHAT_STREAM,
+                    RESPONSES_STREAM,
+                    CHAT_TOOL,
+                    RESPONSES_TOOL,
+                    ROUND_TRIP,
+                ] {
+                    self.checks.push(skip(n, why));
+                }
+            }
+            Ok(()) => {
+                chat.plain_ok = self.plain(CHAT_STREAM, Transport::ChatCompletions).await;
+                resp.plain_ok = self.plain(RESPONSES_STREAM, Transport::Responses).await;
+                self.tool(CHAT_TOOL, &mut chat).await;
+                self.tool(RESPONSES_TOOL, &mut resp).await;
+            }
+        }
+        let lane = |t: Transport| {
+            if t == Transport::Responses {
+                &resp
+            } else {
+                &chat
+            }
+        };
+        let chosen = order
+            .iter()
+            .map(|t| lane(*t))
+            .find(|l| l.plain_ok && l.tools == Tools::Streamed)
+            .or_else(|| order.iter().map(|t| lane(*t)).find(|l| l.plain_ok));
+        let transport = chosen.map(|l| l.transport);
+        let round_trip_ok = match chosen {
+            Some(l) if l.tools == Tools::Streamed && go_on.is_ok() => {
+                let (t, call, id) = (l.transport, l.call.clone(), l.response_id.clone());
+                self.round_trip(t, call, id).await
+            }
+            Some(_) => {
+                self.checks.push(skip(
+                    ROUND_TRIP,
+                    "no tool call was delivered on the chosen transport",
+                ));
+                false
+            }
+            None if go_on.is_ok() => {
+                self.checks
+                    .push(skip(ROUND_TRIP, "no transport streamed a reply"));
+                false
+            }
+            None => false,
+        };
+        let cues = chosen.is_some_and(|l| l.tools == Tools::Streamed) && round_trip_ok;
+        let summary = self.summary(transport, chosen.map(|l| l.tools), round_trip_ok);
+        Report {
+            checks: std::mem::take(&mut self.checks),
+            transport,
+            cues,
+            summary,
+            target: target(self.b),
+        }
+    }
+
+    /// Reachable, auth and model, from `GET /models`. `Err` says why nothing else can run.
+    async fn models(&mut self) -> Result<(), &'static str> {
+        let t0 = Instant::now();
+        let limit = self.opts.timeouts.headers.min(self.remaining());
+        let listed =
+            crate::discover::list_models(&self.http, &self.b.base_url, self.key(), limit).await;
+        let ms = t0.elapsed().as_millis();
+        let model = &self.b.model;
+        match listed {
+            Err(e @ BackendError::Connect { .. }) => {
+                let c = self.failed(REACHABLE, &e);
+                self.checks.push(c);
+                self.checks.push(skip(AUTH, "the server is not reachable"));
+                self.checks.push(skip(MODEL, "the server is not reachable"));
+                Err("the server is not reachable")
+            }
+            Err(e @ BackendError::Stall { .. }) => {
+                let c = self.failed(REACHABLE, &e);
+                self.checks.push(c);
+                self.checks.push(skip(AUTH, "/models did not answer"));
+                self.checks.push(skip(MODEL, "/models did not answer"));
+                Ok(())
+            }
+            Err(
+                e @ BackendError::Http {
+                    status: 401 | 403, ..
+                },
+            ) => {
+                let status = e.status().unwrap_or(0);
+                self.checks.push(pass(
+                    REACHABLE,
+                    format!("the server answered in {ms} ms (HTTP {status} on /models)"),
+                ));
+                let c = self.failed(AUTH, &e);
+                self.checks.push(c);
+                self.checks.push(skip(MODEL, "the key was refused"));
+                Err("the key was refused")
+            }
+            Err(e) => {
+                self.checks
+                    .push(pass(REACHABLE, format!("the server answered in {ms} ms")));
+                self.checks.push(pass(
+                    AUTH,
+                    "not refused (the model list could not be read; the next requests tell)",
+                ));
+                self.checks.push(skip(
+                    MODEL,
+                    &format!("the server gives no model list ({})", tech(&e)),
+                ));
+                Ok(())
+            }
+            Ok(models) => {
+                self.checks.push(pass(
+                    REACHABLE,
+                    format!(
+                        "the server answered /models in {ms} ms with {} model(s)",
+                        models.len()
+                    ),
+                ));
+                self.checks.push(pass(
+                    AUTH,
+                    if self.key().is_some() {
+                        "the server accepted the API key"
+                    } else {
+                        "the server needs no API key"
+                    },
+                ));
+                if models.iter().any(|m| m == model) {
+                    self.checks
+                        .push(pass(MODEL, format!("the server offers \"{model}\"")));
+                } else if models.is_empty() {
+                    self.checks.push(fail(
+                        MODEL,
+                        "the server offers no model at all — load or pull one first",
+                    ));
+                } else {
+                    let shown: Vec<&str> = models.iter().take(8).map(String::as_str).collect();
+                    let more = if models.len() > 8 { ", …" } else { "" };
+                    self.checks.push(fail(
+                        MODEL,
+                        format!(
+                            "the server has no model \"{model}\"; it offers: {}{more} — pick one in {WHERE}",
+                            shown.join(", ")
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn url(&self, t: Transport) -> String {
+        match t {
+            Transport::Responses => self.b.endpoint("responses"),
+            _ => self.b.endpoint("chat/completions"),
+        }
+    }
+
+    fn body(&self, t: Transport, prompt: &str, tools: bool, choice: bool) -> Value {
+        let mut body = match t {
+            Transport::Responses => json!({
+                "model": self.b.model, "stream": true,
+                "input": [{"role": "user", "content": prompt}],
+            }),
+            _ => json!({
+                "model": self.b.model, "stream": true,
+                "messages": [{"role": "user", "content": prompt}],
+            }),
+        };
+        if tools {
+            body["tools"] = json!([self.ping_schema(t)]);
+            if choice {
+                body["tool_choice"] = match t {
+                    Transport::Responses => json!({"type": "function", "name": probe::PING}),
+                    _ => json!({"type": "function", "function": {"name": probe::PING}}),
+                };
+            }
+        }
+        crate::backend::Sampling {
+            max_output_tokens: self.b.max_output_tokens,
+            temperature: self.b.temperature,
+        }
+        .apply(t, &mut body);
+        body
+    }
+
+    fn ping_schema(&self, t: Transport) -> Value {
+        match t {
+            Transport::Responses => json!({
+                "type": "function", "name": probe::PING,
+                "description": probe::PING_DESCRIPTION, "parameters": probe::ping_parameters(),
+            }),
+            _ => crate::turn::wire::chat::tool_schema(
+                probe::PING,
+                probe::PING_DESCRIPTION,
+                &probe::ping_parameters(),
+            ),
+        }
+    }
+
+    async fn stream(&self, t: Transport, body: &Value) -> Result<probe::Seen, BackendError> {
+        let (url, timeouts, limit) = (self.url(t), self.timeouts(), self.limit());
+        match t {
+            Transport::Responses => {
+                probe::responses_stream(&self.http, &url, self.key(), body, &timeouts, limit).await
+            }
+            _ => probe::chat_stream(&self.http, &url, self.key(), body, &timeouts, limit).await,
+        }
+    }
+
+    /// A streamed plain reply on `t`.
+    async fn plain(&mut self, name: &str, t: Transport) -> bool {
+        if let Some(why) = self.blocked() {
+            self.checks.push(skip(name, why));
+            return false;
+        }
+        let body = self.body(t, probe::PLAIN_PROMPT, false, false);
+        match self.stream(t, &body).await {
+            Ok(seen) if !seen.text.trim().is_empty() => {
+                self.checks.push(pass(
+                    name,
+                    format!(
+                        "streamed {:?} in {} chunk(s), the first after {} ms",
+                        short(&seen.text),
+                        seen.text_chunks,
+                        seen.first_ms.unwrap_or(0)
+                    ),
+                ));
+                true
+            }
+            Ok(_) => {
+                self.checks.push(fail(
+                    name,
+                    "the stream ended without any text — the model may need more max_output_tokens, or it does not stream",
+                ));
+                false
+            }
+            Err(e) => {
+                let c = self.failed_on(name, &e, t);
+                self.checks.push(c);
+                false
+            }
+        }
+    }
+
+    /// A tool call on the lane's transport: streamed, then (if none) unstreamed.
+    async fn tool(&mut self, name: &str, lane: &mut Lane) {
+        let t = lane.transport;
+        if let Some(why) = self.blocked() {
+            self.checks.push(skip(name, why));
+            return;
+        }
+        let mut body = self.body(t, probe::TOOL_PROMPT, true, true);
+        let mut res = self.stream(t, &body).await;
+        // tool_choice "where supported": a server that refuses it is asked again without it.
+        if let Err(BackendError::Http {
+            status: 400 | 422, ..
+        }) = &res
+        {
+            if self.blocked().is_none() {
+                body = self.body(t, probe::TOOL_PROMPT, true, false);
+                res = self.stream(t, &body).await;
+            }
+        }
+        let seen = match res {
+            Ok(s) => s,
+            Err(e) => {
+                lane.tools = if matches!(e, BackendError::Http { .. } | BackendError::Server { .. })
+                {
+                    Tools::Refused
+                } else {
+                    Tools::Unknown
+                };
+                let c = self.failed_on(name, &e, t);
+                self.checks.push(c);
+                return;
+            }
+        };
+        lane.response_id = seen.response_id.clone();
+        if let Some(call) = seen.calls.first() {
+            let args_ok = call.arguments.trim().is_empty()
+                || serde_json::from_str::<Value>(&call.arguments).is_ok();
+            let pieces = match call.fragments {
+                0 | 1 => "its arguments came in one piece".to_string(),
+                n => format!("its arguments came in {n} fragments"),
+            };
+            let called = if call.name == probe::PING {
+                format!("ping was called while streaming; {pieces}")
+            } else {
+                format!(
+                    "a tool named {:?} was called instead of ping; {pieces}",
+                    call.name
+                )
+            };
+            if args_ok {
+                lane.tools = Tools::Streamed;
+                lane.call = Some(call.clone());
+                self.checks.push(pass(name, called));
+            } else {
+                lane.tools = Tools::Refused;
+                self.checks.push(fail(
+                    name,
+                    format!(
+                        "{called}, but they are not JSON: {:?}",
+                        short(&call.arguments)
+                    ),
+                ));
+            }
+            return;
+        }
+        // No call while streaming: does the model call tools at all?
+        if self.blocked().is_some() {
+            lane.tools = Tools::NoCall;
+            self.checks.push(fail(
+                name,
+                "the model answered in text and did not call the ping tool",
+            ));
+            return;
+        }
+        let url = self.url(t);
+        let unstreamed =
+            probe::unstreamed_calls(&self.http, &url, self.key(), &body, self.limit()).await;
+        match unstreamed {
+            Ok(n) if n > 0 => {
+                lane.tools = Tools::OnlyUnstreamed;
+                self.checks.push(fail(
+                    name,
+                    "ping is called only without streaming; YUI streams, so expression cues would not arrive",
+                ));
+            }
+            other => {
+                if let Err(BackendError::Stall { .. }) = other {
+                    self.stalls += 1;
+                }
+                lane.tools = Tools::NoCall;
+                self.checks.push(fail(
+                    name,
+                    format!(
+                        "the model answered in text ({:?}) and did not call the ping tool: it does not call tools",
+                        short(&seen.text)
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// Request 2: ping's result sent back on `t`; the server must take it and answer.
+    async fn round_trip(
+        &mut self,
+        t: Transport,
+        call: Option<probe::Call>,
+        response_id: Option<String>,
+    ) -> bool {
+        if let Some(why) = self.blocked() {
+            self.checks.push(skip(ROUND_TRIP, why));
+            return false;
+        }
+        let call = call.unwrap_or_default();
+        let call_id = if call.call_id.is_empty() {
+            "call_0".to_string()
+        } else {
+            call.call_id.clone()
+        };
+        let args = if call.arguments.trim().is_empty() {
+            "{}".to_string()
+        } else {
+            call.arguments.clone()
+        };
+        let mut body = self.body(t, probe::TOOL_PROMPT, true, false);
+        match t {
+            Transport::Responses => {
+                let output = json!({"type": "function_call_output", "call_id": call_id, "output": probe::PONG});
+                match response_id {
+                    Some(id) => {
+                        body["previous_response_id"] = json!(id);
+                        body["input"] = json!([output]);
+                    }
+                    None => {
+                        body["input"] = json!([
+                            {"role": "user", "content": probe::TOOL_PROMPT},
+                            {"type": "function_call", "call_id": call_id, "name": call.name, "arguments": args},
+                            output,
+                        ]);
+                    }
+                }
+            }
+            _ => {
+                body["messages"] = json!([
+                    {"role": "user", "content": probe::TOOL_PROMPT},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": args}}
+                    ]},
+                    {"role": "tool", "tool_call_id": call_id, "content": probe::PONG},
+                ]);
+            }
+        }
+        match self.stream(t, &body).await {
+            Ok(seen) => {
+                let said = if seen.text.trim().is_empty() {
+                    "with no text".to_string()
+                } else {
+                    format!("with {:?}", short(&seen.text))
+                };
+                self.checks.push(pass(
+                    ROUND_TRIP,
+                    format!(
+                        "the server took ping's result on {} and answered {said}",
+                        t.as_str()
+                    ),
+                ));
+                true
+            }
+            Err(e) => {
+                let c = self.failed_on(ROUND_TRIP, &e, t);
+                self.checks.push(c);
+                false
+            }
+        }
+    }
+
+    fn summary(
+        &self,
+        transport: Option<Transport>,
+        tools: Option<Tools>,
+        round_trip: bool,
+    ) -> String {
+        let Some(t) = transport else {
+            let first = self
+                .first_problem
+                .clone()
+                .or_else(|| {
+                    self.checks
+                        .iter()
+                        .find(|c| !c.ok && !c.skipped)
+                        .map(|c| c.detail.clone())
+                })
+                .unwrap_or_else(|| "nothing answered".into());
+            return format!("no transport works with this server. {first}");
+        };
+        let switch = if t != self.b.transport {
+            format!(" (set Transport to {} in {WHERE})", t.as_str())
+        } else {
+            String::new()
+        };
+        let use_it = format!("use {}{switch}", t.as_str());
+        match tools.unwrap_or(Tools::Unknown) {
+            Tools::Streamed if round_trip => format!("{use_it}; expression cues will work."),
+            Tools::Streamed => format!(
+                "{use_it}; expression cues will not work: the server refused the tool result (request 2) — try the other transport or another server."
+            ),
+            Tools::OnlyUnstreamed => format!(
+                "{use_it}; expression cues will not work: this server delivers tool calls only without streaming — choose another server or model (llama.cpp: start llama-server with --jinja)."
+            ),
+            Tools::NoCall | Tools::Refused => format!(
+                "{use_it}; expression cues will not work: this model does not call tools — choose a tool-capable model such as {TOOL_MODELS} in {WHERE}."
+            ),
+            Tools::Unknown => format!(
+                "{use_it}; expression cues will not work: no tool call arrived — see the tool call lines above."
+            ),
+        }
+    }
+}
+
+impl Lane {
+    fn new(transport: Transport) -> Self {
+        Self {
+            transport,
+            plain_ok: false,
+            tools: Tools::Unknown,
+            call: None,
+            response_id: None,
+        }
+    }
+}
+
+/// At most 60 characters of a model's text, for a detail.
+fn short(s: &str) -> String {
+    let s = s.trim();
+    let mut out: String = s.chars().take(60).collect();
+    if s.chars().count() > 60 {
+        out.push('…');
+    }
+    out
+}
+
+/// Doctor the configured backend (with `overrides` applied), the stored key, default options.
+pub async fn run_configured(
+    store: &crate::Store,
+    paths: &crate::paths::Paths,
+    overrides: &Overrides,
+) -> crate::error::Result<Report> {
+    let mut b = Backend::configured(store, paths)?;
+    overrides.apply(&mut b);
+    Ok(run(&b, &Options::default()).await)
+}
+
+/// What "Test connection" and `yui doctor` may change for one run.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct Overrides {
+    #[serde(default)]
+    pub base_url: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub transport: Option<Transport>,
+}
+
+impl Overrides {
+    pub fn apply(&self, b: &mut Backend) {
+        if let Some(u) = self
+            .base_url
+            .as_ref()
+            .map(|u| u.trim())
+            .filter(|u| !u.is_empty())
+        {
+            b.base_url = u.to_string();
+        }
+        if let Some(m) = self
+            .model
+            .as_ref()
+            .map(|m| m.trim())
+            .filter(|m| !m.is_empty())
+        {
+            b.model = m.to_string();
+        }
+        if let Some(t) = self.transport.filter(|t| *t != Transport::Push) {
+            b.transport = t;
+        }
+    }
+}
