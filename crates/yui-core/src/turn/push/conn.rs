@@ -252,8 +252,7 @@ async fn connect(cfg: &PushConfig, hello: &HelloFn) -> Result<Ws, String> {
                 Some(Err(e)) => {
                     return Err(format!("the push connection broke before welcome: {e}"))
                 }
-                Some(Ok(Message::Text(t))) => match serde_json::from_str::<ServerFrame>(t.as_str())
-                {
+                Some(Ok(Message::Text(t))) => match ServerFrame::parse(t.as_str()) {
                     Ok(ServerFrame::Welcome { protocol }) => return Ok(protocol),
                     Ok(ServerFrame::Ping) => {
                         let _ = send(&mut ws, &ClientFrame::Pong).await;
@@ -309,7 +308,7 @@ async fn serve(mut ws: Ws, cmd: &mut mpsc::Receiver<Cmd>) -> Ended {
                     Some(Ok(Message::Text(t))) => t,
                     Some(Ok(_)) => continue, // WebSocket pings are answered by tungstenite
                 };
-                let frame = match serde_json::from_str::<ServerFrame>(text.as_str()) {
+                let frame = match ServerFrame::parse(text.as_str()) {
                     Ok(f) => f,
                     Err(e) => {
                         tracing::warn!(error = %e, text = %text.as_str(), "push: malformed frame skipped");

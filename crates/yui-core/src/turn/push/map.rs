@@ -116,7 +116,7 @@ mod tests {
     use serde_json::json;
 
     fn frame(v: serde_json::Value) -> ServerFrame {
-        serde_json::from_value(v).unwrap()
+        ServerFrame::parse(&v.to_string()).unwrap()
     }
     fn t(s: &str) -> ModelEvent {
         ModelEvent::Text {
@@ -213,6 +213,17 @@ mod tests {
             assert_eq!(out, want, "{name}");
             assert_eq!(got_end, end, "{name}");
         }
+    }
+
+    #[test]
+    fn segments_parse_the_same_by_the_fast_path_and_the_enum() {
+        let v = json!({"type":"segment","turn_id":"t","kind":"render","text":"hé","cues":[{"at":1,"caption":"soft"}],"extra":1});
+        let slow: ServerFrame = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(frame(v), slow);
+        assert!(
+            ServerFrame::parse(r#"{"type":"segment"}"#).is_err(),
+            "turn_id is required"
+        );
     }
 
     #[test]

@@ -218,7 +218,7 @@ pub async fn replay_frames(
     let mut buf = Vec::with_capacity(4);
     let mut parsed = 0;
     for f in frames {
-        let Ok(frame) = serde_json::from_str::<super::wire::push::ServerFrame>(f) else {
+        let Ok(frame) = super::wire::push::ServerFrame::parse(f) else {
             continue;
         };
         parsed += 1;

@@ -125,7 +125,42 @@ pub enum ServerFrame {
     Unknown,
 }
 
+/// Just the `type` of a frame (borrowed: no allocation), read first.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: std::borrow::Cow<'a, str>,
+}
+
+/// The fields of a `segment`, read directly (nearly every frame of a turn is one).
+#[derive(Deserialize)]
+struct SegmentFields {
+    turn_id: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    cues: Vec<SegmentCue>,
+}
+
 impl ServerFrame {
+    /// Parse one text frame. Segments are read by their `type` first and then as a plain struct:
+    /// the internally tagged enum buffers every field of every frame before it picks a variant.
+    pub fn parse(text: &str) -> Result<Self, serde_json::Error> {
+        let head: Head<'_> = serde_json::from_str(text)?;
+        if head.kind == "segment" {
+            let f: SegmentFields = serde_json::from_str(text)?;
+            return Ok(Self::Segment {
+                turn_id: f.turn_id,
+                kind: f.kind,
+                text: f.text,
+                cues: f.cues,
+            });
+        }
+        serde_json::from_str(text)
+    }
+
     /// The turn a frame belongs to, if any.
     pub fn turn_id(&self) -> Option<&str> {
         match self {
