@@ -11,7 +11,12 @@
 //! Bounded: every request has short timeouts, the whole run a deadline ([`Options::total`], 55 s
 //! by default), and after two stalls the remaining checks are not run.
 
+mod configured;
 mod probe;
+mod report;
+
+pub use configured::{run_configured, Overrides};
+pub use report::{label, Check, Report};
 
 use crate::backend::Transport;
 use crate::turn::plain::{plain, TOOL_MODELS, WHERE};
@@ -30,21 +35,6 @@ pub const RESPONSES_STREAM: &str = "responses_stream";
 pub const CHAT_TOOL: &str = "chat_completions_tool_call";
 pub const RESPONSES_TOOL: &str = "responses_tool_call";
 pub const ROUND_TRIP: &str = "round_trip";
-
-/// The label a check has in the text report.
-pub fn label(name: &str) -> &'static str {
-    match name {
-        REACHABLE => "Reachable",
-        AUTH => "Auth accepted",
-        MODEL => "Model exists",
-        CHAT_STREAM => "Streamed reply, Chat Completions",
-        RESPONSES_STREAM => "Streamed reply, Responses",
-        CHAT_TOOL => "Tool call, Chat Completions",
-        RESPONSES_TOOL => "Tool call, Responses",
-        ROUND_TRIP => "Round trip (request 2)",
-        _ => "Check",
-    }
-}
 
 /// How long the doctor may wait.
 #[derive(Debug, Clone, Copy)]
@@ -68,73 +58,6 @@ impl Default for Options {
             per_check: Duration::from_secs(15),
             total: Duration::from_secs(55),
         }
-    }
-}
-
-/// One check's verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
-    pub name: String,
-    pub ok: bool,
-    pub detail: String,
-    /// Not run (an earlier check failed, or time ran out): `ok` is false.
-    #[serde(skip)]
-    pub skipped: bool,
-}
-
-/// The whole report. Serializes as exactly `{"checks", "transport", "cues"}`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    pub checks: Vec<Check>,
-    /// The transport to use; `None` when neither streams a reply.
-    pub transport: Option<Transport>,
-    /// Whether expression cues will arrive on that transport.
-    pub cues: bool,
-    /// The summary line (what to do if something does not work).
-    #[serde(skip)]
-    pub summary: String,
-    /// What was checked: `http://…/v1, model "m"`.
-    #[serde(skip)]
-    pub target: String,
-}
-
-impl Report {
-    pub fn check(&self, name: &str) -> Option<&Check> {
-        self.checks.iter().find(|c| c.name == name)
-    }
-
-    /// What "Test connection" shows: the JSON fields plus each check's label and whether it was
-    /// skipped, the summary and the text.
-    pub fn for_ui(&self) -> Value {
-        let checks: Vec<Value> = self
-            .checks
-            .iter()
-            .map(|c| {
-                json!({"name": c.name, "label": label(&c.name), "ok": c.ok,
-                       "skipped": c.skipped, "detail": c.detail})
-            })
-            .collect();
-        json!({"checks": checks, "transport": self.transport, "cues": self.cues,
-               "summary": self.summary, "target": self.target})
-    }
-
-    /// The report as plain lines: one per check with its verdict, then the summary.
-    pub fn text(&self) -> String {
-        let mut out = format!("YUI doctor: {}\n", self.target);
-        for c in &self.checks {
-            let verdict = match (c.ok, c.skipped) {
-                (true, _) => "ok  ",
-                (false, true) => "skip",
-                (false, false) => "FAIL",
-            };
-            out.push_str(&format!(
-                "{verdict}  {:<33} {}\n",
-                format!("{}:", label(&c.name)),
-                c.detail
-            ));
-        }
-        out.push_str(&format!("Summary: {}\n", self.summary));
-        out
     }
 }
 
@@ -785,50 +708,4 @@ fn short(s: &str) -> String {
         out.push('…');
     }
     out
-}
-
-/// Doctor the configured backend (with `overrides` applied), the stored key, default options.
-pub async fn run_configured(
-    store: &crate::Store,
-    paths: &crate::paths::Paths,
-    overrides: &Overrides,
-) -> crate::error::Result<Report> {
-    let mut b = Backend::configured(store, paths)?;
-    overrides.apply(&mut b);
-    Ok(run(&b, &Options::default()).await)
-}
-
-/// What "Test connection" and `yui doctor` may change for one run.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
-pub struct Overrides {
-    #[serde(default)]
-    pub base_url: Option<String>,
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub transport: Option<Transport>,
-}
-
-impl Overrides {
-    pub fn apply(&self, b: &mut Backend) {
-        if let Some(u) = self
-            .base_url
-            .as_ref()
-            .map(|u| u.trim())
-            .filter(|u| !u.is_empty())
-        {
-            b.base_url = u.to_string();
-        }
-        if let Some(m) = self
-            .model
-            .as_ref()
-            .map(|m| m.trim())
-            .filter(|m| !m.is_empty())
-        {
-            b.model = m.to_string();
-        }
-        if let Some(t) = self.transport.filter(|t| *t != Transport::Push) {
-            b.transport = t;
-        }
-    }
 }
