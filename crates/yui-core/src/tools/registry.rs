@@ -42,6 +42,8 @@ pub struct RegistryEnv<'a> {
     /// (id, name) of the other presets open now: targets of rate_relation / address_character.
     pub others: Vec<(String, String)>,
     pub state: Arc<TurnToolState>,
+    /// The process's avatar executor (body_action, look); `None`: not available here.
+    pub avatar: Option<Arc<crate::avatar::Avatar>>,
 }
 
 impl<'a> RegistryEnv<'a> {
@@ -58,6 +60,7 @@ impl<'a> RegistryEnv<'a> {
             window,
             others,
             state: Arc::default(),
+            avatar: crate::avatar::installed(),
         })
     }
 }
@@ -72,8 +75,8 @@ pub fn executor(name: &str, env: &RegistryEnv<'_>) -> Option<Arc<dyn ClientTool>
             env.state.clone(),
         )),
         BROWSER => Arc::new(super::browser::BrowserTool::new()),
-        BODY_ACTION => super::unsupported::body_action(),
-        LOOK => super::unsupported::look(),
+        BODY_ACTION => super::avatar::BodyActionTool::new(env.avatar.clone()),
+        LOOK => super::avatar::LookTool::new(env.avatar.clone()),
         _ => return None,
     })
 }
