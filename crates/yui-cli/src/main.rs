@@ -74,10 +74,32 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
         Command::Backend(cmd) => Out::Json(backend_cmd::run(&store()?, paths, cmd)?),
         Command::Vocab(cmd) => Out::Text(vocab_cmd::run(&store()?, cmd)?),
         Command::Relation(cmd) => Out::Json(relation_cmd::run(&store()?, cmd)?),
-        Command::Turn(args) => Out::Exit(turn_cmd::run_turn(paths, args)?),
-        Command::Tool(args) => Out::Json(tool_cmd::run(paths, args)?),
-        Command::Chat(args) => Out::Exit(turn_cmd::run_chat(paths, args)?),
+        Command::Turn(args) => {
+            install_avatar();
+            Out::Exit(turn_cmd::run_turn(paths, args)?)
+        }
+        Command::Tool(args) => {
+            install_avatar();
+            Out::Json(tool_cmd::run(paths, args)?)
+        }
+        Command::Chat(args) => {
+            install_avatar();
+            Out::Exit(turn_cmd::run_chat(paths, args)?)
+        }
     })
+}
+
+/// The headless avatar: the desktop (X11, where there is a display) without a body, so `look`
+/// sees windows and screens and `body_action` answers `unsupported`.
+fn install_avatar() {
+    #[cfg(target_os = "linux")]
+    let desktop = yui_x11::X11Desktop::for_session(Some(std::process::id()))
+        .map(|h| h as std::sync::Arc<dyn yui_core::avatar::DesktopHost>);
+    #[cfg(not(target_os = "linux"))]
+    let desktop = None;
+    yui_core::avatar::install(std::sync::Arc::new(yui_core::avatar::Avatar::new(
+        desktop, None, None,
+    )));
 }
 
 fn print_error(e: &CoreError) {

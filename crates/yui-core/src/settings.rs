@@ -37,6 +37,16 @@ pub const KNOWN: &[Known] = &[
         doc: "Screen-capture switch: look at: screen. Off by default.",
     },
     Known {
+        key: crate::avatar::PLACES_KEY,
+        default: || json!({"spots": {}, "bed": null}),
+        doc: "The body's places the user saved: named spots for move_to and the bed for go_to_bed, each {monitor, x, y} relative to that monitor's work area (docs/avatar.md).",
+    },
+    Known {
+        key: crate::avatar::BODY_KEY,
+        default: || json!({"state": "unknown"}),
+        doc: "Written by the app: the body's last settled state (what look at: body shows from the CLI).",
+    },
+    Known {
         key: BACKEND,
         default: crate::backend::default_value,
         doc: "Model backend: base URL, model, transport (chat_completions | responses | push), push URL. The API key is never here: it is in the OS keyring (or the labelled file fallback, see backend.rs).",
@@ -105,6 +115,9 @@ fn validate(key: &str, value: &Value) -> Result<()> {
     }
     if key == VOICE {
         crate::voice::from_value(value)?;
+    }
+    if key == crate::avatar::PLACES_KEY {
+        crate::avatar::Places::from_value(value).map_err(CoreError::invalid)?;
     }
     Ok(())
 }
