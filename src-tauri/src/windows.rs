@@ -96,16 +96,20 @@ pub enum BridgeEvent {
     RelationsChanged,
     /// A turn's reply has been fully played (bubble and speech): payload is `{turn_id}`.
     PlaybackFinished,
+    /// The main character's body: `{state}` (the core's `BodyState`) when it changed, or
+    /// `{looking: bool}` while a screen capture runs.
+    BodyChanged,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 6] = [
+    pub const ALL: [BridgeEvent; 7] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
         Self::VocabChanged,
         Self::RelationsChanged,
         Self::PlaybackFinished,
+        Self::BodyChanged,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -116,6 +120,7 @@ impl BridgeEvent {
             Self::VocabChanged => "yui://vocab-changed",
             Self::RelationsChanged => "yui://relations-changed",
             Self::PlaybackFinished => "yui://playback-finished",
+            Self::BodyChanged => "yui://body-changed",
         }
     }
 }
@@ -490,7 +495,10 @@ pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEven
         // A hidden window's "moves" are the window system forgetting it, not the user's drag.
         WindowEvent::Moved(pos) if window.is_visible().unwrap_or(true) => {
             if let Some(label) = label.filter(WindowLabel::is_character) {
-                remember_move(window.app_handle(), label, pos.x, pos.y);
+                // A move YUI made (the avatar's glide) is never saved as the user's drag.
+                if !crate::avatar::on_moved(window.app_handle(), &label, (pos.x, pos.y)) {
+                    remember_move(window.app_handle(), label, pos.x, pos.y);
+                }
             }
         }
         _ => {}
@@ -506,6 +514,7 @@ fn remember_move<R: Runtime>(app: &AppHandle<R>, label: WindowLabel, x: i32, y: 
         tokio::time::sleep(SAVE_POSITION_AFTER).await;
         if let Some((x, y)) = app.state::<AppState>().take_move(&label, generation) {
             save_position(&app, &label, x, y);
+            crate::avatar::on_rested(&label);
         }
     });
 }

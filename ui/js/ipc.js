@@ -15,6 +15,7 @@ export const EVENTS = Object.freeze({
   vocabChanged: "yui://vocab-changed",
   relationsChanged: "yui://relations-changed",
   playbackFinished: "yui://playback-finished",
+  bodyChanged: "yui://body-changed",
 });
 
 /** The switch keys (settings keys in the store). */
