@@ -138,3 +138,34 @@ impl AppState {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> AppState {
+        let dir = std::env::temp_dir().join(format!("yui-state-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let paths = Paths::under(dir);
+        AppState::new(Store::open(paths.db_path()).unwrap(), paths)
+    }
+
+    #[test]
+    fn own_moves_are_recognised_and_user_moves_are_not() {
+        let s = state();
+        let main = WindowLabel::Main;
+        for p in [(10, 10), (20, 20), (30, 30)] {
+            s.expect_move(&main, p);
+        }
+        // The window system skipped a frame: (20, 20) is still YUI's, and (10, 10) is gone.
+        assert!(s.is_expected_move(&main, (20, 20)));
+        assert!(!s.is_expected_move(&main, (10, 10)));
+        assert!(!s.is_expected_move(&main, (25, 25)), "a drag");
+        assert!(s.is_expected_move(&main, (30, 30)));
+        assert!(
+            !s.is_expected_move(&main, (30, 30)),
+            "each expected move counts once"
+        );
+        assert!(!s.is_expected_move(&WindowLabel::Pet("kai".into()), (30, 30)));
+    }
+}
