@@ -146,7 +146,7 @@ mod tests {
     fn state() -> AppState {
         let dir = std::env::temp_dir().join(format!("yui-state-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let paths = Paths::under(dir);
+        let paths = Paths::resolve(Some(dir));
         AppState::new(Store::open(paths.db_path()).unwrap(), paths)
     }
 

@@ -39,7 +39,7 @@ fn ctx(r: &Rig) -> ToolContext {
 }
 
 async fn body_action(r: &Rig, args: Value) -> String {
-    let tool = BodyActionTool::new(Some(r.avatar.clone()));
+    let tool = BodyActionTool::shared(Some(r.avatar.clone()));
     tool.call(args, &ctx(r), CancellationToken::new())
         .await
         .unwrap()
@@ -48,7 +48,7 @@ async fn body_action(r: &Rig, args: Value) -> String {
 }
 
 async fn look(r: &Rig, args: Value) -> ToolOutput {
-    LookTool::new(Some(r.avatar.clone()))
+    LookTool::shared(Some(r.avatar.clone()))
         .call(args, &ctx(r), CancellationToken::new())
         .await
         .unwrap()
@@ -434,7 +434,7 @@ async fn body_action_without_a_body_window_is_unsupported() {
     let d = FakeDesktop::new(desktop());
     let avatar = Arc::new(yui_core::avatar::Avatar::new(Some(d), None, None));
     let r = rig();
-    let out = BodyActionTool::new(Some(avatar))
+    let out = BodyActionTool::shared(Some(avatar))
         .call(
             json!({"action":"stand"}),
             &ctx(&r),
@@ -448,7 +448,7 @@ async fn body_action_without_a_body_window_is_unsupported() {
 
 #[tokio::test]
 async fn body_action_refusals_are_marked_failed() {
-    let tool = BodyActionTool::new(None);
+    let tool = BodyActionTool::shared(None);
     assert!(!tool.failed(&ToolOutput::text("ok")));
     for w in [
         "not_found",
@@ -481,7 +481,7 @@ async fn look_at_body_is_the_state_as_json() {
         None,
         None,
     ));
-    let out = LookTool::new(Some(headless))
+    let out = LookTool::shared(Some(headless))
         .call(json!({"at": "body"}), &ctx(&r), CancellationToken::new())
         .await
         .unwrap();

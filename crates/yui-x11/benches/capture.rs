@@ -62,25 +62,86 @@ impl BodyWindow for Body {
     }
 }
 
-fn window(conn: &RustConnection, root: Window, r: (i16, i16, u16, u16), color: u32, class: &[u8], or: bool) -> Window {
+fn window(
+    conn: &RustConnection,
+    root: Window,
+    r: (i16, i16, u16, u16),
+    color: u32,
+    class: &[u8],
+    or: bool,
+) -> Window {
     let id = conn.generate_id().unwrap();
     conn.create_window(
-        x11rb::COPY_DEPTH_FROM_PARENT, id, root, r.0, r.1, r.2, r.3, 0,
-        WindowClass::INPUT_OUTPUT, x11rb::COPY_FROM_PARENT,
-        &CreateWindowAux::new().background_pixel(color).override_redirect(u32::from(or)),
+        x11rb::COPY_DEPTH_FROM_PARENT,
+        id,
+        root,
+        r.0,
+        r.1,
+        r.2,
+        r.3,
+        0,
+        WindowClass::INPUT_OUTPUT,
+        x11rb::COPY_FROM_PARENT,
+        &CreateWindowAux::new()
+            .background_pixel(color)
+            .override_redirect(u32::from(or)),
     )
     .unwrap();
-    conn.change_property8(PropMode::REPLACE, id, AtomEnum::WM_CLASS, AtomEnum::STRING, class).unwrap();
-    let hints = [5u32, r.0 as u32, r.1 as u32, r.2.into(), r.3.into(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    conn.change_property32(PropMode::REPLACE, id, AtomEnum::WM_NORMAL_HINTS, AtomEnum::WM_SIZE_HINTS, &hints).unwrap();
+    conn.change_property8(
+        PropMode::REPLACE,
+        id,
+        AtomEnum::WM_CLASS,
+        AtomEnum::STRING,
+        class,
+    )
+    .unwrap();
+    let hints = [
+        5u32,
+        r.0 as u32,
+        r.1 as u32,
+        r.2.into(),
+        r.3.into(),
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ];
+    conn.change_property32(
+        PropMode::REPLACE,
+        id,
+        AtomEnum::WM_NORMAL_HINTS,
+        AtomEnum::WM_SIZE_HINTS,
+        &hints,
+    )
+    .unwrap();
     conn.map_window(id).unwrap();
     id
 }
 
 fn main() {
-    let display = format!(":{}", std::env::var("YUI_BENCH_DISPLAY").unwrap_or_else(|_| "85".into()));
+    let display = format!(
+        ":{}",
+        std::env::var("YUI_BENCH_DISPLAY").unwrap_or_else(|_| "85".into())
+    );
     let xvfb = Command::new("Xvfb")
-        .args([&display, "-screen", "0", "1920x1080x24", "-nolisten", "tcp", "-noreset"])
+        .args([
+            &display,
+            "-screen",
+            "0",
+            "1920x1080x24",
+            "-nolisten",
+            "tcp",
+            "-noreset",
+        ])
         .stderr(Stdio::null())
         .spawn()
         .expect("Xvfb");
@@ -88,14 +149,32 @@ fn main() {
     while x11rb::connect(Some(&display)).is_err() {
         std::thread::sleep(Duration::from_millis(20));
     }
-    servers.0.push(Command::new("openbox").env("DISPLAY", &display).stderr(Stdio::null()).spawn().expect("openbox"));
+    servers.0.push(
+        Command::new("openbox")
+            .env("DISPLAY", &display)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("openbox"),
+    );
     std::thread::sleep(Duration::from_millis(600));
     let conn = Arc::new(x11rb::connect(Some(&display)).unwrap().0);
     let root = conn.setup().roots[0].root;
     // Something to look at: 60 coloured windows of many sizes.
     for i in 0..60u32 {
-        let r = ((i * 97 % 1700) as i16, (i * 53 % 900) as i16, (120 + i * 37 % 500) as u16, (80 + i * 29 % 400) as u16);
-        window(&conn, root, r, i.wrapping_mul(0x0012_3457) & 0x00ff_ffff, b"fill\0Fill\0", false);
+        let r = (
+            (i * 97 % 1700) as i16,
+            (i * 53 % 900) as i16,
+            (120 + i * 37 % 500) as u16,
+            (80 + i * 29 % 400) as u16,
+        );
+        window(
+            &conn,
+            root,
+            r,
+            i.wrapping_mul(0x0012_3457) & 0x00ff_ffff,
+            b"fill\0Fill\0",
+            false,
+        );
     }
     conn.flush().unwrap();
     std::thread::sleep(Duration::from_millis(500));
@@ -124,19 +203,55 @@ fn main() {
         assert!(out.status.success());
     }
     let (a, b) = (median(ours), median(theirs));
-    println!("capture+resize+JPEG 1920x1080: yui-x11 {a:.1} ms, import+convert {b:.1} ms, ratio {:.3}", a / b);
+    println!(
+        "capture+resize+JPEG 1920x1080: yui-x11 {a:.1} ms, import+convert {b:.1} ms, ratio {:.3}",
+        a / b
+    );
 
     // CPU while the perch is dragged, and while sitting still.
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let perch = window(&conn, root, (300, 500, 800, 400), 0x0020_c020, b"perch\0Perch\0", false);
-    let body_id = window(&conn, root, (1500, 700, 220, 300), 0x00ff_0000, b"body\0Body\0", true);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let perch = window(
+        &conn,
+        root,
+        (300, 500, 800, 400),
+        0x0020_c020,
+        b"perch\0Perch\0",
+        false,
+    );
+    let body_id = window(
+        &conn,
+        root,
+        (1500, 700, 220, 300),
+        0x00ff_0000,
+        b"body\0Body\0",
+        true,
+    );
     conn.flush().unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let host = X11Desktop::connect(Some(&display), None).unwrap();
-    let body = Arc::new(Body { conn: conn.clone(), id: body_id });
-    let avatar = Arc::new(Avatar::new(Some(host.clone() as Arc<dyn DesktopHost>), Some(body), None));
+    let body = Arc::new(Body {
+        conn: conn.clone(),
+        id: body_id,
+    });
+    let avatar = Arc::new(Avatar::new(
+        Some(host.clone() as Arc<dyn DesktopHost>),
+        Some(body),
+        None,
+    ));
     let a2 = avatar.clone();
-    assert_eq!(rt.block_on(async move { a2.act(Action::SitOnWindow { app: "perch".into() }).await }), Outcome::Ok);
+    assert_eq!(
+        rt.block_on(async move {
+            a2.act(Action::SitOnWindow {
+                app: "perch".into(),
+            })
+            .await
+        }),
+        Outcome::Ok
+    );
     // A separate connection drags the perch (as the window manager would).
     let drag = Arc::new(x11rb::connect(Some(&display)).unwrap().0);
     let c0 = cpu_secs();
@@ -145,7 +260,8 @@ fn main() {
     while t.elapsed() < Duration::from_secs(10) {
         i += 1;
         let x = 300 + (i % 200) - 100;
-        drag.configure_window(perch, &ConfigureWindowAux::new().x(x).y(500)).unwrap();
+        drag.configure_window(perch, &ConfigureWindowAux::new().x(x).y(500))
+            .unwrap();
         drag.flush().unwrap();
         std::thread::sleep(Duration::from_millis(16));
     }

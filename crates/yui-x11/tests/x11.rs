@@ -85,7 +85,7 @@ fn ctx(store: &Store) -> ToolContext {
 }
 
 async fn look(avatar: &Arc<Avatar>, store: &Store, args: Value) -> ToolOutput {
-    LookTool::new(Some(avatar.clone()))
+    LookTool::shared(Some(avatar.clone()))
         .call(args, &ctx(store), CancellationToken::new())
         .await
         .unwrap()
@@ -233,7 +233,7 @@ async fn x11_stands_up_when_fullscreen_then_sits_back_and_when_minimized_or_clos
     assert_eq!(r.body.position().unwrap().1, floor);
     // Never sits on a fullscreen window.
     assert_eq!(r.avatar.act(sit("perch")).await, Outcome::Blocked);
-    let out = BodyActionTool::new(Some(r.avatar.clone()))
+    let out = BodyActionTool::shared(Some(r.avatar.clone()))
         .call(
             json!({"action": "sit_on_window", "app": "perch"}),
             &ctx(&r.store),
@@ -283,7 +283,7 @@ async fn x11_two_xinerama_heads_are_monitors_1_and_2() {
     assert_eq!(rects, [(1, 0, 1280, 1080), (2, 1280, 1280, 1080)]);
     // move_to with a monitor lands on that head; a third one is invalid.
     let r = rig(&s, (100, 100));
-    let tool = BodyActionTool::new(Some(r.avatar.clone()));
+    let tool = BodyActionTool::shared(Some(r.avatar.clone()));
     let call = |args: Value| {
         let tool = tool.clone();
         let store = r.store.clone();

@@ -294,7 +294,7 @@ impl Avatar {
         )
         .map(|m| m.number);
         let state = BodyState {
-            state: plan.activity.clone(),
+            state: plan.activity,
             monitor,
             x: Some(plan.to.0),
             y: Some(plan.to.1),

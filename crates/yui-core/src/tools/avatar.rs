@@ -90,7 +90,7 @@ pub struct BodyActionTool {
 }
 
 impl BodyActionTool {
-    pub fn new(avatar: Option<Arc<Avatar>>) -> Arc<dyn ClientTool> {
+    pub fn shared(avatar: Option<Arc<Avatar>>) -> Arc<dyn ClientTool> {
         Arc::new(Self { avatar })
     }
 }
@@ -157,7 +157,7 @@ pub struct LookTool {
 }
 
 impl LookTool {
-    pub fn new(avatar: Option<Arc<Avatar>>) -> Arc<dyn ClientTool> {
+    pub fn shared(avatar: Option<Arc<Avatar>>) -> Arc<dyn ClientTool> {
         Arc::new(Self { avatar })
     }
 }

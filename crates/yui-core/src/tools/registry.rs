@@ -75,8 +75,8 @@ pub fn executor(name: &str, env: &RegistryEnv<'_>) -> Option<Arc<dyn ClientTool>
             env.state.clone(),
         )),
         BROWSER => Arc::new(super::browser::BrowserTool::new()),
-        BODY_ACTION => super::avatar::BodyActionTool::new(env.avatar.clone()),
-        LOOK => super::avatar::LookTool::new(env.avatar.clone()),
+        BODY_ACTION => super::avatar::BodyActionTool::shared(env.avatar.clone()),
+        LOOK => super::avatar::LookTool::shared(env.avatar.clone()),
         _ => return None,
     })
 }
