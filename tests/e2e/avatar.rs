@@ -67,7 +67,7 @@ fn open_perch() -> (x11rb::rust_connection::RustConnection, Window) {
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn a_model_sit_on_window_call_puts_the_main_window_on_that_windows_top_edge() {
     let dir = tempfile::tempdir().unwrap();
-    let (_conn, _perch) = open_perch();
+    let (conn, _perch) = open_perch();
     let (base_url, mut requests) = fake_backend::serve(|n, sock| {
         let args = json!({"action": "sit_on_window", "app": "notes"}).to_string();
         let events = if n == 1 {
@@ -139,7 +139,14 @@ async fn a_model_sit_on_window_call_puts_the_main_window_on_that_windows_top_edg
         .unwrap();
     assert_eq!(state, json!("sitting"));
     if let Some(dir) = std::env::var_os("YUI_E2E_SHOTS") {
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // For the picture: the chat closed (Escape) and the pointer away (no tooltip).
+        let input = s.find("#chat-input").await.unwrap();
+        s.send_keys(&input, "\u{E00C}").await.unwrap();
+        let root = conn.setup().roots[0].root;
+        conn.warp_pointer(x11rb::NONE, root, 0, 0, 0, 0, 5, 5)
+            .unwrap();
+        conn.flush().unwrap();
+        tokio::time::sleep(Duration::from_millis(1500)).await;
         let out = std::path::Path::new(&dir).join("avatar-sitting.png");
         let ok = std::process::Command::new("import")
             .args(["-window", "root"])
