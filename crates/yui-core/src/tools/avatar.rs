@@ -210,21 +210,20 @@ impl ClientTool for LookTool {
 impl LookTool {
     /// The live state where the body is here; else the last state the app wrote.
     fn body(&self, ctx: &ToolContext) -> ToolOutput {
-        let live = self.avatar.as_ref().filter(|a| a.body_window().is_some());
-        let mut v = match live {
-            Some(a) => serde_json::to_value(a.state()).unwrap_or(Value::Null),
-            None => match settings::get(&ctx.store, avatar::BODY_KEY) {
+        let Some(avatar) = &self.avatar else {
+            return ToolOutput::text(UNSUPPORTED);
+        };
+        let live = avatar.body_window().is_some();
+        let mut v = if live {
+            serde_json::to_value(avatar.state()).unwrap_or(Value::Null)
+        } else {
+            match settings::get(&ctx.store, avatar::BODY_KEY) {
                 Ok(v) if v.is_object() => v,
-                _ => {
-                    if self.avatar.is_none() {
-                        return ToolOutput::text(UNSUPPORTED);
-                    }
-                    json!({"state": "unknown"})
-                }
-            },
+                _ => json!({"state": "unknown"}),
+            }
         };
         if let Some(o) = v.as_object_mut() {
-            o.insert("live".into(), Value::Bool(live.is_some()));
+            o.insert("live".into(), Value::Bool(live));
         }
         ToolOutput::text(v.to_string())
     }
