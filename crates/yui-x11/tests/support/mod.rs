@@ -33,10 +33,13 @@ fn base() -> u32 {
 pub struct Session {
     pub display: String,
     children: Vec<Child>,
+    nudging: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
+        self.nudging
+            .store(false, std::sync::atomic::Ordering::Relaxed);
         // SIGTERM, so an X server removes its lock file and socket for the next test.
         for c in self.children.iter_mut().rev() {
             unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
@@ -82,6 +85,48 @@ fn wait_for_wm(display: &str) {
     }
 }
 
+/// openbox reads X events into its queue while it waits for a reply and only looks at that queue
+/// again when more data arrives on its socket, so on a display where nothing else happens a map
+/// request can wait there for good (a real desktop always has traffic). Send openbox a
+/// client message every 20 ms, to its own check window only: no other client sees it, so
+/// the host's change signal stays quiet.
+fn nudge(display: &str) -> Arc<std::sync::atomic::AtomicBool> {
+    let on = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let (conn, s) = x11rb::connect(Some(display)).unwrap();
+    let root = conn.setup().roots[s].root;
+    let check = conn
+        .get_property(
+            false,
+            root,
+            intern(&conn, "_NET_SUPPORTING_WM_CHECK"),
+            AtomEnum::WINDOW,
+            0,
+            1,
+        )
+        .unwrap()
+        .reply()
+        .unwrap()
+        .value32()
+        .and_then(|mut v| v.next())
+        .unwrap();
+    let kind = intern(&conn, "YUI_TEST_NUDGE");
+    let flag = on.clone();
+    std::thread::spawn(move || {
+        while flag.load(std::sync::atomic::Ordering::Relaxed) {
+            let ev = ClientMessageEvent::new(32, check, kind, [0u32; 5]);
+            if conn
+                .send_event(false, check, EventMask::NO_EVENT, ev)
+                .is_err()
+                || conn.flush().is_err()
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    on
+}
+
 impl Session {
     /// One 1920×1080 Xvfb screen with openbox.
     pub fn xvfb() -> Self {
@@ -102,9 +147,11 @@ impl Session {
         wait_for_server(&display);
         let wm = spawn("openbox", &[], Some(&display));
         wait_for_wm(&display);
+        let nudging = nudge(&display);
         Session {
             display,
             children: vec![xvfb, wm],
+            nudging,
         }
     }
 
@@ -144,9 +191,11 @@ impl Session {
         wait_for_server(&display);
         let wm = spawn("openbox", &[], Some(&display));
         wait_for_wm(&display);
+        let nudging = nudge(&display);
         Session {
             display,
             children: vec![xvfb, xephyr, wm],
+            nudging,
         }
     }
 
