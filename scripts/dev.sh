@@ -17,8 +17,10 @@ APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana
   librsvg2-dev libxdo-dev libdbus-1-dev curl)
 # Packages the tests need: an X server, the WebKit WebDriver, a compositor and window manager,
 # Node.js for the fake ego-browser, ImageMagick for the screenshot benchmark and screenshots,
-# Chromium (with python3's http.server) for the UI-only checks in tests/ui/.
-TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick chromium python3 jq)
+# Chromium (with python3's http.server) for the UI-only checks in tests/ui/, jq for the example
+# command tools, Xephyr for the two-monitor (Xinerama) tests of crates/yui-x11.
+TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick chromium python3 jq
+  xserver-xephyr)
 
 missing() {
   local out=() p

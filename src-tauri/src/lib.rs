@@ -4,6 +4,7 @@
 //! [`run_app`] is generic over the runtime so the commands are tested on `tauri::test`'s mock
 //! runtime with the real capabilities (`src-tauri/tests/`).
 
+pub mod avatar;
 pub mod browser;
 pub mod commands;
 pub mod error;
@@ -53,6 +54,7 @@ fn run_desktop(state: AppState) {
         if let Err(e) = windows::sync_characters(handle) {
             tracing::error!(error = %e.message, "restoring character windows failed");
         }
+        avatar::install(handle);
         Ok(())
     });
     let app = match run_app(builder, state) {

@@ -2,7 +2,7 @@
 //! window moves (so positions are written once a window rests, not on every pixel).
 
 use crate::windows::WindowLabel;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use yui_core::clock::SharedClock;
 use yui_core::paths::Paths;
@@ -20,7 +20,14 @@ pub struct AppState {
     moves: Mutex<HashMap<WindowLabel, (u64, Option<Position>)>>,
     /// The running turn of each character window (one at a time per window).
     turns: Mutex<HashMap<WindowLabel, (String, CancellationToken)>>,
+    /// Positions YUI itself asked for, per window, oldest first (see `avatar.rs`).
+    own_moves: Mutex<HashMap<WindowLabel, VecDeque<Position>>>,
+    /// Where each character window was when it was hidden for a screen capture.
+    capture_hidden: Mutex<HashMap<WindowLabel, Position>>,
 }
+
+/// How many of YUI's own positions are remembered per window (an animation's frames).
+const OWN_MOVES_KEPT: usize = 128;
 
 impl AppState {
     pub fn new(store: Store, paths: Paths) -> Self {
@@ -30,6 +37,8 @@ impl AppState {
             clock: Arc::new(SystemClock),
             moves: Mutex::new(HashMap::new()),
             turns: Mutex::new(HashMap::new()),
+            own_moves: Mutex::new(HashMap::new()),
+            capture_hidden: Mutex::new(HashMap::new()),
         }
     }
 
@@ -85,5 +94,78 @@ impl AppState {
         m.iter_mut()
             .filter_map(|(l, (_, pos))| pos.take().map(|p| (l.clone(), p)))
             .collect()
+    }
+
+    /// Record that YUI moves `label` to `pos`.
+    pub fn expect_move(&self, label: &WindowLabel, pos: Position) {
+        let mut m = self.own_moves.lock().unwrap_or_else(|p| p.into_inner());
+        let q = m.entry(label.clone()).or_default();
+        if q.len() == OWN_MOVES_KEPT {
+            q.pop_front();
+        }
+        q.push_back(pos);
+    }
+
+    /// Whether a move of `label` to `pos` is one YUI asked for; it and the older ones are
+    /// forgotten (the window system may skip frames, never reorder them).
+    pub fn is_expected_move(&self, label: &WindowLabel, pos: Position) -> bool {
+        let mut m = self.own_moves.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(q) = m.get_mut(label) else {
+            return false;
+        };
+        match q.iter().position(|p| *p == pos) {
+            Some(i) => {
+                q.drain(..=i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Remember (`Some`) or take back (`None`) where `label` was when hidden for a capture.
+    pub fn hidden_for_capture(
+        &self,
+        label: &WindowLabel,
+        pos: Option<Position>,
+    ) -> Option<Position> {
+        let mut m = self
+            .capture_hidden
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match pos {
+            Some(p) => m.insert(label.clone(), p),
+            None => m.remove(label),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> AppState {
+        let dir = std::env::temp_dir().join(format!("yui-state-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let paths = Paths::resolve(Some(dir));
+        AppState::new(Store::open(paths.db_path()).unwrap(), paths)
+    }
+
+    #[test]
+    fn own_moves_are_recognised_and_user_moves_are_not() {
+        let s = state();
+        let main = WindowLabel::Main;
+        for p in [(10, 10), (20, 20), (30, 30)] {
+            s.expect_move(&main, p);
+        }
+        // The window system skipped a frame: (20, 20) is still YUI's, and (10, 10) is gone.
+        assert!(s.is_expected_move(&main, (20, 20)));
+        assert!(!s.is_expected_move(&main, (10, 10)));
+        assert!(!s.is_expected_move(&main, (25, 25)), "a drag");
+        assert!(s.is_expected_move(&main, (30, 30)));
+        assert!(
+            !s.is_expected_move(&main, (30, 30)),
+            "each expected move counts once"
+        );
+        assert!(!s.is_expected_move(&WindowLabel::Pet("kai".into()), (30, 30)));
     }
 }

@@ -112,10 +112,13 @@ pub enum BridgeEvent {
     /// A turn event of a phone's turn, sent to that character's own window so the reply also
     /// plays there: payload is `{preset_id, turn_id, event}` (commands/phone.rs).
     PhoneTurn,
+    /// The main character's body: `{state}` (the core's `BodyState`) when it changed, or
+    /// `{looking: bool}` while a screen capture runs.
+    BodyChanged,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 7] = [
+    pub const ALL: [BridgeEvent; 8] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -123,6 +126,7 @@ impl BridgeEvent {
         Self::RelationsChanged,
         Self::PlaybackFinished,
         Self::PhoneTurn,
+        Self::BodyChanged,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -134,6 +138,7 @@ impl BridgeEvent {
             Self::RelationsChanged => "yui://relations-changed",
             Self::PlaybackFinished => "yui://playback-finished",
             Self::PhoneTurn => "yui://phone-turn",
+            Self::BodyChanged => "yui://body-changed",
         }
     }
 }
@@ -582,7 +587,10 @@ pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEven
         // A hidden window's "moves" are the window system forgetting it, not the user's drag.
         WindowEvent::Moved(pos) if window.is_visible().unwrap_or(true) => {
             if let Some(label) = label.filter(WindowLabel::is_character) {
-                remember_move(window.app_handle(), label, pos.x, pos.y);
+                // A move YUI made (the avatar's glide) is never saved as the user's drag.
+                if !crate::avatar::on_moved(window.app_handle(), &label, (pos.x, pos.y)) {
+                    remember_move(window.app_handle(), label, pos.x, pos.y);
+                }
             }
         }
         _ => {}
@@ -598,6 +606,7 @@ fn remember_move<R: Runtime>(app: &AppHandle<R>, label: WindowLabel, x: i32, y: 
         tokio::time::sleep(SAVE_POSITION_AFTER).await;
         if let Some((x, y)) = app.state::<AppState>().take_move(&label, generation) {
             save_position(&app, &label, x, y);
+            crate::avatar::on_rested(&label);
         }
     });
 }

@@ -5,6 +5,7 @@
 //! Each test starts the app on its own temporary data dir (`--data-dir`), seeded through
 //! `yui-core` before launch, and checks the store after the UI acted.
 
+mod avatar;
 mod browser;
 mod characters;
 mod expression;

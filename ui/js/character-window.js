@@ -260,6 +260,14 @@ async function main() {
       phoneTurn = null;
     }
   }).catch((e) => console.warn("cannot listen for phone turns", e));
+  // The main character's body: data-body = its state (sitting, standing, ...); data-looking
+  // while a screen capture runs, so the user sees that it looks.
+  if (ctx.role === "main") {
+    listen(EVENTS.bodyChanged, (p) => {
+      if (p?.state?.state) stage.dataset.body = p.state.state;
+      if (typeof p?.looking === "boolean") stage.dataset.looking = String(p.looking);
+    }).catch((e) => console.warn("cannot listen for body changes", e));
+  }
   wirePointer();
   wireChat();
   if (ctx.role === "main") greetOnFirstRun();

@@ -16,6 +16,7 @@ export const EVENTS = Object.freeze({
   relationsChanged: "yui://relations-changed",
   playbackFinished: "yui://playback-finished",
   phoneTurn: "yui://phone-turn",
+  bodyChanged: "yui://body-changed",
 });
 
 /** The switch keys (settings keys in the store). */

@@ -90,8 +90,14 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
         Command::Vocab(cmd) => Out::Text(vocab_cmd::run(&store()?, cmd)?),
         Command::Relation(cmd) => Out::Json(relation_cmd::run(&store()?, cmd)?),
         Command::Transcript(args) => Out::Exit(transcript_cmd::run(&store()?, args)?),
-        Command::Turn(args) => Out::Exit(turn_cmd::run_turn(paths, args)?),
-        Command::Tool(args) => Out::Json(tool_cmd::run(paths, args)?),
+        Command::Turn(args) => {
+            install_avatar();
+            Out::Exit(turn_cmd::run_turn(paths, args)?)
+        }
+        Command::Tool(args) => {
+            install_avatar();
+            Out::Json(tool_cmd::run(paths, args)?)
+        }
         Command::Tools(cmd) => match tools_cmd::run(&store()?, cmd)? {
             (v, true) => Out::Json(v),
             (v, false) => {
@@ -99,9 +105,25 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
                 Out::Exit(1)
             }
         },
-        Command::Chat(args) => Out::Exit(turn_cmd::run_chat(paths, args)?),
+        Command::Chat(args) => {
+            install_avatar();
+            Out::Exit(turn_cmd::run_chat(paths, args)?)
+        }
         Command::Doctor(args) => Out::Exit(doctor_cmd::run(paths, args)?),
     })
+}
+
+/// The headless avatar: the desktop (X11, where there is a display) without a body, so `look`
+/// sees windows and screens and `body_action` answers `unsupported`.
+fn install_avatar() {
+    #[cfg(target_os = "linux")]
+    let desktop = yui_x11::X11Desktop::for_session(Some(std::process::id()))
+        .map(|h| h as std::sync::Arc<dyn yui_core::avatar::DesktopHost>);
+    #[cfg(not(target_os = "linux"))]
+    let desktop = None;
+    yui_core::avatar::install(std::sync::Arc::new(yui_core::avatar::Avatar::new(
+        desktop, None, None,
+    )));
 }
 
 fn print_error(e: &CoreError) {

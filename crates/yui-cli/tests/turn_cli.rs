@@ -230,9 +230,13 @@ fn yui_tool_runs_one_client_tool() {
         run(&["tool", "address_character", "--args", r#"{"to":"Nobody"}"#]),
         json!("error: unknown target")
     );
+    // Without the app: the last state the app wrote (none yet), and no body to move.
+    let body = run(&["tool", "look", "--args", r#"{"at":"body"}"#]);
+    let body: Value = serde_json::from_str(body.as_str().expect("a JSON string")).unwrap();
+    assert_eq!(body, json!({"state": "unknown", "live": false}));
     assert_eq!(
-        run(&["tool", "look", "--args", r#"{"at":"body"}"#]),
-        json!("error: unsupported")
+        run(&["tool", "body_action", "--args", r#"{"action":"stand"}"#]),
+        json!("unsupported")
     );
     let bad = run(&["tool", "address_character", "--args", "{nope"]);
     let parse_msg = serde_json::from_str::<Value>("{nope")

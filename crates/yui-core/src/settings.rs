@@ -64,6 +64,27 @@ pub const KNOWN: &[Known] = &[
         doc: "Screen-capture switch: look at: screen. Off by default.",
     },
     Known {
+        key: crate::avatar::PLACES_KEY,
+        kind: "object {spots, bed}",
+        default: || json!({"spots": {}, "bed": null}),
+        validate: |v| {
+            crate::avatar::Places::from_value(v)
+                .map(drop)
+                .map_err(CoreError::invalid)
+        },
+        doc: "The body's places the user saved: named spots for move_to and the bed for go_to_bed, each {monitor, x, y} relative to that monitor's work area (docs/avatar.md).",
+    },
+    Known {
+        key: crate::avatar::BODY_KEY,
+        kind: "object (written by the app)",
+        default: || json!({"state": "unknown"}),
+        validate: |v| match v.is_object() {
+            true => Ok(()),
+            false => Err(CoreError::invalid("yui.body must be an object")),
+        },
+        doc: "Written by the app: the body's last settled state (what look at: body shows from the CLI).",
+    },
+    Known {
         key: BACKEND,
         kind: "object {base_url, model, transport, push_url}",
         default: crate::backend::default_value,

@@ -23,7 +23,7 @@ use yui_core::settings;
 use yui_core::tools::browser::{self, prelude, BrowserConfig, BrowserTool, Timings};
 use yui_core::tools::registry::{RegistryEnv, ToolRegistry};
 use yui_core::tools::relation::{self as relation_tool, RateRelationTool};
-use yui_core::tools::{self, unsupported, ClientTool, ToolContext, ToolOutput};
+use yui_core::tools::{self, avatar as avatar_tool, ClientTool, ToolContext, ToolOutput};
 use yui_core::{Store, WindowKind};
 
 // ---- the contract's strings, copied from shared/spec/client-tools.md ------------------------
@@ -92,8 +92,12 @@ const OK: &str = "ok";
 /// `ignored: already addressed <name>`, up to the placeholder.
 const ALREADY_ADDRESSED_PREFIX: &str = "ignored: already addressed ";
 
-/// A declared look / body_action whose executor is not available.
+/// A declared look whose executor is not available.
 const UNSUPPORTED: &str = "error: unsupported";
+/// body_action's refusal word when it cannot move here (its refusals are bare words).
+const BODY_UNSUPPORTED: &str = "unsupported";
+/// look at: screen while the screen switch is off.
+const SCREEN_OFF: &str = "error: screen capture is off";
 /// `error: <message>` for a tool whose execution throws, up to the placeholder.
 const THROW_PREFIX: &str = "error: ";
 /// `error: arguments JSON parse failed: <message>`, up to the placeholder.
@@ -119,7 +123,9 @@ fn crate_constants_equal_the_contract_literals() {
         (relation_tool::INVALID_DELTA, INVALID_FIELD_DELTA),
         (relation_tool::INVALID_WHY, INVALID_FIELD_WHY),
         (relation_tool::RESERVED, RESERVED_REASON_RESULT),
-        (unsupported::UNSUPPORTED, UNSUPPORTED),
+        (avatar_tool::UNSUPPORTED, UNSUPPORTED),
+        (avatar_tool::BODY_UNSUPPORTED, BODY_UNSUPPORTED),
+        (avatar_tool::SCREEN_OFF, SCREEN_OFF),
         (tools::GENERATE_EXPRESS, "generate_express"),
         (tools::RATE_RELATION, "rate_relation"),
         (tools::ADDRESS_CHARACTER, "address_character"),
@@ -606,17 +612,24 @@ async fn generate_express_answers_ok() {
 }
 
 #[tokio::test]
-async fn declared_body_action_and_look_answer_unsupported() {
+async fn without_an_avatar_body_action_answers_bare_unsupported_and_look_error_unsupported() {
     let h = Harness::new();
     let reg = main_registry(&h);
-    for (name, args) in [
-        ("body_action", json!({"action": "stand"})),
-        ("look", json!({"at": "body"})),
-        ("look", json!({"at": "screen"})),
-    ] {
-        let out = call(&reg, &h, name, args).await;
-        assert_eq!(out, ToolOutput::Text(UNSUPPORTED.into()), "{name}");
-    }
+    let out = call(&reg, &h, "body_action", json!({"action": "stand"})).await;
+    assert_eq!(out, ToolOutput::Text(BODY_UNSUPPORTED.into()));
+    let out = call(&reg, &h, "look", json!({"at": "body"})).await;
+    assert_eq!(out, ToolOutput::Text(UNSUPPORTED.into()));
+    // The screen switch is read first: off answers its refusal whatever else holds.
+    let out = call(&reg, &h, "look", json!({"at": "screen"})).await;
+    assert_eq!(out, ToolOutput::Text(SCREEN_OFF.into()));
+    settings::set_switch(&h.store, settings::SCREEN, true).unwrap();
+    let out = call(&reg, &h, "look", json!({"at": "screen"})).await;
+    assert_eq!(out, ToolOutput::Text(UNSUPPORTED.into()));
+    // perch_targets says so in its JSON.
+    let out = call(&reg, &h, "look", json!({"at": "perch_targets"})).await;
+    let v: Value = serde_json::from_str(out.as_text()).unwrap();
+    assert_eq!(v["supported"], json!(false));
+    assert_eq!(v["windows"], json!([]));
 }
 
 // ---- the turn's own strings --------------------------------------------------------------------

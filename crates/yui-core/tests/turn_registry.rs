@@ -175,17 +175,20 @@ fn ctx(h: &Harness) -> ToolContext {
 }
 
 #[tokio::test]
-async fn placeholders_answer_unsupported() {
+async fn avatar_tools_without_an_avatar_answer_unsupported() {
     let h = Harness::new();
     let env = RegistryEnv::load(&h.store, "yui", WindowKind::Main).unwrap();
     let reg = ToolRegistry::for_window(&env).unwrap();
-    for name in ["body_action", "look"] {
+    for (name, args, answer) in [
+        ("body_action", json!({"action": "stand"}), "unsupported"),
+        ("look", json!({"at": "body"}), "error: unsupported"),
+    ] {
         let tool = reg.get(name).unwrap();
         let out = tool
-            .call(json!({}), &ctx(&h), CancellationToken::new())
+            .call(args, &ctx(&h), CancellationToken::new())
             .await
             .unwrap();
-        assert_eq!(out, ToolOutput::text("error: unsupported"), "{name}");
+        assert_eq!(out, ToolOutput::text(answer), "{name}");
     }
 }
 

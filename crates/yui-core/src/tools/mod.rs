@@ -2,12 +2,12 @@
 //! that decides which tools each window declares.
 
 pub mod address;
+pub mod avatar;
 pub mod browser;
 pub mod command;
 pub mod express;
 pub mod registry;
 pub mod relation;
-pub mod unsupported;
 
 use crate::clock::SharedClock;
 use crate::store::Store;

@@ -46,6 +46,8 @@ pub struct RegistryEnv<'a> {
     pub state: Arc<TurnToolState>,
     /// The configured command tools (the ones read last, see [`super::command::current`]).
     pub client_tools: Arc<super::command::Loaded>,
+    /// The process's avatar executor (body_action, look); `None`: not available here.
+    pub avatar: Option<Arc<crate::avatar::Avatar>>,
 }
 
 /// Whether a window kind declares configured command tools.
@@ -70,6 +72,7 @@ impl<'a> RegistryEnv<'a> {
             others,
             state: Arc::default(),
             client_tools: super::command::current(),
+            avatar: crate::avatar::installed(),
         })
     }
 }
@@ -84,8 +87,8 @@ pub fn executor(name: &str, env: &RegistryEnv<'_>) -> Option<Arc<dyn ClientTool>
             env.state.clone(),
         )),
         BROWSER => Arc::new(super::browser::BrowserTool::new()),
-        BODY_ACTION => super::unsupported::body_action(),
-        LOOK => super::unsupported::look(),
+        BODY_ACTION => super::avatar::BodyActionTool::shared(env.avatar.clone()),
+        LOOK => super::avatar::LookTool::shared(env.avatar.clone()),
         _ => return None,
     })
 }

@@ -1,0 +1,196 @@
+//! YUI's X11 desktop host ([`yui_core::avatar::DesktopHost`]) over x11rb, the pure-Rust X
+//! protocol crate:
+//! - the other apps' top-level windows from EWMH `_NET_CLIENT_LIST_STACKING` (bottom first), with
+//!   `WM_CLASS`, `_NET_WM_NAME`, the frame from `_NET_FRAME_EXTENTS`, `_NET_WM_STATE`
+//!   (hidden / fullscreen / maximised) and `_NET_WM_DESKTOP` ([`windows`]);
+//! - monitors as GDK finds them: RandR monitors, or Xinerama heads when RandR reports fewer
+//!   monitors than there are heads (one monitor spanning several), numbered from 1 in that order;
+//!   the work area is `_NET_WORKAREA` cut to each monitor ([`monitors`]);
+//! - a change signal driven by X events (PropertyNotify, ConfigureNotify, Map/Unmap/Destroy) read
+//!   on one thread that blocks in `wait_for_event`: no polling ([`X11Desktop::connect`]);
+//! - screen capture with `GetImage` on the root window, in memory only ([`capture`]).
+//!
+//! Each query pipelines its requests (all sent, then all replies read): one round trip for the
+//! whole window list.
+
+pub mod capture;
+pub mod monitors;
+pub mod windows;
+
+use std::sync::Arc;
+use x11rb::connection::Connection;
+use x11rb::protocol::xproto::{ChangeWindowAttributesAux, ConnectionExt as _, EventMask, Window};
+use x11rb::protocol::Event;
+use x11rb::rust_connection::RustConnection;
+use yui_core::avatar::{Capture, Desktop, DesktopHost, HostError, Rect};
+
+/// An error of the X connection, in plain words.
+pub(crate) fn xerr(e: impl std::fmt::Display) -> HostError {
+    HostError(format!("X11: {e}"))
+}
+
+x11rb::atom_manager! {
+    /// The atoms the host reads.
+    pub Atoms: AtomsCookie {
+        _NET_CLIENT_LIST_STACKING,
+        _NET_CLIENT_LIST,
+        _NET_WM_NAME,
+        _NET_FRAME_EXTENTS,
+        _NET_WM_STATE,
+        _NET_WM_STATE_HIDDEN,
+        _NET_WM_STATE_FULLSCREEN,
+        _NET_WM_STATE_MAXIMIZED_VERT,
+        _NET_WM_STATE_MAXIMIZED_HORZ,
+        _NET_WM_DESKTOP,
+        _NET_CURRENT_DESKTOP,
+        _NET_WORKAREA,
+        _NET_WM_PID,
+        _NET_WM_WINDOW_TYPE,
+        _NET_WM_WINDOW_TYPE_NORMAL,
+        _NET_WM_WINDOW_TYPE_DIALOG,
+        WM_STATE,
+        UTF8_STRING,
+    }
+}
+
+/// The X11 desktop host.
+pub struct X11Desktop {
+    pub(crate) conn: Arc<RustConnection>,
+    pub(crate) root: Window,
+    pub(crate) atoms: Atoms,
+    /// Windows whose `_NET_WM_PID` is this are YUI's own.
+    pub(crate) own_pid: Option<u32>,
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl std::fmt::Debug for X11Desktop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("X11Desktop")
+            .field("root", &self.root)
+            .finish()
+    }
+}
+
+impl X11Desktop {
+    /// Connect to `display` (`None`: `$DISPLAY`) and start listening for changes. Windows whose
+    /// `_NET_WM_PID` is `own_pid` are marked as YUI's own.
+    pub fn connect(display: Option<&str>, own_pid: Option<u32>) -> Result<Arc<Self>, HostError> {
+        let (conn, screen) = x11rb::connect(display).map_err(xerr)?;
+        let root = conn.setup().roots[screen].root;
+        let atoms = Atoms::new(&conn).map_err(xerr)?.reply().map_err(xerr)?;
+        let conn = Arc::new(conn);
+        let host = Arc::new(Self {
+            conn,
+            root,
+            atoms,
+            own_pid,
+            changes: tokio::sync::watch::channel(0).0,
+        });
+        host.select(root, root_mask())?;
+        host.watch_clients();
+        host.conn.flush().map_err(xerr)?;
+        let weak = Arc::downgrade(&host);
+        let conn = host.conn.clone();
+        std::thread::Builder::new()
+            .name("yui-x11-events".into())
+            .spawn(move || event_loop(conn, weak))
+            .map_err(xerr)?;
+        Ok(host)
+    }
+
+    /// The host for this session when it is an X11 one: `None` on Wayland (no `DISPLAY`, or
+    /// `XDG_SESSION_TYPE=wayland`, where XWayland shows only X clients) or without a display.
+    pub fn for_session(own_pid: Option<u32>) -> Option<Arc<Self>> {
+        let wayland = std::env::var("XDG_SESSION_TYPE").is_ok_and(|t| t == "wayland")
+            || std::env::var_os("WAYLAND_DISPLAY").is_some();
+        if wayland || std::env::var_os("DISPLAY").is_none() {
+            return None;
+        }
+        match Self::connect(None, own_pid) {
+            Ok(h) => Some(h),
+            Err(e) => {
+                tracing::info!(error = %e, "no X11 desktop host");
+                None
+            }
+        }
+    }
+
+    fn select(&self, w: Window, mask: EventMask) -> Result<(), HostError> {
+        self.conn
+            .change_window_attributes(w, &ChangeWindowAttributesAux::new().event_mask(mask))
+            .map_err(xerr)?;
+        Ok(())
+    }
+
+    /// Listen to every client's own property changes and moves (new clients too: called again
+    /// whenever the client list changes).
+    fn watch_clients(&self) {
+        for w in windows::client_list(self).unwrap_or_default() {
+            // A window that vanished meanwhile is an error we do not wait for.
+            let _ = self.select(w, client_mask());
+        }
+    }
+
+    fn bump(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+fn root_mask() -> EventMask {
+    EventMask::PROPERTY_CHANGE | EventMask::SUBSTRUCTURE_NOTIFY | EventMask::STRUCTURE_NOTIFY
+}
+fn client_mask() -> EventMask {
+    EventMask::PROPERTY_CHANGE | EventMask::STRUCTURE_NOTIFY
+}
+
+/// Blocks on the connection's events; every relevant one bumps the change signal. Ends when the
+/// connection closes or the host is dropped.
+fn event_loop(conn: Arc<RustConnection>, host: std::sync::Weak<X11Desktop>) {
+    loop {
+        let ev = match conn.wait_for_event() {
+            Ok(ev) => ev,
+            Err(e) => {
+                tracing::info!(error = %e, "X11 connection closed");
+                return;
+            }
+        };
+        let Some(host) = host.upgrade() else { return };
+        let client_list = |atom| {
+            atom == host.atoms._NET_CLIENT_LIST_STACKING || atom == host.atoms._NET_CLIENT_LIST
+        };
+        match ev {
+            Event::PropertyNotify(p) => {
+                if p.window == host.root && client_list(p.atom) {
+                    host.watch_clients();
+                    let _ = host.conn.flush();
+                }
+                host.bump();
+            }
+            Event::ConfigureNotify(_)
+            | Event::MapNotify(_)
+            | Event::UnmapNotify(_)
+            | Event::DestroyNotify(_)
+            | Event::ReparentNotify(_) => host.bump(),
+            Event::Error(e) => tracing::debug!(error = ?e, "X11 error event"),
+            _ => {}
+        }
+    }
+}
+
+impl DesktopHost for X11Desktop {
+    fn desktop(&self) -> Result<Desktop, HostError> {
+        let monitors = monitors::monitors(self)?;
+        let (windows, current_desktop) = windows::windows(self)?;
+        Ok(Desktop {
+            monitors,
+            windows,
+            current_desktop,
+        })
+    }
+    fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+    fn capture(&self, area: Rect) -> Result<Capture, HostError> {
+        capture::capture(self, area)
+    }
+}

@@ -1,0 +1,149 @@
+//! The shell's side of the avatar: the main window as the core's [`BodyWindow`] (it only moves
+//! the window; the core decides where), the X11 desktop host, and telling YUI's own moves from
+//! the user's drags so a move YUI makes is never saved as the user's position.
+//!
+//! Every position YUI asks for is recorded per window ([`expect_move`]); a `Moved` event at a
+//! recorded position is YUI's (not saved, not a drag); any other move of the main window is the
+//! user's drag and goes to [`Avatar::user_moved`].
+
+use crate::state::AppState;
+use crate::windows::{self, BridgeEvent, WindowLabel};
+use serde_json::json;
+use std::sync::Arc;
+use tauri::{AppHandle, Manager, PhysicalPosition, Runtime, WebviewWindow};
+use yui_core::avatar::{self, Avatar, BodyState, BodyWindow, DesktopHost, HostError};
+
+/// The main character's window.
+pub struct MainBody<R: Runtime> {
+    app: AppHandle<R>,
+}
+
+impl<R: Runtime> MainBody<R> {
+    fn window(&self) -> Option<WebviewWindow<R>> {
+        self.app.get_webview_window(&WindowLabel::Main.as_label())
+    }
+}
+
+impl<R: Runtime> BodyWindow for MainBody<R> {
+    fn size(&self) -> (u32, u32) {
+        self.window()
+            .and_then(|w| w.outer_size().ok())
+            .map(|s| (s.width, s.height))
+            .unwrap_or((220, 300))
+    }
+    fn position(&self) -> Option<(i32, i32)> {
+        let p = self.window()?.outer_position().ok()?;
+        Some((p.x, p.y))
+    }
+    fn place(&self, pos: (i32, i32)) -> Result<(), HostError> {
+        let w = self
+            .window()
+            .ok_or_else(|| HostError("the main window is closed".into()))?;
+        expect_move(&self.app, &WindowLabel::Main, pos);
+        // set_position never focuses the window: the user's focus stays where it is.
+        w.set_position(PhysicalPosition::new(pos.0, pos.1))
+            .map_err(|e| HostError(e.to_string()))
+    }
+    fn hide_own_windows(&self, hidden: bool) {
+        hide_characters(&self.app, hidden);
+    }
+    fn show_looking(&self, looking: bool) {
+        windows::emit(
+            &self.app,
+            BridgeEvent::BodyChanged,
+            json!({ "looking": looking }),
+        );
+    }
+    fn state_changed(&self, state: &BodyState) {
+        windows::emit(
+            &self.app,
+            BridgeEvent::BodyChanged,
+            json!({ "state": state }),
+        );
+    }
+}
+
+/// Hide every character window for a capture (remembering where each was), or show them again
+/// where they were. Both the hide and the show are YUI's moves, never saved.
+fn hide_characters<R: Runtime>(app: &AppHandle<R>, hidden: bool) {
+    let state = app.state::<AppState>();
+    for (label, w) in app.webview_windows() {
+        let Some(label) = WindowLabel::parse(&label).filter(WindowLabel::is_character) else {
+            continue;
+        };
+        let r = if hidden {
+            if !w.is_visible().unwrap_or(false) {
+                continue;
+            }
+            if let Ok(p) = w.outer_position() {
+                state.hidden_for_capture(&label, Some((p.x, p.y)));
+            }
+            w.hide()
+        } else {
+            let Some(pos) = state.hidden_for_capture(&label, None) else {
+                continue;
+            };
+            // GTK forgets a hidden window's place: put it back before and after showing.
+            expect_move(app, &label, pos);
+            let at = PhysicalPosition::new(pos.0, pos.1);
+            w.set_position(at)
+                .and_then(|()| w.show())
+                .and_then(|()| w.set_position(at))
+        };
+        if let Err(e) = r {
+            tracing::warn!(label = w.label(), error = %e, "hiding for the capture failed");
+        }
+    }
+}
+
+/// Record that YUI moves `label` to `pos`.
+pub fn expect_move<R: Runtime>(app: &AppHandle<R>, label: &WindowLabel, pos: (i32, i32)) {
+    app.state::<AppState>().expect_move(label, pos);
+}
+
+/// A `Moved` event of a character window: `true` when it is YUI's own move (not to be saved).
+/// A move of the main window that is not YUI's is the user's drag: the avatar stops and stands
+/// there.
+pub fn on_moved<R: Runtime>(app: &AppHandle<R>, label: &WindowLabel, pos: (i32, i32)) -> bool {
+    if app.state::<AppState>().is_expected_move(label, pos) {
+        return true;
+    }
+    if *label == WindowLabel::Main {
+        if let Some(a) = avatar::installed() {
+            a.user_moved(pos);
+        }
+    }
+    false
+}
+
+/// The main window rested after the user's drag.
+pub fn on_rested(label: &WindowLabel) {
+    if *label == WindowLabel::Main {
+        if let Some(a) = avatar::installed() {
+            a.user_rested();
+        }
+    }
+}
+
+/// Create and install the process's avatar: the X11 desktop where the session is X11 (none on
+/// Wayland or elsewhere: `body_action` answers `unsupported`, chat keeps working), the main
+/// window as its body.
+pub fn install<R: Runtime>(app: &AppHandle<R>) {
+    let desktop = desktop_host();
+    if desktop.is_none() {
+        tracing::info!("no desktop host here: body_action answers unsupported");
+    }
+    let store = app.state::<AppState>().store.clone();
+    let body: Arc<dyn BodyWindow> = Arc::new(MainBody { app: app.clone() });
+    avatar::install(Arc::new(Avatar::new(desktop, Some(body), Some(store))));
+}
+
+#[cfg(target_os = "linux")]
+fn desktop_host() -> Option<Arc<dyn DesktopHost>> {
+    yui_x11::X11Desktop::for_session(Some(std::process::id())).map(|h| h as Arc<dyn DesktopHost>)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn desktop_host() -> Option<Arc<dyn DesktopHost>> {
+    None
+}
