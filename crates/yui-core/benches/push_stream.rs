@@ -40,6 +40,7 @@ fn request(url: &str) -> TurnRequest {
         },
         timeouts: Timeouts::default(),
         history_limit: 0,
+        addressed_by: None,
     }
 }
 

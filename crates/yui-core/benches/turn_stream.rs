@@ -172,6 +172,7 @@ fn request(transport: Transport) -> TurnRequest {
         },
         timeouts: Timeouts::default(),
         history_limit: 0,
+        addressed_by: None,
     }
 }
 

@@ -20,6 +20,7 @@ pub mod process;
 pub mod relations;
 pub mod settings;
 pub mod sprites;
+pub mod stage;
 pub mod store;
 pub mod target_names;
 pub mod tools;

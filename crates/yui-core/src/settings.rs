@@ -16,6 +16,12 @@ pub const VOICE: &str = "yui.voice";
 pub const TIMEOUTS: &str = "yui.timeouts";
 pub const ENABLED_CLIENT_TOOLS: &str = "yui.enabled_client_tools";
 pub const FIRST_RUN: &str = "yui.first_run";
+/// The contract's name: how many addressed turns may follow one user turn.
+pub const ADDRESSED_CHAIN_MAX: &str = "rate_limit.addressed_chain_max";
+/// [`ADDRESSED_CHAIN_MAX`] when it was never set.
+pub const ADDRESSED_CHAIN_MAX_DEFAULT: u64 = 4;
+/// The highest [`ADDRESSED_CHAIN_MAX`] accepted (a chain is a conversation, not a loop).
+pub const ADDRESSED_CHAIN_MAX_LIMIT: u64 = 50;
 
 /// A known key, declared once: its type (as the docs and errors name it), default, validation
 /// and meaning. Add a key by adding one entry to [`KNOWN`] (and one line to docs/settings.md).
@@ -129,7 +135,29 @@ pub const KNOWN: &[Known] = &[
         },
         doc: "Whether the first-run greeting (and the search for a local model server) has happened.",
     },
+    Known {
+        key: ADDRESSED_CHAIN_MAX,
+        kind: "integer 0-50",
+        default: || json!(ADDRESSED_CHAIN_MAX_DEFAULT),
+        validate: |v| match v.as_u64() {
+            Some(n) if n <= ADDRESSED_CHAIN_MAX_LIMIT => Ok(()),
+            _ => Err(CoreError::invalid(format!(
+                "{ADDRESSED_CHAIN_MAX} must be a whole number from 0 to {ADDRESSED_CHAIN_MAX_LIMIT}"
+            ))),
+        },
+        doc: "How many addressed turns (one character answering another, address_character) may follow one user turn before the exchange stops; 0 turns addressing off. The user typing anywhere starts the count again.",
+    },
 ];
+
+/// [`ADDRESSED_CHAIN_MAX`], read now; an unreadable value reads as the default.
+pub fn addressed_chain_max(store: &Store) -> u64 {
+    get(store, ADDRESSED_CHAIN_MAX)
+        .ok()
+        .and_then(|v| v.as_u64())
+        .map_or(ADDRESSED_CHAIN_MAX_DEFAULT, |n| {
+            n.min(ADDRESSED_CHAIN_MAX_LIMIT)
+        })
+}
 
 /// The declaration of `key`, if it is a known key.
 pub fn known(key: &str) -> Option<&'static Known> {

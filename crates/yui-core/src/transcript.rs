@@ -1,6 +1,7 @@
-//! The transcript: per preset, what the user said and what the character answered, with
-//! timestamps. The next Chat Completions turn is rebuilt from it. Tool traffic is never stored
-//! here (it lives only in the request in flight).
+//! The transcript: per preset, what the user said, what other characters said to it (addressed
+//! turns, marked with the speaker's name) and what the character answered, with timestamps. The
+//! next Chat Completions turn is rebuilt from it. Tool traffic is never stored here (it lives
+//! only in the request in flight).
 //!
 //! Each [`append`] is its own committed transaction, so a line is on disk as soon as it returns
 //! and a later failure in the same turn cannot take it back.
@@ -54,6 +55,20 @@ pub struct Entry {
     /// A reply that never finished (cut stream, failed backend): kept, never sent as history.
     #[serde(default)]
     pub cut: bool,
+    /// On a `user` line: the other character who said it (an addressed turn); `None`: the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<String>,
+}
+
+impl Entry {
+    /// The text as history carries it: another character's words are prefixed with its name
+    /// (`Kai: …`), so the model tells them from the user's.
+    pub fn history_text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.speaker {
+            Some(name) => format!("{name}: {}", self.text).into(),
+            None => self.text.as_str().into(),
+        }
+    }
 }
 
 /// Store one line of speech for `preset_id`; returns its id. Committed before it returns.
@@ -68,6 +83,28 @@ pub fn append(
     append_marked(store, preset_id, role, text, turn_id, at, false)
 }
 
+/// Store what another character (`speaker`, its name) said to `preset_id` in an addressed turn:
+/// a `user` line marked with the speaker.
+pub fn append_from(
+    store: &Store,
+    preset_id: &str,
+    speaker: &str,
+    text: &str,
+    turn_id: Option<&str>,
+    at: DateTime<Utc>,
+) -> Result<i64> {
+    insert(
+        store,
+        preset_id,
+        Role::User,
+        text,
+        turn_id,
+        at,
+        false,
+        Some(speaker),
+    )
+}
+
 /// [`append`], marking the line `cut` when the reply never finished.
 pub fn append_marked(
     store: &Store,
@@ -77,6 +114,20 @@ pub fn append_marked(
     turn_id: Option<&str>,
     at: DateTime<Utc>,
     cut: bool,
+) -> Result<i64> {
+    insert(store, preset_id, role, text, turn_id, at, cut, None)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn insert(
+    store: &Store,
+    preset_id: &str,
+    role: Role,
+    text: &str,
+    turn_id: Option<&str>,
+    at: DateTime<Utc>,
+    cut: bool,
+    speaker: Option<&str>,
 ) -> Result<i64> {
     let at = at.to_rfc3339_opts(SecondsFormat::Millis, true);
     store.write(|tx| {
@@ -92,9 +143,9 @@ pub fn append_marked(
             )));
         }
         tx.execute(
-            "INSERT INTO transcript (preset_id, role, text, turn_id, at, cut)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![preset_id, role.as_str(), text, turn_id, at, cut],
+            "INSERT INTO transcript (preset_id, role, text, turn_id, at, cut, speaker)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![preset_id, role.as_str(), text, turn_id, at, cut, speaker],
         )?;
         Ok(tx.last_insert_rowid())
     })
@@ -142,7 +193,7 @@ fn query(
     let before = before.unwrap_or(i64::MAX);
     let mut rows = store.read(|c| {
         let mut stmt = c.prepare_cached(
-            "SELECT id, preset_id, role, text, turn_id, at, cut FROM transcript
+            "SELECT id, preset_id, role, text, turn_id, at, cut, speaker FROM transcript
              WHERE preset_id = ?1 AND id < ?2 AND (?4 OR cut = 0) ORDER BY id DESC LIMIT ?3",
         )?;
         let rows = stmt.query_map(params![preset_id, before, want, with_cut], |r| {
@@ -154,11 +205,12 @@ fn query(
                 r.get::<_, Option<String>>(4)?,
                 r.get::<_, String>(5)?,
                 r.get::<_, bool>(6)?,
+                r.get::<_, Option<String>>(7)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, preset_id, role, text, turn_id, at, cut) = row?;
+            let (id, preset_id, role, text, turn_id, at, cut, speaker) = row?;
             let at = DateTime::parse_from_rfc3339(&at)
                 .map_err(|e| CoreError::internal(format!("transcript row {id}: bad time: {e}")))?
                 .with_timezone(&Utc);
@@ -170,6 +222,7 @@ fn query(
                 turn_id,
                 at,
                 cut,
+                speaker,
             });
         }
         Ok(out)

@@ -442,6 +442,19 @@ impl Speaker {
         direction: &Direction,
         cancel: &CancellationToken,
     ) -> SpeechOutcome {
+        self.say_among(text, direction, cancel, &|| true).await
+    }
+
+    /// [`Speaker::say`] among other speaking characters: on cancel, speech-dispatcher is told to
+    /// cancel (which drops every client's speech) only when `alone()` says nobody else speaks;
+    /// otherwise only this utterance's `spd-say` is stopped.
+    pub async fn say_among(
+        &self,
+        text: &str,
+        direction: &Direction,
+        cancel: &CancellationToken,
+        alone: &(dyn Fn() -> bool + Sync),
+    ) -> SpeechOutcome {
         let mut cmd = tokio::process::Command::new(&self.program);
         cmd.args(Self::args(text, direction));
         // No deadline of its own: an utterance takes as long as it takes; the turn's stop ends it.
@@ -456,7 +469,9 @@ impl Speaker {
             }
         };
         if ran.aborted {
-            self.cancel_all().await;
+            if alone() {
+                self.cancel_all().await;
+            }
             return SpeechOutcome::Cancelled;
         }
         if ran.timed_out {
@@ -495,6 +510,16 @@ impl Speaker {
 
     /// Speak a script piece by piece; stops at the first failure or on cancellation.
     pub async fn speak(&self, script: &Script, cancel: &CancellationToken) -> SpeechOutcome {
+        self.speak_among(script, cancel, &|| true).await
+    }
+
+    /// [`Speaker::speak`] among other speaking characters (see [`Speaker::say_among`]).
+    pub async fn speak_among(
+        &self,
+        script: &Script,
+        cancel: &CancellationToken,
+        alone: &(dyn Fn() -> bool + Sync),
+    ) -> SpeechOutcome {
         let pieces = script.utterances();
         if pieces.is_empty() {
             return SpeechOutcome::Skipped;
@@ -503,7 +528,7 @@ impl Speaker {
             if cancel.is_cancelled() {
                 return SpeechOutcome::Cancelled;
             }
-            match self.say(&u.text, &u.direction, cancel).await {
+            match self.say_among(&u.text, &u.direction, cancel, alone).await {
                 SpeechOutcome::Spoken => {}
                 other => return other,
             }
@@ -529,6 +554,18 @@ pub async fn speak_reply(
     path: Option<&OsStr>,
     cancel: &CancellationToken,
 ) -> SpeechOutcome {
+    speak_reply_among(store, script, path, cancel, &|| true).await
+}
+
+/// [`speak_reply`] for one of several characters: a cancel stops only this one's speech unless
+/// `alone()` (see [`Speaker::say_among`]).
+pub async fn speak_reply_among(
+    store: &Store,
+    script: &Script,
+    path: Option<&OsStr>,
+    cancel: &CancellationToken,
+    alone: &(dyn Fn() -> bool + Sync),
+) -> SpeechOutcome {
     let setting = match load(store) {
         Ok(s) => s,
         Err(e) => return SpeechOutcome::Unavailable(format!("voice setting unusable: {e}")),
@@ -541,7 +578,7 @@ pub async fn speak_reply(
         None => Speaker::detect(),
     };
     let outcome = match found {
-        Ok(speaker) => speaker.speak(script, cancel).await,
+        Ok(speaker) => speaker.speak_among(script, cancel, alone).await,
         Err(line) => SpeechOutcome::Unavailable(line),
     };
     if let SpeechOutcome::Unavailable(line) = &outcome {

@@ -55,21 +55,23 @@ impl ClientTool for AddressCharacter {
         _ctx: &ToolContext,
         _cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
-        let to = args.get("to").and_then(Value::as_str);
-        let Some((id, name)) = to.and_then(|to| self.targets.iter().find(|(_, n)| n == to)) else {
-            return Ok(ToolOutput::text("error: unknown target"));
-        };
         let mut slot = self
             .state
             .addressed
             .lock()
             .unwrap_or_else(|p| p.into_inner());
+        // One call per reply: once a recipient is recorded, any later call (even one naming
+        // nobody known) is the second call and changes nothing.
         if let Some(first) = slot.as_ref() {
             return Ok(ToolOutput::text(format!(
                 "ignored: already addressed {}",
                 first.name
             )));
         }
+        let to = args.get("to").and_then(Value::as_str);
+        let Some((id, name)) = to.and_then(|to| self.targets.iter().find(|(_, n)| n == to)) else {
+            return Ok(ToolOutput::text("error: unknown target"));
+        };
         *slot = Some(Addressed {
             preset_id: id.clone(),
             name: name.clone(),

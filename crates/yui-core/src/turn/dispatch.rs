@@ -111,6 +111,26 @@ pub(crate) struct Dispatch<'a> {
     /// The last response id seen (Responses).
     pub response_id: Option<String>,
     cues: u64,
+    /// The start of a reply held back while it can still become [`SILENT`].
+    held: String,
+    /// The reply was exactly [`SILENT`]: nothing is shown, spoken or stored.
+    pub silenced: bool,
+}
+
+/// A reply that is exactly this (trimmed) ends an exchange between characters and is neither
+/// shown, spoken nor stored.
+pub const SILENT: &str = "[SILENT]";
+
+/// Whether `held` (the reply so far) can still become [`SILENT`].
+fn may_be_silent(held: &str) -> bool {
+    let t = held.trim_start();
+    let core = t.trim_end();
+    if core.len() == t.len() {
+        SILENT.starts_with(core)
+    } else {
+        // Whitespace after it: only a complete [SILENT] can still be the whole reply.
+        core == SILENT
+    }
 }
 
 impl<'a> Dispatch<'a> {
@@ -130,6 +150,8 @@ impl<'a> Dispatch<'a> {
             text: String::new(),
             response_id: None,
             cues: 0,
+            held: String::new(),
+            silenced: false,
         }
     }
 
@@ -191,6 +213,30 @@ impl<'a> Dispatch<'a> {
         if delta.is_empty() {
             return;
         }
+        // Hold the start of the reply back while it may still be [SILENT], so it never flashes.
+        if self.text.is_empty() && !self.silenced {
+            self.held.push_str(delta);
+            if may_be_silent(&self.held) {
+                return;
+            }
+            let held = std::mem::take(&mut self.held);
+            return self.emit_speech(response_text, &held).await;
+        }
+        self.emit_speech(response_text, delta).await
+    }
+
+    /// The response ended: a held reply that is exactly [`SILENT`] is dropped (the turn is
+    /// silenced); any other held start is released as speech.
+    pub async fn end_of_response(&mut self, response_text: &mut String) {
+        let held = std::mem::take(&mut self.held);
+        if held.trim() == SILENT {
+            self.silenced = true;
+        } else if !held.is_empty() {
+            self.emit_speech(response_text, &held).await;
+        }
+    }
+
+    async fn emit_speech(&mut self, response_text: &mut String, delta: &str) {
         let piece = if response_text.is_empty() {
             format!("{}{delta}", separator(&self.text, delta))
         } else {
@@ -332,5 +378,6 @@ pub(crate) async fn read_stream(
     for e in buf.drain(..) {
         d.apply(e, &mut round).await?;
     }
+    d.end_of_response(&mut round.text).await;
     Ok(round)
 }

@@ -93,6 +93,10 @@ pub struct TurnRequest {
     pub backend: Backend,
     pub timeouts: Timeouts,
     pub history_limit: usize,
+    /// An addressed turn: the name of the character whose reply `message` is. It is stored as
+    /// said by that character, and the request carries the client context alone (its
+    /// `addressed:` lines say who spoke and what was said).
+    pub addressed_by: Option<String>,
 }
 
 /// Long-lived things a turn borrows.
@@ -179,6 +183,7 @@ pub fn prepare(
             backend,
             timeouts: Timeouts::configured(store),
             history_limit: HISTORY_LIMIT,
+            addressed_by: None,
         },
         registry,
     ))
@@ -231,7 +236,10 @@ pub async fn run(
         unregistered(req),
     );
     let res = run_turn(&mut d, deps, req, registry).await;
+    // A start held back as a possible [SILENT] that the stream never finished is still speech.
+    d.end_of_response(&mut String::new()).await;
     let (status, error) = match res {
+        // A reply of exactly [SILENT] is silent too: nothing shown, spoken or stored.
         Ok(()) if d.text.trim().is_empty() => (TurnStatus::Silent, None),
         Ok(()) => (TurnStatus::Ok, None),
         Err(End::Stopped) => (TurnStatus::Stopped, None),
@@ -318,21 +326,33 @@ async fn run_turn(
         _ => transcript::recent(store, &req.preset_id, req.history_limit)
             .map_err(|e| End::Failed(format!("the transcript could not be read: {e}")))?,
     };
-    transcript::append(
-        store,
-        &req.preset_id,
-        Role::User,
-        &req.message,
-        Some(&req.turn_id),
-        deps.clock.now(),
-    )
+    match &req.addressed_by {
+        Some(speaker) => transcript::append_from(
+            store,
+            &req.preset_id,
+            speaker,
+            &req.message,
+            Some(&req.turn_id),
+            deps.clock.now(),
+        ),
+        None => transcript::append(
+            store,
+            &req.preset_id,
+            Role::User,
+            &req.message,
+            Some(&req.turn_id),
+            deps.clock.now(),
+        ),
+    }
     .map_err(|e| End::Failed(format!("the message could not be stored: {e}")))?;
     if d.cancel.is_cancelled() {
         return Err(End::Stopped);
     }
-    let user_text = match &req.context {
-        Some(c) => c.wrap(&req.message),
-        None => req.message.clone(),
+    let user_text = match (&req.context, &req.addressed_by) {
+        (Some(c), Some(_)) => c.render(),
+        (Some(c), None) => c.wrap(&req.message),
+        (None, Some(speaker)) => format!("{speaker}: {}", req.message),
+        (None, None) => req.message.clone(),
     };
     match req.backend.transport {
         Transport::ChatCompletions => {

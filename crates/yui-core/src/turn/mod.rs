@@ -30,7 +30,7 @@ pub mod rounds;
 pub mod sse;
 pub mod wire;
 
-pub use dispatch::join_speech;
+pub use dispatch::{join_speech, SILENT};
 pub use engine::{
     call_tool, parse_call_arguments, prepare, run, start, start_configured, Backend, TurnDeps,
     TurnHandle, TurnOutcome, TurnRequest,

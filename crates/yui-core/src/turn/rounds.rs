@@ -127,7 +127,7 @@ impl ChatConversation {
 fn history_message(e: &Entry) -> wchat::Message {
     match e.role {
         crate::transcript::Role::User => wchat::Message::User {
-            content: wchat::UserContent::Text(e.text.clone()),
+            content: wchat::UserContent::Text(e.history_text().into_owned()),
         },
         crate::transcript::Role::Assistant => wchat::Message::Assistant {
             content: Some(e.text.clone()),
@@ -270,7 +270,7 @@ impl ResponsesConversation {
             .map_err(store_failed("the endpoint notes could not be read"))?;
         let history: Vec<Value> = history
             .iter()
-            .map(|e| wresp::message_item(e.role.as_str(), &e.text))
+            .map(|e| wresp::message_item(e.role.as_str(), &e.history_text()))
             .collect();
         let user = wresp::message_item("user", &user);
         let (prev_id, mut input) = if chaining {

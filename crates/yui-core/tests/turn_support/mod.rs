@@ -229,6 +229,7 @@ impl Harness {
                 stall: Duration::from_secs(5),
             },
             history_limit: 40,
+            addressed_by: None,
         }
     }
 

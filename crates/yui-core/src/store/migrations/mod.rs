@@ -55,6 +55,11 @@ const STEPS: &[Step] = &[
         name: "endpoints",
         sql: endpoints::V1,
     },
+    Step {
+        version: 8,
+        name: "transcript_speaker",
+        sql: transcript::V3,
+    },
 ];
 
 /// The schema version this build writes.

@@ -18,3 +18,9 @@ CREATE INDEX transcript_preset ON transcript (preset_id, id);
 pub(super) const V2: &str = r#"
 ALTER TABLE transcript ADD COLUMN cut INTEGER NOT NULL DEFAULT 0;
 "#;
+
+/// `speaker`: on a `user` line, the name of the other character whose reply was addressed to this
+/// one (an addressed turn); `NULL` when the user typed it. History shows it as `<name>: <text>`.
+pub(super) const V3: &str = r#"
+ALTER TABLE transcript ADD COLUMN speaker TEXT;
+"#;

@@ -118,7 +118,11 @@ pub(crate) async fn push_turn(
     let sent = link
         .send(ClientFrame::UserMessage {
             turn_id: req.turn_id.clone(),
-            text: req.message.clone(),
+            // An addressed turn's words carry the speaker's name (docs/push-transport.md).
+            text: match &req.addressed_by {
+                Some(speaker) => format!("{speaker}: {}", req.message),
+                None => req.message.clone(),
+            },
             context: req.context.as_ref().map(|c| c.render()),
         })
         .await;

@@ -1,0 +1,279 @@
+//! The stage: the one coordinator of every open character's turns, playback and voice, and of
+//! the exchanges between characters (`address_character` → addressed turns). The app's shell and
+//! the CLI (`yui converse`) drive the same code; the shell only forwards [`StageEvent`]s to the
+//! window of the preset they name and turns UI calls into calls here.
+//!
+//! Per open preset the stage keeps a [`seat`](Seat): its running turn (one at a time per
+//! character; different characters' turns run concurrently), its speech (one character's voice
+//! never cuts another's) and its push connection. Rules of an exchange (docs/characters.md):
+//! - A turn that ends `ok` having spoken, with a recipient recorded by `address_character`,
+//!   waits for its playback to finish (bubble shown and speech ended), then the stage emits
+//!   [`StageEvent::CharacterAddressed`] and runs the recipient's addressed turn, whose client
+//!   context says who spoke and what was said.
+//! - At most `rate_limit.addressed_chain_max` addressed turns follow one user turn.
+//! - A reply of exactly `[SILENT]` ends the exchange (the turn ends `silent`).
+//! - The user starting a turn in any window interrupts the exchange: addressed turns running or
+//!   waiting are stopped and no new one starts until the next reply addresses someone.
+//! - A recipient closed meanwhile drops the addressed turn with a log line.
+
+mod run;
+mod speech;
+
+use crate::clock::SharedClock;
+use crate::error::Result;
+use crate::paths::Paths;
+use crate::playback::PlaybackTracker;
+use crate::store::Store;
+use crate::turn::push::{ConnState, PushClient};
+use crate::turn::{Backend, CancellationToken, Timeouts, TurnEvent};
+use crate::window::WindowKind;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Why a turn runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Origin {
+    /// The user typed in the character's window (or the CLI's `--message`).
+    User,
+    /// The user typed in the character's phone window.
+    Phone,
+    /// Another character's reply was addressed to this one.
+    Addressed {
+        /// The speaking character's preset id and name.
+        from: String,
+        from_name: String,
+    },
+}
+
+/// What the stage tells the shell (or the CLI). Every event names the preset it is about.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StageEvent {
+    /// One event of a character's turn, in stream order; the last of a turn is `turn_end`.
+    Turn {
+        preset_id: String,
+        turn_id: String,
+        window: WindowKind,
+        origin: Origin,
+        event: TurnEvent,
+    },
+    /// A turn's reply has been fully played (bubble shown, speech ended).
+    PlaybackFinished { preset_id: String, turn_id: String },
+    /// A relation value may have changed (an accepted `rate_relation` call).
+    RelationsChanged,
+    /// `from`'s reply (`text`, of turn `turn_id`) was addressed to `to`: its addressed turn
+    /// starts now (the bridge event `yui://character-addressed`).
+    CharacterAddressed {
+        from: String,
+        from_name: String,
+        to: String,
+        to_name: String,
+        text: String,
+        turn_id: String,
+    },
+    /// A preset's push connection changed state (quick controls show it).
+    Connection { preset_id: String, state: ConnState },
+}
+
+/// Where a turn's backend comes from.
+#[derive(Debug, Clone)]
+pub enum BackendSource {
+    /// The configured backend and stored API key, read when each turn starts (the app).
+    Configured,
+    /// A backend fixed for the run, with its waits (the CLI's flags).
+    Fixed {
+        backend: Backend,
+        timeouts: Timeouts,
+    },
+}
+
+/// How the stage plays replies.
+#[derive(Debug, Clone)]
+pub struct StageOptions {
+    pub backend: BackendSource,
+    /// Playback counts as finished when a turn ends, and nothing is spoken (the CLI: no window
+    /// shows a bubble). Otherwise the window reports the bubble ([`Stage::bubble_done`]) and
+    /// replies are spoken when the voice switch is on.
+    pub headless: bool,
+    /// How long an addressed turn waits for the playback of the reply it answers; a window that
+    /// closed never reports, so the exchange ends after this.
+    pub playback_wait: Duration,
+    /// Where to look for `spd-say` (`None`: the process `PATH`); tests inject a fake one.
+    pub voice_path: Option<OsString>,
+}
+
+impl Default for StageOptions {
+    fn default() -> Self {
+        Self {
+            backend: BackendSource::Configured,
+            headless: false,
+            playback_wait: Duration::from_secs(300),
+            voice_path: None,
+        }
+    }
+}
+
+/// One open character.
+#[derive(Default)]
+struct Seat {
+    /// The running turn: its id, whether it is addressed, its stop token.
+    turn: Option<(String, bool, CancellationToken)>,
+    /// The running speech: its generation and stop token.
+    speech: Option<(u64, CancellationToken)>,
+    /// The push connection, with the URL and window it was made for.
+    push: Option<(String, WindowKind, Arc<PushClient>)>,
+}
+
+/// The chain of addressed turns since the user last spoke.
+#[derive(Debug, Default)]
+struct Chain {
+    /// Bumped whenever the user starts a turn: a pending addressed turn of an older epoch is
+    /// dropped.
+    epoch: u64,
+    /// Addressed turns started in this epoch.
+    count: u64,
+}
+
+pub(crate) struct Inner {
+    store: Store,
+    clock: SharedClock,
+    paths: Paths,
+    opts: StageOptions,
+    tracker: PlaybackTracker,
+    events: mpsc::UnboundedSender<StageEvent>,
+    seats: Mutex<HashMap<String, Seat>>,
+    chain: Mutex<Chain>,
+    speech_gen: std::sync::atomic::AtomicU64,
+}
+
+/// The coordinator. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct Stage(Arc<Inner>);
+
+impl Stage {
+    /// A stage and the receiving end of its events (read them for as long as the stage lives:
+    /// the channel is unbounded so a turn never waits on a slow reader).
+    pub fn new(
+        store: Store,
+        clock: SharedClock,
+        paths: Paths,
+        opts: StageOptions,
+    ) -> (Self, mpsc::UnboundedReceiver<StageEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let stage = Self(Arc::new(Inner {
+            store,
+            clock,
+            paths,
+            opts,
+            tracker: PlaybackTracker::new(),
+            events: tx,
+            seats: Mutex::new(HashMap::new()),
+            chain: Mutex::new(Chain::default()),
+            speech_gen: Default::default(),
+        }));
+        (stage, rx)
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.0.store
+    }
+
+    /// The user's message in `preset_id`'s `window` (main, pet or phone): interrupts any
+    /// exchange, stops that character's running turn and speech, and starts the turn. Returns
+    /// its id; its events arrive as [`StageEvent::Turn`].
+    pub fn user_turn(&self, preset_id: &str, window: WindowKind, text: &str) -> Result<String> {
+        self.interrupt();
+        let origin = match window {
+            WindowKind::Phone => Origin::Phone,
+            _ => Origin::User,
+        };
+        run::start(&self.0, preset_id, window, text, origin, self.epoch())
+    }
+
+    /// Stop `preset_id`'s running turn (it ends `stopped`); whether one was running.
+    pub fn stop(&self, preset_id: &str) -> bool {
+        let seats = self.0.seats();
+        match seats.get(preset_id).and_then(|s| s.turn.as_ref()) {
+            Some((_, _, stop)) => {
+                stop.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The running turn of `preset_id`, if any.
+    pub fn running(&self, preset_id: &str) -> Option<String> {
+        let seats = self.0.seats();
+        seats
+            .get(preset_id)
+            .and_then(|s| s.turn.as_ref())
+            .map(|(id, _, _)| id.clone())
+    }
+
+    /// The window shows the whole reply of `turn_id` in its bubble.
+    pub fn bubble_done(&self, turn_id: &str) {
+        self.0.tracker.bubble_done(turn_id);
+    }
+
+    /// Stop `preset_id`'s speech (Escape); whether some was running. Other characters go on.
+    pub fn stop_voice(&self, preset_id: &str) -> bool {
+        speech::stop(&self.0, preset_id)
+    }
+
+    /// A character window opened (or its backend changed): with the push transport, connect
+    /// now, so the quick controls show the connection before the first turn.
+    pub fn opened(&self, preset_id: &str, window: WindowKind) {
+        run::ensure_push(&self.0, preset_id, window, None);
+    }
+
+    /// `preset_id`'s window closed: its turn and speech stop, its connection closes, and an
+    /// addressed turn meant for it is dropped when its time comes.
+    pub fn closed(&self, preset_id: &str) {
+        let seat = self.0.seats().remove(preset_id);
+        if let Some(seat) = seat {
+            if let Some((_, _, stop)) = seat.turn {
+                stop.cancel();
+            }
+            if let Some((_, stop)) = seat.speech {
+                stop.cancel();
+            }
+        }
+    }
+
+    /// The user spoke: the exchange in progress ends.
+    fn interrupt(&self) {
+        {
+            let mut c = self.0.chain();
+            c.epoch += 1;
+            c.count = 0;
+        }
+        for seat in self.0.seats().values() {
+            if let Some((_, true, stop)) = &seat.turn {
+                stop.cancel();
+            }
+        }
+    }
+
+    fn epoch(&self) -> u64 {
+        self.0.chain().epoch
+    }
+}
+
+impl Inner {
+    fn seats(&self) -> std::sync::MutexGuard<'_, HashMap<String, Seat>> {
+        self.seats.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn chain(&self) -> std::sync::MutexGuard<'_, Chain> {
+        self.chain.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn emit(&self, ev: StageEvent) {
+        // No reader any more: the app is closing; nothing to tell.
+        let _ = self.events.send(ev);
+    }
+}

@@ -1,0 +1,290 @@
+//! One turn on the stage: building it (backend, addressed context, the seat's push connection),
+//! pumping its events out tagged with the preset, playing it, and the addressed turn that may
+//! follow.
+
+use super::{BackendSource, Inner, Origin, StageEvent};
+use crate::error::Result;
+use crate::store::Store;
+use crate::turn::push::{self, PushClient, PushConfig};
+use crate::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnHandle, TurnStatus};
+use crate::voice::Script;
+use crate::window::WindowKind;
+use std::sync::Arc;
+
+/// The `addressed:` lines of an addressed turn's client context (docs/client-context.md).
+pub fn addressed_lines(from_name: &str, text: &str) -> Vec<String> {
+    vec![
+        format!(
+            "addressed: {from_name} spoke to you: {}",
+            serde_json::Value::from(text.trim())
+        ),
+        format!(
+            "addressed: answer {from_name}, or reply exactly {} to let the exchange end",
+            turn::SILENT
+        ),
+    ]
+}
+
+fn backend_for(inner: &Inner) -> Result<(Backend, Timeouts)> {
+    Ok(match &inner.opts.backend {
+        BackendSource::Configured => (
+            Backend::configured(&inner.store, &inner.paths)?,
+            Timeouts::configured(&inner.store),
+        ),
+        BackendSource::Fixed { backend, timeouts } => (backend.clone(), *timeouts),
+    })
+}
+
+fn push_config(backend: &Backend, timeouts: &Timeouts) -> Option<PushConfig> {
+    if backend.transport != crate::backend::Transport::Push {
+        return None;
+    }
+    let url = backend.push_url.clone().filter(|u| !u.trim().is_empty())?;
+    Some(PushConfig {
+        url,
+        api_key: backend.api_key.clone(),
+        connect: timeouts.connect,
+        welcome: timeouts.headers,
+    })
+}
+
+/// The seat's push connection for `window` when the backend is push: the one it has for this URL
+/// and window, or a new one (its state changes become [`StageEvent::Connection`]). The phone
+/// window declares other tools than the character's, so it never shares the seat's connection.
+pub(super) fn ensure_push(
+    inner: &Arc<Inner>,
+    preset_id: &str,
+    window: WindowKind,
+    given: Option<(&Backend, &Timeouts)>,
+) -> Option<Arc<PushClient>> {
+    if window == WindowKind::Phone {
+        return None;
+    }
+    let cfg = match given {
+        Some((b, t)) => push_config(b, t)?,
+        None => {
+            let (b, t) = backend_for(inner).ok()?;
+            push_config(&b, &t)?
+        }
+    };
+    let mut seats = inner.seats();
+    let seat = seats.entry(preset_id.to_string()).or_default();
+    if let Some((url, w, client)) = &seat.push {
+        if *url == cfg.url && *w == window {
+            return Some(client.clone());
+        }
+    }
+    let url = cfg.url.clone();
+    let hello = push::hello_fn(inner.store.clone(), preset_id.to_string(), window);
+    let client = Arc::new(PushClient::spawn(cfg, hello));
+    let mut state = client.state();
+    let (weak, id) = (Arc::downgrade(inner), preset_id.to_string());
+    tokio::spawn(async move {
+        loop {
+            let now = state.borrow_and_update().clone();
+            let Some(inner) = weak.upgrade() else { return };
+            inner.emit(StageEvent::Connection {
+                preset_id: id.clone(),
+                state: now,
+            });
+            drop(inner);
+            // Ends when the connection is dropped (the seat closed or was replaced).
+            if state.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    seat.push = Some((url, window, client.clone()));
+    Some(client)
+}
+
+/// Build and start a turn of `preset_id`, taking the character's turn slot (a turn still running
+/// there and its speech stop), and pump it.
+pub(super) fn start(
+    inner: &Arc<Inner>,
+    preset_id: &str,
+    window: WindowKind,
+    text: &str,
+    origin: Origin,
+    epoch: u64,
+) -> Result<String> {
+    let (backend, timeouts) = backend_for(inner)?;
+    let push = ensure_push(inner, preset_id, window, Some((&backend, &timeouts)));
+    let (mut req, registry) =
+        turn::prepare(&inner.store, &inner.clock, preset_id, window, text, backend)?;
+    req.timeouts = timeouts;
+    if let Origin::Addressed { from_name, .. } = &origin {
+        req.addressed_by = Some(from_name.clone());
+        if let Some(c) = req.context.as_mut() {
+            c.addressed = addressed_lines(from_name, text);
+        }
+    }
+    let mut deps = TurnDeps::new(inner.store.clone(), inner.clock.clone(), &req.timeouts)?;
+    deps.push = push;
+    let handle = turn::start(deps, req, registry);
+    let turn_id = handle.turn_id.clone();
+    let addressed = matches!(origin, Origin::Addressed { .. });
+    {
+        let mut seats = inner.seats();
+        let seat = seats.entry(preset_id.to_string()).or_default();
+        if let Some((_, _, old)) = seat
+            .turn
+            .replace((turn_id.clone(), addressed, handle.stopper()))
+        {
+            old.cancel();
+        }
+        if let Some((_, old)) = seat.speech.take() {
+            old.cancel();
+        }
+    }
+    let speech = !inner.opts.headless && crate::voice::load(&inner.store).is_ok_and(|v| v.enabled);
+    inner.tracker.begin(&turn_id, speech);
+    let pump = Pump {
+        inner: inner.clone(),
+        preset_id: preset_id.to_string(),
+        window,
+        origin,
+        epoch,
+        speech,
+    };
+    tokio::spawn(pump.run(handle));
+    Ok(turn_id)
+}
+
+struct Pump {
+    inner: Arc<Inner>,
+    preset_id: String,
+    window: WindowKind,
+    origin: Origin,
+    epoch: u64,
+    speech: bool,
+}
+
+impl Pump {
+    async fn run(self, mut handle: TurnHandle) {
+        let inner = &self.inner;
+        let turn_id = handle.turn_id.clone();
+        let mut script = Script::new();
+        let mut end = None;
+        while let Some(event) = handle.events.recv().await {
+            if crate::relations::changed_by(&event) {
+                inner.emit(StageEvent::RelationsChanged);
+            }
+            script.observe(&event);
+            if let TurnEvent::TurnEnd {
+                status,
+                text,
+                addressed,
+                ..
+            } = &event
+            {
+                end = Some((*status, text.clone(), addressed.clone()));
+            }
+            inner.emit(StageEvent::Turn {
+                preset_id: self.preset_id.clone(),
+                turn_id: turn_id.clone(),
+                window: self.window,
+                origin: self.origin.clone(),
+                event,
+            });
+        }
+        self.free_slot(&turn_id);
+        let (status, text, addressed) = end.unwrap_or((TurnStatus::Error, String::new(), None));
+        if inner.opts.headless {
+            inner.tracker.bubble_done(&turn_id);
+        }
+        if self.speech {
+            if status == TurnStatus::Ok {
+                super::speech::speak(inner, &self.preset_id, &turn_id, &script).await;
+            }
+            inner.tracker.speech_done(&turn_id);
+        }
+        if !self.played(&turn_id).await {
+            return;
+        }
+        let Some(to) = addressed.filter(|_| status == TurnStatus::Ok) else {
+            return;
+        };
+        self.address(&turn_id, &to.preset_id, &to.name, &text);
+    }
+
+    fn free_slot(&self, turn_id: &str) {
+        let mut seats = self.inner.seats();
+        if let Some(seat) = seats.get_mut(&self.preset_id) {
+            if seat.turn.as_ref().is_some_and(|(id, _, _)| id == turn_id) {
+                seat.turn = None;
+            }
+        }
+    }
+
+    /// Wait for the turn's playback (bounded: a closed window never reports) and announce it.
+    async fn played(&self, turn_id: &str) -> bool {
+        let tracker = &self.inner.tracker;
+        let finished =
+            tokio::time::timeout(self.inner.opts.playback_wait, tracker.finished(turn_id)).await;
+        if finished.is_err() {
+            tracing::info!(turn = turn_id, "playback never finished; forgotten");
+            tracker.forget(turn_id);
+            return false;
+        }
+        self.inner.emit(StageEvent::PlaybackFinished {
+            preset_id: self.preset_id.clone(),
+            turn_id: turn_id.to_string(),
+        });
+        true
+    }
+
+    /// The reply was addressed to `to`: its addressed turn, if the exchange may go on.
+    fn address(&self, turn_id: &str, to: &str, to_name: &str, text: &str) {
+        let inner = &self.inner;
+        let store: &Store = &inner.store;
+        let open = crate::presets::list_open(store).map(|l| l.into_iter().find(|p| p.id == to));
+        let recipient = match open {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                tracing::info!(to, "the addressed character is closed; its turn is dropped");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(to, error = %e, "open characters unreadable; addressed turn dropped");
+                return;
+            }
+        };
+        let cap = crate::settings::addressed_chain_max(store);
+        {
+            let mut chain = inner.chain();
+            if chain.epoch != self.epoch {
+                tracing::info!(to, "the user spoke meanwhile; the exchange ends");
+                return;
+            }
+            if chain.count >= cap {
+                tracing::info!(to, cap, "addressed chain cap reached; the exchange ends");
+                return;
+            }
+            chain.count += 1;
+        }
+        let from_name = crate::presets::get(store, &self.preset_id)
+            .map(|p| p.name)
+            .unwrap_or_else(|_| self.preset_id.clone());
+        inner.emit(StageEvent::CharacterAddressed {
+            from: self.preset_id.clone(),
+            from_name: from_name.clone(),
+            to: to.to_string(),
+            to_name: to_name.to_string(),
+            text: text.to_string(),
+            turn_id: turn_id.to_string(),
+        });
+        let window = if recipient.is_main {
+            WindowKind::Main
+        } else {
+            WindowKind::Pet
+        };
+        let origin = Origin::Addressed {
+            from: self.preset_id.clone(),
+            from_name,
+        };
+        if let Err(e) = start(inner, to, window, text, origin, self.epoch) {
+            tracing::warn!(to, error = %e.message, "the addressed turn could not start");
+        }
+    }
+}

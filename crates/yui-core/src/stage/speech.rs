@@ -1,0 +1,61 @@
+//! Each character's own speech: a new turn or Escape stops that character's voice only, and
+//! speech-dispatcher is told to cancel (which drops every client's speech) only when no other
+//! character is speaking.
+
+use super::Inner;
+use crate::turn::CancellationToken;
+use crate::voice::{self, Script};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Stop `preset_id`'s speech; whether some was running.
+pub(super) fn stop(inner: &Inner, preset_id: &str) -> bool {
+    let token = inner
+        .seats()
+        .get_mut(preset_id)
+        .and_then(|s| s.speech.take());
+    match token {
+        Some((_, t)) => {
+            t.cancel();
+            true
+        }
+        None => false,
+    }
+}
+
+/// Speak `script` as `preset_id`'s reply of `turn_id` (the voice switch decides) and return when
+/// it has ended, was stopped or could not run.
+pub(super) async fn speak(inner: &Arc<Inner>, preset_id: &str, turn_id: &str, script: &Script) {
+    let generation = inner.speech_gen.fetch_add(1, Ordering::Relaxed);
+    let cancel = CancellationToken::new();
+    if let Some((_, old)) = inner
+        .seats()
+        .entry(preset_id.to_string())
+        .or_default()
+        .speech
+        .replace((generation, cancel.clone()))
+    {
+        old.cancel();
+    }
+    let alone = || {
+        !inner
+            .seats()
+            .iter()
+            .any(|(id, s)| id != preset_id && s.speech.is_some())
+    };
+    let outcome = voice::speak_reply_among(
+        &inner.store,
+        script,
+        inner.opts.voice_path.as_deref(),
+        &cancel,
+        &alone,
+    )
+    .await;
+    tracing::debug!(turn = turn_id, ?outcome, "speech ended");
+    let mut seats = inner.seats();
+    if let Some(seat) = seats.get_mut(preset_id) {
+        if seat.speech.as_ref().is_some_and(|(g, _)| *g == generation) {
+            seat.speech = None;
+        }
+    }
+}
