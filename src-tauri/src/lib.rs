@@ -8,6 +8,7 @@ pub mod avatar;
 pub mod browser;
 pub mod commands;
 pub mod error;
+pub mod stage;
 pub mod state;
 pub mod tray;
 pub mod windows;

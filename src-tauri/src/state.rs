@@ -6,7 +6,6 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use yui_core::clock::SharedClock;
 use yui_core::paths::Paths;
-use yui_core::turn::CancellationToken;
 use yui_core::{Store, SystemClock};
 
 /// A window position in physical pixels (x, y).
@@ -18,8 +17,6 @@ pub struct AppState {
     pub clock: SharedClock,
     /// Per character window: the generation of its last move and the position not yet written.
     moves: Mutex<HashMap<WindowLabel, (u64, Option<Position>)>>,
-    /// The running turn of each character window (one at a time per window).
-    turns: Mutex<HashMap<WindowLabel, (String, CancellationToken)>>,
     /// Positions YUI itself asked for, per window, oldest first (see `avatar.rs`).
     own_moves: Mutex<HashMap<WindowLabel, VecDeque<Position>>>,
     /// Where each character window was when it was hidden for a screen capture.
@@ -36,37 +33,8 @@ impl AppState {
             paths,
             clock: Arc::new(SystemClock),
             moves: Mutex::new(HashMap::new()),
-            turns: Mutex::new(HashMap::new()),
             own_moves: Mutex::new(HashMap::new()),
             capture_hidden: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Remember the turn running in `label`; a turn still running there is stopped first.
-    pub fn begin_turn(&self, label: &WindowLabel, turn_id: String, stop: CancellationToken) {
-        let mut t = self.turns.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, old)) = t.insert(label.clone(), (turn_id, stop)) {
-            old.cancel();
-        }
-    }
-
-    /// Forget `turn_id` once it ended (unless a newer turn replaced it).
-    pub fn end_turn(&self, label: &WindowLabel, turn_id: &str) {
-        let mut t = self.turns.lock().unwrap_or_else(|p| p.into_inner());
-        if t.get(label).is_some_and(|(id, _)| id == turn_id) {
-            t.remove(label);
-        }
-    }
-
-    /// Stop the turn running in `label`; whether there was one.
-    pub fn stop_turn(&self, label: &WindowLabel) -> bool {
-        let t = self.turns.lock().unwrap_or_else(|p| p.into_inner());
-        match t.get(label) {
-            Some((_, stop)) => {
-                stop.cancel();
-                true
-            }
-            None => false,
         }
     }
 

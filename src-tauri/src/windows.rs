@@ -109,23 +109,27 @@ pub enum BridgeEvent {
     RelationsChanged,
     /// A turn's reply has been fully played (bubble and speech): payload is `{turn_id}`.
     PlaybackFinished,
-    /// A turn event of a phone's turn, sent to that character's own window so the reply also
-    /// plays there: payload is `{preset_id, turn_id, event}` (commands/phone.rs).
-    PhoneTurn,
+    /// A turn event of a character's turn that its own window did not start (a phone's turn,
+    /// an addressed turn), sent to that character's window so the reply plays there: payload is
+    /// `{preset_id, turn_id, origin, event}` (stage.rs).
+    CharacterTurn,
+    /// A preset's push connection changed: `{preset_id, state}` (quick controls).
+    Connection,
     /// The main character's body: `{state}` (the core's `BodyState`) when it changed, or
     /// `{looking: bool}` while a screen capture runs.
     BodyChanged,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 8] = [
+    pub const ALL: [BridgeEvent; 9] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
         Self::VocabChanged,
         Self::RelationsChanged,
         Self::PlaybackFinished,
-        Self::PhoneTurn,
+        Self::CharacterTurn,
+        Self::Connection,
         Self::BodyChanged,
     ];
 
@@ -137,7 +141,8 @@ impl BridgeEvent {
             Self::VocabChanged => "yui://vocab-changed",
             Self::RelationsChanged => "yui://relations-changed",
             Self::PlaybackFinished => "yui://playback-finished",
-            Self::PhoneTurn => "yui://phone-turn",
+            Self::CharacterTurn => "yui://character-turn",
+            Self::Connection => "yui://connection",
             Self::BodyChanged => "yui://body-changed",
         }
     }
@@ -306,6 +311,9 @@ fn place_and_show<R: Runtime>(
     };
     window.set_position(pos).map_err(tauri_err)?;
     window.show().map_err(tauri_err)?;
+    // With the push transport the character's connection opens with its window.
+    let kind = label_for(preset).kind().unwrap_or(WindowKind::Pet);
+    crate::stage::shell(app).stage.opened(&preset.id, kind);
     Ok(window)
 }
 
@@ -330,6 +338,7 @@ fn default_position<R: Runtime>(app: &AppHandle<R>, slot: usize, h: f64) -> Phys
 
 /// Close the window of `preset` if it is open.
 pub fn close_character<R: Runtime>(app: &AppHandle<R>, preset: &Preset) -> Result<(), CoreError> {
+    crate::stage::shell(app).stage.closed(&preset.id);
     if let Some(w) = app.get_webview_window(&label_for(preset).as_label()) {
         w.destroy().map_err(tauri_err)?;
     }

@@ -206,117 +206,24 @@ fn saving_or_resetting_the_vocabulary_tells_every_window() {
 }
 
 mod playback {
+    //! Playback and voice run in the core's stage (crates/yui-core/tests/stage.rs tests them with
+    //! a fake spd-say); here, who may report and stop.
     use super::*;
-    use std::time::Duration;
-    use tauri::Listener;
-    use yui_app::commands::playback::{playback, Voicing};
-    use yui_core::turn::{TurnEvent, TurnStatus};
-
-    fn end(status: TurnStatus) -> TurnEvent {
-        TurnEvent::TurnEnd {
-            status,
-            text: "Hello there.".into(),
-            response_id: None,
-            error: None,
-            addressed: None,
-        }
-    }
-
-    /// A fake `spd-say` that records its arguments and takes 1.5 s to "speak".
-    fn fake_spd_say(dir: &std::path::Path) -> std::path::PathBuf {
-        use std::os::unix::fs::PermissionsExt;
-        let log = dir.join("calls.log");
-        let prog = dir.join("spd-say");
-        std::fs::write(
-            &prog,
-            format!(
-                "#!/bin/sh\necho \"$*\" >> '{}'\n[ \"$1\" = --cancel ] && exit 0\nexec sleep 1.5\n",
-                log.display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
-        log
-    }
 
     #[test]
-    fn bubble_done_finishes_a_silent_turn_and_every_window_hears_it() {
+    fn character_windows_report_the_bubble_and_stop_their_own_voice_only() {
         let h = harness();
         let pet = window(&h, "pet-kai");
-        let (tx, rx) = std::sync::mpsc::channel();
-        h.app.listen_any("yui://playback-finished", move |e| {
-            let _ = tx.send(e.payload().to_string());
-        });
-        let mut v = Voicing::begin(h.app.handle(), &h.store, "pet-kai", "turn-1");
-        v.observe(&TurnEvent::Speech {
-            delta: "Hello there.".into(),
-        });
-        v.observe(&end(TurnStatus::Ok));
-        v.finish(h.app.handle(), h.store.clone());
-        let tracker = playback(h.app.handle()).tracker.clone();
-        assert!(!tracker.is_finished("turn-1"), "bubble still showing");
         invoke(&pet, "playback_bubble_done", json!({"turnId": "turn-1"})).unwrap();
-        assert!(tracker.is_finished("turn-1"));
-        let got = rx.recv_timeout(Duration::from_secs(5)).expect("event");
-        assert_eq!(got, r#"{"turn_id":"turn-1"}"#);
-        // The settings window is not a character: no such report from it.
+        // Nothing is speaking: nothing to stop.
+        assert_eq!(invoke(&pet, "voice_stop", json!({})).unwrap(), json!(false));
+        // The settings window is not a character: no such report or stop from it.
         let settings_win = window(&h, "settings");
         assert_refused(
             &settings_win,
             "playback_bubble_done",
             json!({"turnId": "x"}),
         );
-    }
-
-    #[test]
-    fn with_voice_on_playback_waits_for_the_speech_and_voice_stop_cuts_it() {
-        let h = harness();
-        let fake = tempfile::tempdir().unwrap();
-        let log = fake_spd_say(fake.path());
-        let path = std::env::join_paths(std::iter::once(fake.path().to_path_buf()).chain(
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-        ))
-        .unwrap();
-        // Only this test looks up spd-say through the process PATH.
-        std::env::set_var("PATH", &path);
-        yui_core::voice::update(&h.store, true, None).unwrap();
-        let pet = window(&h, "pet-kai");
-        let tracker = playback(h.app.handle()).tracker.clone();
-
-        let mut v = Voicing::begin(h.app.handle(), &h.store, "pet-kai", "spoken");
-        v.observe(&TurnEvent::Speech {
-            delta: "Hello there.".into(),
-        });
-        v.observe(&end(TurnStatus::Ok));
-        v.finish(h.app.handle(), h.store.clone());
-        invoke(&pet, "playback_bubble_done", json!({"turnId": "spoken"})).unwrap();
-        std::thread::sleep(Duration::from_millis(500));
-        assert!(!tracker.is_finished("spoken"), "speech still going");
-        tauri::async_runtime::block_on(async {
-            tokio::time::timeout(Duration::from_secs(10), tracker.finished("spoken"))
-                .await
-                .expect("finished after the speech ended")
-        });
-        let calls = std::fs::read_to_string(&log).unwrap();
-        assert_eq!(calls, "--wait --application-name yui -- Hello there.\n");
-
-        // A second reply, stopped by the window: spd-say is killed and cancelled at once.
-        let mut v = Voicing::begin(h.app.handle(), &h.store, "pet-kai", "stopped");
-        v.observe(&TurnEvent::Speech {
-            delta: "A long story.".into(),
-        });
-        v.observe(&end(TurnStatus::Ok));
-        v.finish(h.app.handle(), h.store.clone());
-        std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(invoke(&pet, "voice_stop", json!({})).unwrap(), json!(true));
-        invoke(&pet, "playback_bubble_done", json!({"turnId": "stopped"})).unwrap();
-        tauri::async_runtime::block_on(async {
-            tokio::time::timeout(Duration::from_secs(1), tracker.finished("stopped"))
-                .await
-                .expect("stopping ends the speech at once")
-        });
-        let calls = std::fs::read_to_string(&log).unwrap();
-        assert!(calls.ends_with("-- A long story.\n--cancel\n"), "{calls}");
-        assert_eq!(invoke(&pet, "voice_stop", json!({})).unwrap(), json!(false));
+        assert_refused(&settings_win, "voice_stop", json!({}));
     }
 }

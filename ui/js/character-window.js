@@ -245,21 +245,25 @@ async function main() {
   listen(EVENTS.playbackFinished, (p) => {
     if (p?.turn_id && p.turn_id === stage.dataset.turnId) stage.dataset.playbackFinished = p.turn_id;
   }).catch((e) => console.warn("cannot listen for playback finished", e));
-  // A reply typed on this character's phone plays here too (the shell mirrors its events).
-  let phoneTurn = null;
-  listen(EVENTS.phoneTurn, (p) => {
+  // Turns this window did not start play here too: a reply typed on this character's phone, and
+  // an addressed turn (another character spoke to this one). The stage sends their events.
+  let other = null;
+  listen(EVENTS.characterTurn, (p) => {
     if (!p?.event || p.preset_id !== presetId || turnRunning) return;
-    if (!phoneTurn || phoneTurn.id !== p.turn_id) {
-      phoneTurn = { id: p.turn_id, text: "", started: Promise.resolve(p.turn_id) };
+    const kind = p.origin?.kind === "addressed" ? "addressed" : "phone";
+    if (!other || other.id !== p.turn_id) {
+      other = { id: p.turn_id, text: "", started: Promise.resolve(p.turn_id) };
       character.setState("thinking");
-      stage.dataset.phoneTurnId = p.turn_id;
+      stage.dataset[`${kind}TurnId`] = p.turn_id;
+      if (kind === "addressed") stage.dataset.addressedFrom = p.origin.from ?? "";
     }
-    onTurnEvent(p.event, phoneTurn, { mirrored: true });
+    onTurnEvent(p.event, other, { mirrored: true });
     if (p.event.type === "turn_end") {
-      stage.dataset.phoneReply = p.event.text ?? "";
-      phoneTurn = null;
+      stage.dataset[`${kind}Reply`] = p.event.status === "ok" ? (p.event.text ?? "") : "";
+      stage.dataset[`${kind}Status`] = p.event.status ?? "";
+      other = null;
     }
-  }).catch((e) => console.warn("cannot listen for phone turns", e));
+  }).catch((e) => console.warn("cannot listen for character turns", e));
   // The main character's body: data-body = its state (sitting, standing, ...); data-looking
   // while a screen capture runs, so the user sees that it looks.
   if (ctx.role === "main") {

@@ -15,7 +15,8 @@ export const EVENTS = Object.freeze({
   vocabChanged: "yui://vocab-changed",
   relationsChanged: "yui://relations-changed",
   playbackFinished: "yui://playback-finished",
-  phoneTurn: "yui://phone-turn",
+  characterTurn: "yui://character-turn",
+  connection: "yui://connection",
   bodyChanged: "yui://body-changed",
 });
 

@@ -30,22 +30,7 @@ async fn rig(replies: Vec<Reply>) -> Rig {
     let store = Store::open(paths.db_path()).unwrap();
     let server = ScriptServer::start(replies).await;
     let opts = StageOptions {
-        backend: BackendSource::Fixed {
-            backend: Backend {
-                transport: Transport::ChatCompletions,
-                base_url: server.base_url.clone(),
-                model: "m".into(),
-                api_key: None,
-                max_output_tokens: None,
-                temperature: None,
-                push_url: None,
-            },
-            timeouts: Timeouts {
-                connect: Duration::from_secs(2),
-                headers: Duration::from_secs(5),
-                stall: Duration::from_secs(5),
-            },
-        },
+        backend: fixed(&server.base_url),
         headless: true,
         ..StageOptions::default()
     };
@@ -56,6 +41,26 @@ async fn rig(replies: Vec<Reply>) -> Rig {
         server,
         stage,
         rx,
+    }
+}
+
+/// The scripted server's Chat Completions backend, with short waits.
+fn fixed(base_url: &str) -> BackendSource {
+    BackendSource::Fixed {
+        backend: Backend {
+            transport: Transport::ChatCompletions,
+            base_url: base_url.into(),
+            model: "m".into(),
+            api_key: None,
+            max_output_tokens: None,
+            temperature: None,
+            push_url: None,
+        },
+        timeouts: Timeouts {
+            connect: Duration::from_secs(2),
+            headers: Duration::from_secs(5),
+            stall: Duration::from_secs(5),
+        },
     }
 }
 
@@ -478,4 +483,87 @@ async fn a_second_user_turn_of_the_same_character_stops_the_first() {
     let statuses: Vec<_> = turns.iter().map(|t| t.status).collect();
     assert_eq!(statuses, [TurnStatus::Stopped, TurnStatus::Ok]);
     assert!(r.stage.running("yui").is_none());
+}
+
+/// A fake `spd-say` that records its arguments and takes 1.5 s to "speak".
+fn fake_spd_say(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let log = dir.join("calls.log");
+    let prog = dir.join("spd-say");
+    std::fs::write(
+        &prog,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\n[ \"$1\" = --cancel ] && exit 0\nexec sleep 1.5\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    log
+}
+
+async fn wait_played(rx: &mut UnboundedReceiver<StageEvent>, turn: &str, within: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    while let Ok(Some(ev)) = tokio::time::timeout_at(deadline, rx.recv()).await {
+        if matches!(&ev, StageEvent::PlaybackFinished { turn_id, .. } if turn_id == turn) {
+            return true;
+        }
+    }
+    false
+}
+
+#[tokio::test]
+async fn each_character_speaks_on_its_own_and_stopping_one_never_cuts_the_other() {
+    let fake = tempfile::tempdir().unwrap();
+    let log = fake_spd_say(fake.path());
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = Store::open(paths.db_path()).unwrap();
+    yui_core::voice::update(&store, true, None).unwrap();
+    let server = ScriptServer::start(vec![
+        chat_say("Hello there."),
+        chat_say("A long story."),
+        chat_say("Alone now."),
+    ])
+    .await;
+    let opts = StageOptions {
+        backend: fixed(&server.base_url),
+        headless: false,
+        voice_path: Some(fake.path().as_os_str().to_owned()),
+        ..StageOptions::default()
+    };
+    let (stage, mut rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+
+    let yui = stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+    collect(&mut rx, 1, Duration::from_millis(10)).await;
+    let kai = stage.user_turn("kai", WindowKind::Pet, "tell me").unwrap();
+    collect(&mut rx, 1, Duration::from_millis(10)).await;
+    stage.bubble_done(&yui);
+    stage.bubble_done(&kai);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Both speak; Escape on Yui stops Yui alone: speech-dispatcher is not told to cancel.
+    assert!(stage.stop_voice("yui"));
+    assert!(
+        wait_played(&mut rx, &yui, Duration::from_secs(1)).await,
+        "yui's playback ends at once"
+    );
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(!calls.contains("--cancel"), "{calls}");
+    assert!(
+        calls.contains("-- Hello there.\n") && calls.contains("-- A long story.\n"),
+        "{calls}"
+    );
+    // Kai's speech goes on to its end, and only then is its playback finished.
+    assert!(wait_played(&mut rx, &kai, Duration::from_secs(5)).await);
+    assert!(!stage.stop_voice("kai"), "kai's speech ended on its own");
+
+    // Alone, a stop also tells speech-dispatcher to cancel what it still says.
+    let alone = stage.user_turn("yui", WindowKind::Main, "again").unwrap();
+    collect(&mut rx, 1, Duration::from_millis(10)).await;
+    stage.bubble_done(&alone);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(stage.stop_voice("yui"));
+    assert!(wait_played(&mut rx, &alone, Duration::from_secs(2)).await);
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(calls.ends_with("-- Alone now.\n--cancel\n"), "{calls}");
 }

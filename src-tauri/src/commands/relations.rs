@@ -3,7 +3,7 @@
 //! window and the quick controls. Each delegates to `yui_core::relations` in one line.
 //!
 //! Whenever a value may have changed — a slider move here, or an accepted `rate_relation` call in
-//! a turn ([`after_turn_event`]) — the shell emits `yui://relations-changed` with the fresh
+//! a turn (the stage's `RelationsChanged`, forwarded by `stage.rs`) — the shell emits `yui://relations-changed` with the fresh
 //! [`UserBands`], so the quick controls' band words and the settings panel update live.
 
 use crate::error::CmdResult;
@@ -11,7 +11,6 @@ use crate::state::AppState;
 use crate::windows::{self, BridgeEvent};
 use tauri::{AppHandle, Manager, Runtime, State};
 use yui_core::relations::{self, Listing, SetResult, Target, UserBands};
-use yui_core::turn::TurnEvent;
 
 /// Log entries the settings panel shows (newest first).
 const LOG_LIMIT: usize = 200;
@@ -51,12 +50,5 @@ pub fn notify<R: Runtime>(app: &AppHandle<R>) {
     match relations::user_bands(&app.state::<AppState>().store) {
         Ok(bands) => windows::emit(app, BridgeEvent::RelationsChanged, bands),
         Err(e) => tracing::warn!(error = %e.message, "reading relation bands failed"),
-    }
-}
-
-/// Called for every event of a running turn: announce the bands when it may have moved a value.
-pub fn after_turn_event<R: Runtime>(app: &AppHandle<R>, event: &TurnEvent) {
-    if relations::changed_by(event) {
-        notify(app);
     }
 }

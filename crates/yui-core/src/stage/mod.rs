@@ -187,12 +187,32 @@ impl Stage {
     /// exchange, stops that character's running turn and speech, and starts the turn. Returns
     /// its id; its events arrive as [`StageEvent::Turn`].
     pub fn user_turn(&self, preset_id: &str, window: WindowKind, text: &str) -> Result<String> {
+        self.user_turn_with(preset_id, window, text, |_| {})
+    }
+
+    /// [`Stage::user_turn`], calling `on_start` with the turn id before any of its events is
+    /// sent (the shell registers the window's channel there).
+    pub fn user_turn_with(
+        &self,
+        preset_id: &str,
+        window: WindowKind,
+        text: &str,
+        mut on_start: impl FnMut(&str),
+    ) -> Result<String> {
         self.interrupt();
         let origin = match window {
             WindowKind::Phone => Origin::Phone,
             _ => Origin::User,
         };
-        run::start(&self.0, preset_id, window, text, origin, self.epoch())
+        run::start(
+            &self.0,
+            preset_id,
+            window,
+            text,
+            origin,
+            self.epoch(),
+            &mut on_start,
+        )
     }
 
     /// Stop `preset_id`'s running turn (it ends `stopped`); whether one was running.

@@ -107,6 +107,7 @@ pub(super) fn start(
     text: &str,
     origin: Origin,
     epoch: u64,
+    on_start: &mut dyn FnMut(&str),
 ) -> Result<String> {
     let (backend, timeouts) = backend_for(inner)?;
     let push = ensure_push(inner, preset_id, window, Some((&backend, &timeouts)));
@@ -139,6 +140,8 @@ pub(super) fn start(
     }
     let speech = !inner.opts.headless && crate::voice::load(&inner.store).is_ok_and(|v| v.enabled);
     inner.tracker.begin(&turn_id, speech);
+    // Before the first event can leave: the caller registers where the turn's events go.
+    on_start(&turn_id);
     let pump = Pump {
         inner: inner.clone(),
         preset_id: preset_id.to_string(),
@@ -283,7 +286,7 @@ impl Pump {
             from: self.preset_id.clone(),
             from_name,
         };
-        if let Err(e) = start(inner, to, window, text, origin, self.epoch) {
+        if let Err(e) = start(inner, to, window, text, origin, self.epoch, &mut |_| {}) {
             tracing::warn!(to, error = %e.message, "the addressed turn could not start");
         }
     }
