@@ -39,9 +39,19 @@ pub fn run() {
     // `--no-client-tools`: declare and run none of the configured command tools.
     yui_core::tools::command::init(std::env::args().any(|a| a == "--no-client-tools"));
     match Store::open(paths.db_path()) {
-        Ok(store) => run_desktop(AppState::new(store, paths)),
-        Err(e) => run_fatal(&paths, e),
+        Ok(store) => match startup_check(&store) {
+            Ok(()) => run_desktop(AppState::new(store, paths)),
+            Err(e) => run_fatal(&paths, "YUI cannot build its characters' tools.", e),
+        },
+        Err(e) => run_fatal(&paths, "YUI cannot open its database.", e),
     }
+}
+
+/// The start-up registry check: every window kind's tools build for the main character, or the
+/// app does not start (a broken declaration must not surface in the middle of a turn).
+fn startup_check(store: &Store) -> Result<(), CoreError> {
+    let main = yui_core::presets::main_preset(store)?;
+    yui_core::tools::registry::startup_check(store, &main.id)
 }
 
 fn run_desktop(state: AppState) {
@@ -76,11 +86,11 @@ fn run_desktop(state: AppState) {
     });
 }
 
-/// The store cannot be opened (damaged, or written by a newer YUI): say so in a window and on
-/// stderr, and leave the file untouched.
-fn run_fatal(paths: &Paths, e: CoreError) {
+/// The store cannot be opened (damaged, or written by a newer YUI) or the tools do not build:
+/// say so in a window and on stderr, and leave the file untouched.
+fn run_fatal(paths: &Paths, what: &str, e: CoreError) {
     let message = format!(
-        "YUI cannot open its database.\n\n{}\n\nData folder: {}",
+        "{what}\n\n{}\n\nData folder: {}",
         e.message,
         paths.data_dir.display()
     );

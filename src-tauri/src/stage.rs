@@ -85,6 +85,7 @@ fn forward<R: Runtime>(app: &AppHandle<R>, ev: StageEvent) {
         ev @ StageEvent::Connection { .. } => {
             windows::emit(app, BridgeEvent::Connection, payload(&ev))
         }
+        StageEvent::Idle => {}
     }
 }
 

@@ -5,6 +5,7 @@
 //! module (`<group>_cmd.rs`); to add one, add a variant to [`Command`] and an arm to [`dispatch`].
 
 mod backend_cmd;
+mod converse_cmd;
 mod doctor_cmd;
 mod preset_cmd;
 mod relation_cmd;
@@ -60,6 +61,9 @@ enum Command {
     Transcript(transcript_cmd::TranscriptArgs),
     /// Run one turn and print its events as JSON lines (exit 1 when it ends in error).
     Turn(turn_cmd::TurnArgs),
+    /// Run the user's turn and every addressed turn that follows (one character answering
+    /// another), as the app would; JSON lines with a "preset" field (exit 0 when it ends).
+    Converse(converse_cmd::ConverseArgs),
     /// Run one client tool directly and print its result.
     Tool(tool_cmd::ToolArgs),
     /// The configured command client tools: list, check, enable/disable per character.
@@ -93,6 +97,10 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
         Command::Turn(args) => {
             install_avatar();
             Out::Exit(turn_cmd::run_turn(paths, args)?)
+        }
+        Command::Converse(args) => {
+            install_avatar();
+            Out::Exit(converse_cmd::run(paths, args)?)
         }
         Command::Tool(args) => {
             install_avatar();

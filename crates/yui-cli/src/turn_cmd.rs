@@ -90,17 +90,19 @@ pub fn cancel_on_ctrl_c(token: CancellationToken) -> tokio::task::JoinHandle<()>
 }
 
 /// Everything resolved once per command.
-struct Setup {
-    store: Store,
-    clock: SharedClock,
-    preset: String,
-    backend: Backend,
-    timeouts: Timeouts,
+pub struct Setup {
+    pub store: Store,
+    pub clock: SharedClock,
+    pub preset: String,
+    pub backend: Backend,
+    pub timeouts: Timeouts,
 }
 
-fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
+pub fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
     let store = Store::open(paths.db_path())?;
     let preset = resolve_preset(&store, t.preset.as_deref())?;
+    // The start-up check: every window kind's tools build, or nothing runs.
+    yui_core::tools::registry::startup_check(&store, &preset)?;
     let cfg = yui_core::backend::load(&store)?;
     let key = std::env::var(API_KEY_ENV)
         .ok()

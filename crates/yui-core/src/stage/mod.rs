@@ -78,6 +78,9 @@ pub enum StageEvent {
     },
     /// A preset's push connection changed state (quick controls show it).
     Connection { preset_id: String, state: ConnState },
+    /// No turn runs or waits any more: every exchange has ended (the CLI's `yui converse`
+    /// exits on it).
+    Idle,
 }
 
 /// Where a turn's backend comes from.
@@ -149,6 +152,8 @@ pub(crate) struct Inner {
     seats: Mutex<HashMap<String, Seat>>,
     chain: Mutex<Chain>,
     speech_gen: std::sync::atomic::AtomicU64,
+    /// Turns started and not yet done with (their playback and any addressed turn after them).
+    active: std::sync::atomic::AtomicUsize,
 }
 
 /// The coordinator. Cheap to clone (shared).
@@ -175,6 +180,7 @@ impl Stage {
             seats: Mutex::new(HashMap::new()),
             chain: Mutex::new(Chain::default()),
             speech_gen: Default::default(),
+            active: Default::default(),
         }));
         (stage, rx)
     }
@@ -224,6 +230,16 @@ impl Stage {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Stop every running turn (Ctrl-C in the CLI, Quit).
+    pub fn stop_all(&self) {
+        self.interrupt();
+        for seat in self.0.seats().values() {
+            if let Some((_, _, stop)) = &seat.turn {
+                stop.cancel();
+            }
         }
     }
 

@@ -150,7 +150,21 @@ pub(super) fn start(
         epoch,
         speech,
     };
-    tokio::spawn(pump.run(handle));
+    inner
+        .active
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    tokio::spawn(async move {
+        let inner = pump.inner.clone();
+        pump.run(handle).await;
+        // After any addressed turn it started has counted itself in.
+        if inner
+            .active
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst)
+            == 1
+        {
+            inner.emit(StageEvent::Idle);
+        }
+    });
     Ok(turn_id)
 }
 
