@@ -8,6 +8,7 @@
 mod avatar;
 mod browser;
 mod characters;
+mod conversation;
 mod expression;
 mod fake_backend;
 mod firstrun;

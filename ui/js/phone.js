@@ -34,17 +34,20 @@ const time = (at) => {
   return Number.isNaN(d.getTime()) ? "" : d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
 };
 
-/** One message bubble. `entry`: a transcript line ({id, role, text, at, from?}) or a live one. */
+/**
+ * One message bubble. `entry`: a transcript line ({id, role, text, at, speaker?}) or a live one;
+ * `speaker` names the other character who said a line to this one (an addressed turn).
+ */
 function bubble(entry) {
   const li = document.createElement("li");
-  const other = entry.from && entry.from !== preset?.id;
+  const other = !!entry.speaker;
   li.className = `msg ${other ? "other" : entry.role}`;
   if (entry.id) li.dataset.id = entry.id;
   li.dataset.role = entry.role;
   if (other) {
     const from = document.createElement("span");
     from.className = "from";
-    from.textContent = entry.from_name ?? entry.from;
+    from.textContent = entry.speaker;
     li.append(from);
   }
   const text = document.createElement("span");
