@@ -38,6 +38,7 @@ const COMMANDS: &[&str] = &[
     "first_run",
     // turn
     "turn_start",
+    "push_connections",
     "turn_stop",
     // expression (vocab_*/voice_* are settings-window only; vocab_for_character and sprites_get
     // are for character windows)

@@ -2,7 +2,7 @@
 // hides it when it loses focus (windows.rs) and Escape hides it; it is hidden, not closed, so its
 // rows and switches keep following the bridge events.
 
-import { invoke, currentWindow } from "./ipc.js";
+import { invoke, currentWindow, listen, EVENTS } from "./ipc.js";
 import { setStatus, wirePresets, wireSwitches } from "./panels.js";
 import { mountQuick } from "./relations-panel.js";
 
@@ -32,12 +32,51 @@ document.addEventListener("yui:presets-rendered", () => {
   }
 });
 
+// With the push transport each character row shows its connection, in plain words.
+const connections = new Map();
+const connWords = (c) => {
+  switch (c?.state) {
+    case "connecting": return "connecting…";
+    case "connected": return "connected";
+    case "reconnecting": return `reconnecting in ${Math.ceil((c.retry_in_ms ?? 0) / 1000)} s: ${c.error ?? ""}`;
+    case "closed": return "disconnected";
+    default: return "";
+  }
+};
+function drawConnections() {
+  for (const li of document.querySelectorAll("#preset-list li[data-preset-id]")) {
+    const c = connections.get(li.dataset.presetId);
+    let span = li.querySelector(".conn");
+    if (!c) { span?.remove(); continue; }
+    if (!span) {
+      span = document.createElement("span");
+      span.className = "conn";
+      li.insertBefore(span, li.querySelector(".phone"));
+    }
+    span.dataset.state = c.state;
+    span.textContent = connWords(c);
+    span.title = "Connection to the push backend";
+  }
+}
+document.addEventListener("yui:presets-rendered", drawConnections);
+listen(EVENTS.connection, (p) => {
+  if (!p?.preset_id) return;
+  connections.set(p.preset_id, p.state);
+  drawConnections();
+}).catch((e) => console.warn("cannot listen for connection changes", e));
+
 async function main() {
   try {
     await Promise.all([
       wireSwitches((s) => { warning.hidden = !s.browser; }),
       wirePresets(document.getElementById("preset-list")),
     ]);
+  } catch (err) {
+    setStatus(err.message, true);
+  }
+  try {
+    for (const c of await invoke("push_connections")) connections.set(c.preset_id, c.state);
+    drawConnections();
   } catch (err) {
     setStatus(err.message, true);
   }

@@ -567,3 +567,87 @@ async fn each_character_speaks_on_its_own_and_stopping_one_never_cuts_the_other(
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(calls.ends_with("-- Alone now.\n--cancel\n"), "{calls}");
 }
+
+#[tokio::test]
+async fn with_push_each_character_window_keeps_one_connection_its_turns_share_and_its_state_is_reported(
+) {
+    use yui_testkit::ws::WsServer;
+    let mut srv = WsServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = Store::open(paths.db_path()).unwrap();
+    let BackendSource::Fixed {
+        mut backend,
+        timeouts,
+    } = fixed("http://127.0.0.1:9/v1")
+    else {
+        unreachable!()
+    };
+    backend.transport = Transport::Push;
+    backend.push_url = Some(srv.url.clone());
+    let opts = StageOptions {
+        backend: BackendSource::Fixed { backend, timeouts },
+        headless: true,
+        ..StageOptions::default()
+    };
+    let (stage, mut rx) = Stage::new(store, Arc::new(SystemClock), paths, opts);
+    // The window opens: its connection opens with it, before any turn.
+    stage.opened("kai", WindowKind::Pet);
+    let (conn, hello) = srv.accept_hello().await;
+    assert_eq!(
+        (hello["window"].as_str(), hello["preset"]["id"].as_str()),
+        (Some("pet"), Some("kai"))
+    );
+    let mut states = Vec::new();
+    while !states.contains(&"connected".to_string()) {
+        match tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            StageEvent::Connection { preset_id, state } => {
+                assert_eq!(preset_id, "kai");
+                states.push(
+                    serde_json::to_value(&state).unwrap()["state"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(states.first().map(String::as_str), Some("connecting"));
+    let shown = stage.connections();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(
+        serde_json::to_value(&shown[0]).unwrap(),
+        json!({"preset_id":"kai","state":{"state":"connected"}})
+    );
+
+    // Two turns over the same connection: no second connect.
+    let mut conn = conn;
+    for word in ["one", "two"] {
+        let turn = stage.user_turn("kai", WindowKind::Pet, word).unwrap();
+        let msg = conn.recv_type("user_message").await.expect("user_message");
+        assert_eq!(
+            (msg["turn_id"].as_str(), msg["text"].as_str()),
+            (Some(turn.as_str()), Some(word))
+        );
+        conn.send(&json!({"type":"segment","turn_id":turn,"kind":"speech","text":"ok","cues":[]}));
+        conn.send(&json!({"type":"turn_end","turn_id":turn,"status":"ok"}));
+        let turns = ended(&collect(&mut rx, 1, Duration::from_millis(50)).await);
+        assert_eq!(
+            (turns[0].status, turns[0].text.as_str()),
+            (TurnStatus::Ok, "ok")
+        );
+    }
+    assert!(
+        srv.accept(Duration::from_millis(300)).await.is_none(),
+        "one connection per window"
+    );
+
+    // Closing the window closes its connection.
+    stage.closed("kai");
+    assert!(stage.connections().is_empty());
+}

@@ -53,6 +53,7 @@ macro_rules! yui_invoke_handler {
             $crate::commands::vocab::voice_get,
             $crate::commands::vocab::voice_set,
             $crate::commands::vocab::sprites_get,
+            $crate::commands::turn::push_connections,
             $crate::commands::playback::playback_bubble_done,
             $crate::commands::playback::voice_stop,
             $crate::commands::relations::relations_list,

@@ -32,6 +32,14 @@ pub async fn turn_start<R: Runtime>(
         })
 }
 
+/// Each open character's push connection state (quick controls; empty on other transports).
+#[tauri::command]
+pub async fn push_connections<R: Runtime>(
+    app: tauri::AppHandle<R>,
+) -> CmdResult<Vec<yui_core::stage::Connection>> {
+    Ok(crate::stage::shell(&app).stage.connections())
+}
+
 /// Stop the calling window's character's turn (it ends `stopped`). Returns whether one was
 /// running.
 #[tauri::command]

@@ -132,6 +132,13 @@ struct Seat {
     push: Option<(String, WindowKind, Arc<PushClient>)>,
 }
 
+/// One character's push connection as the quick controls show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Connection {
+    pub preset_id: String,
+    pub state: ConnState,
+}
+
 /// The chain of addressed turns since the user last spoke.
 #[derive(Debug, Default)]
 struct Chain {
@@ -231,6 +238,24 @@ impl Stage {
             }
             None => false,
         }
+    }
+
+    /// Every open character's push connection and its state now (none on other transports).
+    pub fn connections(&self) -> Vec<Connection> {
+        let mut out: Vec<Connection> = self
+            .0
+            .seats()
+            .iter()
+            .filter_map(|(id, seat)| {
+                let (_, _, client) = seat.push.as_ref()?;
+                Some(Connection {
+                    preset_id: id.clone(),
+                    state: client.state().borrow().clone(),
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.preset_id.cmp(&b.preset_id));
+        out
     }
 
     /// Stop every running turn (Ctrl-C in the CLI, Quit).
