@@ -159,6 +159,34 @@ pub struct Direction {
     pub voice_type: Option<&'static str>,
 }
 
+impl Direction {
+    /// A character's own voice, from its preset's `voice` (`{voice_type?, rate?, pitch?}`,
+    /// checked by `presets::check_voice`); anything else reads as the default voice.
+    pub fn of_preset(voice: &serde_json::Value) -> Self {
+        let num = |k: &str| {
+            voice
+                .get(k)
+                .and_then(serde_json::Value::as_i64)
+                .map_or(0, |n| n.clamp(-100, 100) as i32)
+        };
+        let voice_type = voice
+            .get("voice_type")
+            .and_then(serde_json::Value::as_str)
+            .and_then(|t| {
+                crate::presets::VOICE_TYPES
+                    .iter()
+                    .copied()
+                    .find(|v| *v == t)
+            });
+        Self {
+            rate: num("rate"),
+            pitch: num("pitch"),
+            volume: 0,
+            voice_type,
+        }
+    }
+}
+
 /// Words of a voice direction → (rate, pitch, volume) offsets.
 const TONES: &[(&[&str], i32, i32, i32)] = &[
     (
@@ -368,6 +396,22 @@ impl Script {
     /// Speak what follows with `direction`.
     pub fn set_direction(&mut self, direction: Direction) {
         self.current = direction;
+    }
+
+    /// The same speech in a character's own voice: `base` (the preset's voice) under every
+    /// piece; a cue's direction adds to its rate and pitch and its voice type wins.
+    pub fn in_voice(&self, base: Direction) -> Script {
+        let mut out = self.clone();
+        for u in &mut out.pieces {
+            let d = u.direction;
+            u.direction = Direction {
+                rate: (base.rate + d.rate).clamp(-100, 100),
+                pitch: (base.pitch + d.pitch).clamp(-100, 100),
+                volume: d.volume,
+                voice_type: d.voice_type.or(base.voice_type),
+            };
+        }
+        out
     }
 
     /// The pieces with something to say, in order.

@@ -520,6 +520,12 @@ async fn each_character_speaks_on_its_own_and_stopping_one_never_cuts_the_other(
     let paths = Paths::resolve(Some(dir.path().to_path_buf()));
     let store = Store::open(paths.db_path()).unwrap();
     yui_core::voice::update(&store, true, None).unwrap();
+    // Kai has a voice of its own.
+    let kai_voice = presets::PresetUpdate {
+        voice: Some(json!({"voice_type": "male1", "rate": 20})),
+        ..Default::default()
+    };
+    presets::update(&store, "kai", &kai_voice).unwrap();
     let server = ScriptServer::start(vec![
         chat_say("Hello there."),
         chat_say("A long story."),
@@ -550,8 +556,11 @@ async fn each_character_speaks_on_its_own_and_stopping_one_never_cuts_the_other(
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(!calls.contains("--cancel"), "{calls}");
     assert!(
-        calls.contains("-- Hello there.\n") && calls.contains("-- A long story.\n"),
-        "{calls}"
+        calls.contains("--wait --application-name yui -- Hello there.\n")
+            && calls.contains(
+                "--wait --application-name yui --rate 20 --voice-type male1 -- A long story.\n"
+            ),
+        "each in its own voice: {calls}"
     );
     // Kai's speech goes on to its end, and only then is its playback finished.
     assert!(wait_played(&mut rx, &kai, Duration::from_secs(5)).await);

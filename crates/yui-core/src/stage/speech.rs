@@ -43,9 +43,14 @@ pub(super) async fn speak(inner: &Arc<Inner>, preset_id: &str, turn_id: &str, sc
             .iter()
             .any(|(id, s)| id != preset_id && s.speech.is_some())
     };
+    // In the character's own voice (its preset's voice type, rate and pitch).
+    let base = crate::presets::get(&inner.store, preset_id)
+        .map(|p| voice::Direction::of_preset(&p.voice))
+        .unwrap_or_default();
+    let script = script.in_voice(base);
     let outcome = voice::speak_reply_among(
         &inner.store,
-        script,
+        &script,
         inner.opts.voice_path.as_deref(),
         &cancel,
         &alone,
