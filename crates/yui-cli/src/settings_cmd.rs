@@ -6,7 +6,7 @@ use yui_core::{settings, CoreError, Store};
 
 #[derive(Debug, Subcommand)]
 pub enum SettingsCmd {
-    /// Print a key's value (the default when it was never set; null for an unknown key).
+    /// Print a key's value (the default when it was never set; an unknown key is an error).
     Get { key: String },
     /// Store a JSON value under a key and print it, e.g. `yui settings set yui.browser '{"enabled":true}'`.
     Set { key: String, json: String },
@@ -16,7 +16,7 @@ pub enum SettingsCmd {
 
 pub fn run(store: &Store, cmd: &SettingsCmd) -> Result<Value, CoreError> {
     match cmd {
-        SettingsCmd::Get { key } => settings::get(store, key),
+        SettingsCmd::Get { key } => settings::get_named(store, key),
         SettingsCmd::Set { key, json } => {
             let value: Value = serde_json::from_str(json)
                 .map_err(|e| CoreError::invalid(format!("the value is not valid JSON: {e}")))?;

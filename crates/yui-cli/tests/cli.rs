@@ -72,7 +72,15 @@ fn settings_get_set_list() {
         ok(dir, &["settings", "get", "yui.screen"]),
         json!({"enabled": false})
     );
-    assert_eq!(ok(dir, &["settings", "get", "no.such.key"]), json!(null));
+    let e = err(dir, &["settings", "get", "no.such.key"], 1);
+    assert_eq!(e["code"], "invalid_input");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("unknown setting key \"no.such.key\"; known keys: yui.browser"),
+        "{e}"
+    );
     assert_eq!(
         ok(
             dir,

@@ -180,6 +180,19 @@ pub fn get(store: &Store, key: &str) -> Result<Value> {
     }
 }
 
+/// [`get`] for a key the user names (`yui settings get`): a key YUI does not know and that was
+/// never stored is refused with the list of known keys, instead of reading as `null`.
+pub fn get_named(store: &Store, key: &str) -> Result<Value> {
+    let v = get(store, key)?;
+    if v.is_null() && known(key).is_none() {
+        return Err(CoreError::invalid(format!(
+            "unknown setting key {key:?}; known keys: {}",
+            KNOWN.iter().map(|k| k.key).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    Ok(v)
+}
+
 /// Write a known key after its validation. An unknown key or a bad value stores nothing.
 pub fn set(store: &Store, key: &str, value: &Value) -> Result<()> {
     validate(key, value)?;
