@@ -61,6 +61,9 @@ pub struct X11Desktop {
     /// Windows whose `_NET_WM_PID` is this are YUI's own.
     pub(crate) own_pid: Option<u32>,
     changes: tokio::sync::watch::Sender<u64>,
+    /// YUI's own client windows and their frames: their moves and property changes signal
+    /// nothing (the body following a perch must not wake itself up with its own moves).
+    own_windows: std::sync::Mutex<std::collections::HashSet<Window>>,
 }
 
 impl std::fmt::Debug for X11Desktop {
@@ -85,6 +88,7 @@ impl X11Desktop {
             atoms,
             own_pid,
             changes: tokio::sync::watch::channel(0).0,
+            own_windows: Default::default(),
         });
         host.select(root, root_mask())?;
         host.watch_clients();
@@ -125,10 +129,22 @@ impl X11Desktop {
     /// Listen to every client's own property changes and moves (new clients too: called again
     /// whenever the client list changes).
     fn watch_clients(&self) {
-        for w in windows::client_list(self).unwrap_or_default() {
+        let clients = windows::client_list(self).unwrap_or_default();
+        for &w in &clients {
             // A window that vanished meanwhile is an error we do not wait for.
             let _ = self.select(w, client_mask());
         }
+        if let Some(pid) = self.own_pid {
+            let own = windows::own_with_frames(self, &clients, pid);
+            *self.own_windows.lock().unwrap_or_else(|p| p.into_inner()) = own;
+        }
+    }
+
+    fn is_own(&self, w: Window) -> bool {
+        self.own_windows
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&w)
     }
 
     fn bump(&self) {
@@ -164,8 +180,11 @@ fn event_loop(conn: Arc<RustConnection>, host: std::sync::Weak<X11Desktop>) {
                     host.watch_clients();
                     let _ = host.conn.flush();
                 }
-                host.bump();
+                if !host.is_own(p.window) {
+                    host.bump();
+                }
             }
+            Event::ConfigureNotify(c) if host.is_own(c.window) => {}
             Event::ConfigureNotify(_)
             | Event::MapNotify(_)
             | Event::UnmapNotify(_)

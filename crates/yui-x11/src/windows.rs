@@ -143,3 +143,36 @@ fn wm_class(reply: Option<GetPropertyReply>) -> (String, String) {
     let class = parts.next().unwrap_or_default();
     (instance, class)
 }
+
+/// Of `clients`, the ones whose `_NET_WM_PID` is `pid`, with their parents (the window
+/// manager's frames). Pipelined: one round trip for all.
+pub fn own_with_frames(
+    h: &X11Desktop,
+    clients: &[Window],
+    pid: u32,
+) -> std::collections::HashSet<Window> {
+    let conn = &*h.conn;
+    let mut pending = Vec::with_capacity(clients.len());
+    for &w in clients {
+        let Ok(p) = prop(conn, w, h.atoms._NET_WM_PID, AtomEnum::CARDINAL) else {
+            continue;
+        };
+        let Ok(tree) = conn.query_tree(w) else {
+            continue;
+        };
+        pending.push((w, p, tree));
+    }
+    let _ = conn.flush();
+    let mut out = std::collections::HashSet::new();
+    for (w, p, tree) in pending {
+        let mine = u32s(p.reply().ok()).first() == Some(&pid);
+        let parent = tree.reply().ok().map(|t| t.parent);
+        if mine {
+            out.insert(w);
+            if let Some(parent) = parent.filter(|p| *p != h.root) {
+                out.insert(parent);
+            }
+        }
+    }
+    out
+}

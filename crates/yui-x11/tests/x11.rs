@@ -162,8 +162,11 @@ async fn x11_changes_are_event_driven() {
     let s = Session::xvfb();
     let conn = s.conn();
     let w = TestWindow::open(&conn, "Gamma", "g", (100, 200, 400, 300), GREEN, None);
-    let host = X11Desktop::connect(Some(&s.display), None).unwrap();
+    let own = std::process::id();
+    let mine = TestWindow::open(&conn, "Mine", "yui", (700, 200, 200, 200), RED, Some(own));
+    let host = X11Desktop::connect(Some(&s.display), Some(own)).unwrap();
     wait_listed(&host, "Gamma").await;
+    wait_listed(&host, "Mine").await;
     let mut rx = host.changes();
     tokio::time::sleep(Duration::from_millis(300)).await;
     rx.mark_unchanged();
@@ -173,6 +176,15 @@ async fn x11_changes_are_event_driven() {
             .await
             .is_err()
     );
+    // YUI's own window moving (the body gliding) signals nothing either.
+    mine.move_to(720, 260);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(400), rx.changed())
+            .await
+            .is_err(),
+        "an own move woke the host"
+    );
+    assert!(eventually(|| find(&host, "Mine").is_some_and(|m| m.own && m.frame.x > 700)).await);
     w.move_to(300, 400);
     tokio::time::timeout(Duration::from_secs(2), rx.changed())
         .await
