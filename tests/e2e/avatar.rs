@@ -11,6 +11,7 @@ use x11rb::wrapper::ConnectionExt as _;
 use yui_core::avatar::geometry::SIT_SINK;
 use yui_core::avatar::DesktopHost;
 use yui_core::backend::Transport;
+use yui_testkit::sse;
 
 /// Another app's window: class Notes, title "todo.txt — Notes", at (200, 450).
 fn open_perch() -> (x11rb::rust_connection::RustConnection, Window) {
@@ -68,9 +69,9 @@ fn open_perch() -> (x11rb::rust_connection::RustConnection, Window) {
 async fn a_model_sit_on_window_call_puts_the_main_window_on_that_windows_top_edge() {
     let dir = tempfile::tempdir().unwrap();
     let (conn, _perch) = open_perch();
-    let (base_url, mut requests) = fake_backend::serve(|n, sock| {
+    let (srv, mut requests) = fake_backend::serve(|req| {
         let args = json!({"action": "sit_on_window", "app": "notes"}).to_string();
-        let events = if n == 1 {
+        let events = if req.n == 1 {
             vec![
                 json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_b","type":"function","function":{"name":"body_action","arguments":args}}]},"finish_reason":null}]}),
                 json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
@@ -81,9 +82,10 @@ async fn a_model_sit_on_window_call_puts_the_main_window_on_that_windows_top_edg
                 json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
             ]
         };
-        async move { fake_backend::write_chat_stream(sock, events).await }
+        sse::chat_stream(&events)
     })
     .await;
+    let base_url = srv.base_url.clone();
     super::seed(dir.path(), |st| {
         fake_backend::point_at(st, &base_url, Transport::ChatCompletions)
     });
@@ -98,8 +100,7 @@ async fn a_model_sit_on_window_call_puts_the_main_window_on_that_windows_top_edg
     .expect("the reply after the body_action round trip");
 
     let _first = requests.recv().await.expect("first request");
-    let second: serde_json::Value =
-        serde_json::from_str(&requests.recv().await.expect("round trip")).unwrap();
+    let second = requests.recv().await.expect("round trip").body;
     let tool = second["messages"]
         .as_array()
         .unwrap()

@@ -13,6 +13,7 @@ use std::time::Duration;
 use yui_core::backend::Transport;
 use yui_core::presets;
 use yui_core::transcript::{self, Role};
+use yui_testkit::sse;
 
 const T: Duration = Duration::from_secs(20);
 
@@ -142,10 +143,9 @@ fn at(min: i64) -> chrono::DateTime<chrono::Utc> {
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn the_phone_shows_the_history_and_sends_a_message() {
     let dir = tempfile::tempdir().unwrap();
-    let (base_url, mut requests) = fake_backend::serve(|_, sock| {
-        fake_backend::write_chat_stream(
-            sock,
-            vec![
+    let (srv, mut requests) = fake_backend::serve(|_| {
+        sse::chat_stream(
+            &[
                 json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Tea sounds "},"finish_reason":null}]}),
                 json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"generate_express","arguments":"{\"emotion_id\":\"happy\"}"}}]},"finish_reason":null}]}),
                 json!({"choices":[{"index":0,"delta":{"content":"lovely. I'll put the kettle on."},"finish_reason":null}]}),
@@ -154,6 +154,7 @@ async fn the_phone_shows_the_history_and_sends_a_message() {
         )
     })
     .await;
+    let base_url = srv.base_url.clone();
     seed(dir.path(), |st| {
         fake_backend::point_at(st, &base_url, Transport::ChatCompletions);
         // 40 lines: the phone shows the newest 30, then the rest on "Earlier messages".
@@ -257,7 +258,7 @@ async fn the_phone_shows_the_history_and_sends_a_message() {
     assert_eq!(shown[shown.len() - 2], "user:Green tea today?");
 
     // The phone declares generate_express only, and the history went out with the request.
-    let body: Value = serde_json::from_str(&requests.recv().await.expect("a request")).unwrap();
+    let body: Value = requests.recv().await.expect("a request").body;
     let tools: Vec<&str> = body["tools"]
         .as_array()
         .expect("tools[]")

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use yui_core::backend::Transport;
 use yui_core::{settings, transcript};
+use yui_testkit::sse::{self, Part, Reply};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -50,12 +51,15 @@ fn reply(n: usize) -> Vec<Value> {
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn a_reply_addressed_to_kai_plays_in_kais_window_until_silent_or_the_cap() {
     let dir = tempfile::tempdir().unwrap();
-    let (base_url, mut requests) = fake_backend::serve(|n, sock| async move {
+    let (server, mut requests) = fake_backend::serve(|seen| {
         // Each reply takes a moment, like a model, so the windows can be seen in between.
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        fake_backend::write_chat_stream(sock, reply(n)).await
+        let mut parts = vec![Part::Sleep(Duration::from_millis(300))];
+        parts.extend(sse::events(&reply(seen.n)));
+        parts.push(sse::done());
+        Reply::Sse(parts)
     })
     .await;
+    let base_url = server.base_url.clone();
     seed(dir.path(), |st| {
         fake_backend::point_at(st, &base_url, Transport::ChatCompletions)
     });
@@ -102,7 +106,7 @@ async fn a_reply_addressed_to_kai_plays_in_kais_window_until_silent_or_the_cap()
             .await
             .unwrap()
             .unwrap();
-        bodies.push(serde_json::from_str::<Value>(&b).unwrap());
+        bodies.push(b.body);
     }
     let kai = bodies[2]["messages"].to_string();
     assert!(

@@ -12,9 +12,9 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, Notify};
 use yui_core::backend::Transport;
+use yui_testkit::sse::{self, Part, Reply, ScriptServer, Seen};
 
 const FIRST: &str = "Hello! ";
 const SECOND: &str = "Nice to see you.";
@@ -24,34 +24,27 @@ const CUE_ARGS: &str = r#"{"emotion_id":"happy","motion_id":"wave"}"#;
 /// [`FIRST`], a `generate_express` call with [`CUE_ARGS`]; then the stream waits for `release`
 /// (at most a minute) and ends with the text [`SECOND`] and `response.completed`. Hands back
 /// the request bodies.
-async fn scripted_backend() -> (String, mpsc::UnboundedReceiver<String>, Arc<Notify>) {
+async fn scripted_backend() -> (ScriptServer, mpsc::UnboundedReceiver<Seen>, Arc<Notify>) {
     let release = Arc::new(Notify::new());
     let gate = release.clone();
-    let (base, rx) = fake_backend::serve(move |_, mut sock| {
-        let gate = gate.clone();
-        async move {
-            let call = json!({"type":"function_call","id":"fc_1","call_id":"call_1","name":"generate_express","arguments":CUE_ARGS});
-            let head = [
-                json!({"type":"response.created","response":{"id":"resp_e2e","status":"in_progress","output":[]}}),
-                json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":FIRST}),
-                json!({"type":"response.output_item.added","output_index":1,"item":call}),
-                json!({"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":1,"arguments":CUE_ARGS}),
-                json!({"type":"response.output_item.done","output_index":1,"item":call}),
-            ];
-            if !fake_backend::write_head(&mut sock, &head).await {
-                return;
-            }
-            let _ = tokio::time::timeout(Duration::from_secs(60), gate.notified()).await;
-            let tail = fake_backend::sse_events(&[
-                json!({"type":"response.output_text.delta","item_id":"msg_2","output_index":2,"content_index":0,"delta":SECOND}),
-                json!({"type":"response.completed","response":{"id":"resp_e2e","status":"completed"}}),
-            ]);
-            let _ = sock.write_all(tail.as_bytes()).await;
-            let _ = sock.shutdown().await;
-        }
+    let (srv, rx) = fake_backend::serve(move |_| {
+        let call = json!({"type":"function_call","id":"fc_1","call_id":"call_1","name":"generate_express","arguments":CUE_ARGS});
+        let mut parts = sse::events(&[
+            json!({"type":"response.created","response":{"id":"resp_e2e","status":"in_progress","output":[]}}),
+            json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":FIRST}),
+            json!({"type":"response.output_item.added","output_index":1,"item":call}),
+            json!({"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":1,"arguments":CUE_ARGS}),
+            json!({"type":"response.output_item.done","output_index":1,"item":call}),
+        ]);
+        parts.push(Part::Gate(gate.clone(), Duration::from_secs(60)));
+        parts.extend(sse::events(&[
+            json!({"type":"response.output_text.delta","item_id":"msg_2","output_index":2,"content_index":0,"delta":SECOND}),
+            json!({"type":"response.completed","response":{"id":"resp_e2e","status":"completed"}}),
+        ]));
+        Reply::Sse(parts)
     })
     .await;
-    (base, rx, release)
+    (srv, rx, release)
 }
 
 /// Record, in the page, every change of the bubble's text, of the character's `data-emotion` and
@@ -158,7 +151,8 @@ fn find(log: &[Value], kind: &str, value: Option<&str>) -> Option<usize> {
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn a_cue_changes_the_rendered_emotion_and_playback_finishes_after_the_bubble() {
     let dir = tempfile::tempdir().unwrap();
-    let (base_url, mut requests, release) = scripted_backend().await;
+    let (srv, mut requests, release) = scripted_backend().await;
+    let base_url = srv.base_url.clone();
     fake_backend::seed_backend(dir.path(), &base_url, Transport::Responses);
     let s = launch(dir.path()).await;
     s.wait_for_label("main", Duration::from_secs(30))
@@ -310,7 +304,7 @@ async fn a_cue_changes_the_rendered_emotion_and_playback_finishes_after_the_bubb
     );
 
     // One request (a cue with speech needs no round trip), which declared generate_express.
-    let body: Value = serde_json::from_str(&requests.recv().await.expect("one request")).unwrap();
+    let body: Value = requests.recv().await.expect("one request").body;
     let tools = body["tools"].as_array().cloned().unwrap_or_default();
     let express = tools
         .iter()

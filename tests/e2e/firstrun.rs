@@ -5,8 +5,8 @@
 use super::{fake_backend, launch_showing, read_store, say_in_chat, seed};
 use serde_json::{json, Value};
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
 use yui_core::backend::{BackendChange, Transport};
+use yui_testkit::sse::Reply;
 
 /// The bubble's box, its first character's box, the window and the scroll state.
 const MEASURE: &str = "const b = document.getElementById('bubble');
@@ -28,16 +28,11 @@ fn num(v: &Value, k: &str) -> f64 {
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn a_2000_character_error_scrolls_in_the_bubble_with_its_first_line_visible() {
     // The server knows no such model: the sentence names the (very long) model the user typed.
-    let (base, _bodies) = fake_backend::serve(|_, mut sock| async move {
-        let body = r#"{"error":{"message":"model not found"}}"#;
-        let head = format!(
-            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        let _ = sock.write_all(head.as_bytes()).await;
-        let _ = sock.shutdown().await;
+    let (srv, _requests) = fake_backend::serve(|_| {
+        Reply::Status(404, r#"{"error":{"message":"model not found"}}"#.into())
     })
     .await;
+    let base = srv.base_url.clone();
     let model = format!("very-long-model-name-{}", "x".repeat(1950));
     let dir = tempfile::tempdir().unwrap();
     seed(dir.path(), |st| {

@@ -22,6 +22,7 @@ use std::time::Duration;
 use webdriver::{Driver, Session};
 use yui_core::backend::Transport;
 use yui_core::{settings, Store};
+use yui_testkit::sse::{self, ScriptServer, Seen};
 
 fn app_binary() -> PathBuf {
     // Cargo builds the package's binary for its integration tests and says where it is.
@@ -248,11 +249,10 @@ async fn pet_window_cannot_invoke_a_settings_only_command() {
 
 /// A fake backend that answers every request with a Chat Completions stream (speech, a
 /// generate_express call, more speech) and hands back the request bodies.
-async fn greeting_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    fake_backend::serve(|_, sock| {
-        fake_backend::write_chat_stream(
-            sock,
-            vec![
+async fn greeting_backend() -> (ScriptServer, tokio::sync::mpsc::UnboundedReceiver<Seen>) {
+    fake_backend::serve(|_| {
+        sse::chat_stream(
+            &[
                 json!({"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello! "},"finish_reason":null}]}),
                 json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"generate_express","arguments":"{\"emotion_id\":\"happy\"}"}}]},"finish_reason":null}]}),
                 json!({"choices":[{"index":0,"delta":{"content":"Nice to see you."},"finish_reason":null}]}),
@@ -267,7 +267,8 @@ async fn greeting_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<Str
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn chat_in_the_main_window_streams_the_reply_into_the_bubble_and_plays_the_cue() {
     let dir = tempfile::tempdir().unwrap();
-    let (base_url, mut requests) = greeting_backend().await;
+    let (srv, mut requests) = greeting_backend().await;
+    let base_url = srv.base_url.clone();
     fake_backend::seed_backend(dir.path(), &base_url, Transport::ChatCompletions);
     let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
     s.switch_to_label("main").await.unwrap();
@@ -286,8 +287,7 @@ async fn chat_in_the_main_window_streams_the_reply_into_the_bubble_and_plays_the
     .await
     .expect("the generate_express cue reached the character");
 
-    let body: serde_json::Value =
-        serde_json::from_str(&requests.recv().await.expect("one request")).unwrap();
+    let body: serde_json::Value = requests.recv().await.expect("one request").body;
     assert_eq!(body["model"], "fake-model");
     assert_eq!(body["stream"], true);
     let text = body["messages"].to_string();
@@ -419,7 +419,8 @@ async fn a_moved_pet_window_comes_back_where_it_was_left() {
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn the_csp_blocks_eval_and_remote_connections() {
     let dir = tempfile::tempdir().unwrap();
-    let (base_url, _requests) = greeting_backend().await;
+    let (srv, _requests) = greeting_backend().await;
+    let base_url = srv.base_url.clone();
     let s = launch(dir.path()).await;
     s.wait_for_label("main", Duration::from_secs(30))
         .await

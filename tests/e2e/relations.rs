@@ -6,6 +6,7 @@ use serde_json::json;
 use std::time::Duration;
 use yui_core::backend::Transport;
 use yui_core::relations::{self, Target};
+use yui_testkit::sse::{self, ScriptServer, Seen};
 
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
@@ -93,10 +94,10 @@ async fn moving_a_slider_in_settings_changes_the_band_in_quick_controls() {
 
 /// A fake backend: the first request gets a `rate_relation` call (finish_reason `tool_calls`),
 /// every later one a short spoken reply. Hands back the request bodies.
-async fn rating_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    fake_backend::serve(|n, sock| {
+async fn rating_backend() -> (ScriptServer, tokio::sync::mpsc::UnboundedReceiver<Seen>) {
+    fake_backend::serve(|req| {
         let args = json!({"toward": "user", "delta": 2, "why": "you remembered my name"}).to_string();
-        let events = if n == 1 {
+        let events = if req.n == 1 {
             vec![
                 json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_r","type":"function","function":{"name":"rate_relation","arguments":args}}]},"finish_reason":null}]}),
                 json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
@@ -107,7 +108,7 @@ async fn rating_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<Strin
                 json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
             ]
         };
-        async move { fake_backend::write_chat_stream(sock, events).await }
+        sse::chat_stream(&events)
     })
     .await
 }
@@ -116,7 +117,8 @@ async fn rating_backend() -> (String, tokio::sync::mpsc::UnboundedReceiver<Strin
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn a_model_rate_relation_call_updates_the_band_in_quick_controls() {
     let dir = tempfile::tempdir().unwrap();
-    let (base_url, mut requests) = rating_backend().await;
+    let (srv, mut requests) = rating_backend().await;
+    let base_url = srv.base_url.clone();
     super::seed(dir.path(), |st| {
         fake_backend::point_at(st, &base_url, Transport::ChatCompletions);
         relations::set_by_hand(st, &yui_core::SystemClock, "yui", &Target::User, 3).unwrap();
@@ -151,13 +153,12 @@ async fn a_model_rate_relation_call_updates_the_band_in_quick_controls() {
     s.delete().await.ok();
 
     // The first request carried the relation: line; the round trip carried the band result.
-    let first = requests.recv().await.expect("first request");
+    let first = requests.recv().await.expect("first request").text;
     assert!(
         first.contains("relation: user: neutral; Kai: neutral"),
         "relation line in the client context: {first}"
     );
-    let second = requests.recv().await.expect("round trip");
-    let body: serde_json::Value = serde_json::from_str(&second).unwrap();
+    let body: serde_json::Value = requests.recv().await.expect("round trip").body;
     let tool_msg = body["messages"]
         .as_array()
         .unwrap()

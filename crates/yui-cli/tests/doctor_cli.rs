@@ -1,50 +1,30 @@
-//! `yui doctor` and the reply-length settings as real processes: against scripted servers on
-//! 127.0.0.1 (a std thread per server), the exit code, the JSON shape, the time bound.
+//! `yui doctor` and the reply-length settings as real processes: against the test kit's
+//! scripted servers on 127.0.0.1 (on a thread of their own while the test blocks on the child),
+//! the exit code, the JSON shape, the time bound.
 
 mod support;
 
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::{json_ok, yui_command};
+use yui_testkit::sse::{Reply, ScriptServer};
 
-/// Answer every request with `reply` (a whole HTTP response), or hold it unanswered when `None`;
-/// returns the base URL and each request's head.
-fn serve(reply: Option<&'static str>) -> (String, Arc<Mutex<Vec<String>>>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}/v1", l.local_addr().unwrap());
-    let heads = Arc::new(Mutex::new(Vec::new()));
-    let h2 = heads.clone();
-    std::thread::spawn(move || {
-        for conn in l.incoming() {
-            let Ok(mut s) = conn else { return };
-            let h3 = h2.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 8192];
-                let n = s.read(&mut buf).unwrap_or(0);
-                h3.lock()
-                    .unwrap()
-                    .push(String::from_utf8_lossy(&buf[..n]).to_string());
-                match reply {
-                    Some(r) => {
-                        let _ = s.write_all(r.as_bytes());
-                    }
-                    // A stalling server: keep the connection, send nothing.
-                    None => std::thread::sleep(Duration::from_secs(70)),
-                }
-            });
-        }
-    });
-    (base, heads)
+/// Answer every request (any method and path) with `reply`; the server keeps each request.
+fn serve(reply: Reply) -> ScriptServer {
+    ScriptServer::builder()
+        .responder(move |_| reply.clone())
+        .start_blocking()
 }
 
-const UNAUTHORIZED: &str = "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: 35\r\nConnection: close\r\n\r\n{\"error\":{\"message\":\"Invalid key\"}}";
+/// A server that refuses the key, as OpenAI does.
+fn unauthorized() -> Reply {
+    Reply::Status(401, r#"{"error":{"message":"Invalid key"}}"#.into())
+}
 
 #[test]
 fn doctor_json_is_one_object_and_exits_0_on_a_refused_key() {
-    let (base, heads) = serve(Some(UNAUTHORIZED));
+    let srv = serve(unauthorized());
+    let base = srv.base_url.clone();
     let dir = tempfile::tempdir().unwrap();
     let out = yui_command(dir.path())
         .args(["doctor", "--json", "--base-url", &base])
@@ -96,15 +76,14 @@ fn doctor_json_is_one_object_and_exits_0_on_a_refused_key() {
         "{v}"
     );
     // YUI_API_KEY is the key of this run.
-    assert!(
-        heads.lock().unwrap()[0].contains("authorization: Bearer sk-per-run")
-            || heads.lock().unwrap()[0].contains("Authorization: Bearer sk-per-run")
-    );
+    assert_eq!(srv.seen()[0].auth.as_deref(), Some("Bearer sk-per-run"));
 }
 
 #[test]
 fn doctor_against_a_stalling_server_reports_within_a_minute() {
-    let (base, _) = serve(None);
+    // A stalling server: it reads each request and sends nothing.
+    let srv = serve(Reply::Hang);
+    let base = srv.base_url.clone();
     let dir = tempfile::tempdir().unwrap();
     let t0 = Instant::now();
     let out = yui_command(dir.path())

@@ -1,59 +1,19 @@
-//! `yui turn`, `yui tool` and `yui chat` as real processes against a scripted SSE server on
-//! 127.0.0.1 (a thread with a std TcpListener: one scripted reply per request).
+//! `yui turn`, `yui tool` and `yui chat` as real processes against the test kit's scripted SSE
+//! server on 127.0.0.1 (one scripted reply per request, run on a thread of its own while the test
+//! blocks on the child).
 
 mod support;
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::Write;
 use std::path::Path;
 use std::process::{Output, Stdio};
-use std::sync::{Arc, Mutex};
 use support::yui_command;
+use yui_testkit::sse::{chat_stream, Reply, ScriptServer};
 
-/// Serve `replies` (full HTTP responses) in order; returns the base URL and the request bodies.
-fn serve(replies: Vec<String>) -> (String, Arc<Mutex<Vec<Value>>>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}/v1", l.local_addr().unwrap());
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let b2 = bodies.clone();
-    std::thread::spawn(move || {
-        for reply in replies {
-            let Ok((mut s, _)) = l.accept() else { return };
-            let mut r = BufReader::new(s.try_clone().unwrap());
-            let mut len = 0usize;
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0u8; len];
-            let _ = r.read_exact(&mut body);
-            b2.lock()
-                .unwrap()
-                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-            let _ = s.write_all(reply.as_bytes());
-        }
-    });
-    (base, bodies)
-}
-
-fn sse(events: &[Value]) -> String {
-    let mut out = String::from(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
-    );
-    for e in events {
-        out.push_str(&format!("data: {e}\n\n"));
-    }
-    out.push_str("data: [DONE]\n\n");
-    out
+/// Serve `replies` in order; the server keeps the request bodies.
+fn serve(replies: Vec<Reply>) -> ScriptServer {
+    ScriptServer::builder().script(replies).start_blocking()
 }
 
 fn yui(dir: &Path, args: &[&str], stdin: &str) -> Output {
@@ -85,8 +45,8 @@ fn lines(out: &Output) -> Vec<Value> {
 fn yui_turn_prints_json_lines_with_cue_and_round_trip() {
     let chunk =
         |delta: Value, fr: Value| json!({"choices":[{"index":0,"delta":delta,"finish_reason":fr}]});
-    let (base, bodies) = serve(vec![
-        sse(&[
+    let srv = serve(vec![
+        chat_stream(&[
             chunk(json!({"content":"Hi!"}), Value::Null),
             chunk(
                 json!({"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"generate_express","arguments":"{\"emotion_id\":\"joy\"}"}}]}),
@@ -98,8 +58,9 @@ fn yui_turn_prints_json_lines_with_cue_and_round_trip() {
             ),
             chunk(json!({}), json!("tool_calls")),
         ]),
-        sse(&[chunk(json!({"content":"Kai, hello."}), json!("stop"))]),
+        chat_stream(&[chunk(json!({"content":"Kai, hello."}), json!("stop"))]),
     ]);
+    let base = srv.base_url.clone();
     let dir = tempfile::tempdir().unwrap();
     let out = yui(
         dir.path(),
@@ -145,7 +106,7 @@ fn yui_turn_prints_json_lines_with_cue_and_round_trip() {
         ev[7],
         json!({"type":"turn_end","status":"ok","text":"Hi! Kai, hello.","addressed":{"preset_id":"kai","name":"Kai"}})
     );
-    let bodies = bodies.lock().unwrap();
+    let bodies = srv.bodies();
     assert_eq!(bodies[0]["model"], "test-model");
     let names: Vec<&str> = bodies[0]["tools"]
         .as_array()
@@ -168,11 +129,11 @@ fn yui_turn_prints_json_lines_with_cue_and_round_trip() {
 
 #[test]
 fn yui_turn_error_exits_non_zero_and_silent_does_not() {
-    let (base, _) = serve(vec![
-        "HTTP/1.1 503 Unavailable\r\nContent-Length: 13\r\nConnection: close\r\n\r\nmodel loading"
-            .into(),
-        sse(&[json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})]),
+    let srv = serve(vec![
+        Reply::Status(503, "model loading".into()),
+        chat_stream(&[json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})]),
     ]);
+    let base = srv.base_url.clone();
     let dir = tempfile::tempdir().unwrap();
     let args = [
         "turn",
@@ -255,9 +216,10 @@ fn yui_tool_runs_one_client_tool() {
 
 #[test]
 fn yui_chat_talks_until_quit() {
-    let (base, bodies) = serve(vec![sse(&[
+    let srv = serve(vec![chat_stream(&[
         json!({"choices":[{"index":0,"delta":{"content":"Hello!"},"finish_reason":"stop"}]}),
     ])]);
+    let base = srv.base_url.clone();
     let dir = tempfile::tempdir().unwrap();
     let out = yui(
         dir.path(),
@@ -276,5 +238,5 @@ fn yui_chat_talks_until_quit() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Yui> Hello!\n");
-    assert_eq!(bodies.lock().unwrap().len(), 1);
+    assert_eq!(srv.bodies().len(), 1);
 }

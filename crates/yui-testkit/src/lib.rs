@@ -1,11 +1,15 @@
 //! The test kit: scripted backends that speak the exact wire formats, bound to 127.0.0.1.
 //!
-//! - [`sse`]: an OpenAI-compatible HTTP/SSE server (Chat Completions and Responses) run from a
-//!   script of replies, with builders for the events real servers send;
+//! - [`sse`]: an OpenAI-compatible HTTP server (SSE streams for Chat Completions and Responses,
+//!   plain JSON for errors and `/v1/models`) run from a script of replies and/or a responder that
+//!   computes each reply from the request, keeping every request; with builders for the events
+//!   real servers send. It runs on the test's runtime or, for plain `#[test]`s that block on a
+//!   child process, on a thread of its own;
 //! - [`ws`]: a WebSocket server for the push transport that hands each connection to the test,
 //!   which reads the client's frames and writes the server's.
 //!
-//! Dev-only: no product crate depends on it outside `[dev-dependencies]`.
+//! Used by the core's tests, the CLI tests (crates/yui-cli/tests) and the end-to-end tests
+//! (tests/e2e). Dev-only: no product crate depends on it outside `[dev-dependencies]`.
 
 pub mod sse;
 pub mod ws;

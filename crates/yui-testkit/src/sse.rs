@@ -1,6 +1,16 @@
-//! A scripted OpenAI-compatible SSE server on 127.0.0.1 (real TCP, real HTTP/1.1): each request
-//! takes the next [`Reply`] of the script; the bodies it received are kept for assertions. And
-//! builders for Chat Completions chunks and Responses events as real servers send them.
+//! A scripted OpenAI-compatible SSE server on 127.0.0.1 (real TCP, real HTTP/1.1), and builders
+//! for Chat Completions chunks and Responses events as real servers send them.
+//!
+//! Each request takes the next [`Reply`] of the script; once the script is empty, the
+//! [`Builder::responder`] (if any) computes the reply from the request ([`Seen`]: its number,
+//! method, path, headers and body), so one server can route `GET /v1/models` apart from
+//! `POST /v1/chat/completions`, or answer the first request with a call and later ones with text.
+//! Every request is kept for assertions ([`ScriptServer::seen`]) and sent to each
+//! [`ScriptServer::requests`] receiver, for tests that wait for a request to arrive.
+//!
+//! Async tests call [`ScriptServer::start`] or [`Builder::start`] on their runtime. Plain
+//! `#[test]`s that block on a child process (the CLI tests) call [`Builder::start_blocking`]: the
+//! server then runs on a runtime of its own thread, which stops when the server is dropped.
 
 use serde_json::{json, Value};
 use std::collections::VecDeque;
@@ -9,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 
 /// One piece of a scripted SSE body.
@@ -18,6 +29,9 @@ pub enum Part {
     Raw(String),
     /// Pause before the next part.
     Sleep(Duration),
+    /// Pause until the test releases the gate (`notify_one`), at most the bound, then go on: a
+    /// stream held mid-reply while the test looks at what the client shows so far.
+    Gate(Arc<Notify>, Duration),
     /// Keep the connection open, sending nothing, until the client closes it.
     Hold,
 }
@@ -27,7 +41,8 @@ pub enum Part {
 pub enum Reply {
     /// `200 text/event-stream`, body = the parts, then the connection closes (end of body).
     Sse(Vec<Part>),
-    /// Any status with a body.
+    /// Any status with a body (`application/json`, as the errors and `/v1/models` of real
+    /// servers are).
     Status(u16, String),
     /// Any status with extra header lines (each ending in `\r\n`) and a body.
     StatusHeaders(u16, String, String),
@@ -38,16 +53,88 @@ pub enum Reply {
 /// A request the server received.
 #[derive(Debug, Clone)]
 pub struct Seen {
+    /// 1 for the first request the server read, 2 for the next...
+    pub n: usize,
+    pub method: String,
     pub path: String,
+    /// The value of the `Authorization` header.
     pub auth: Option<String>,
+    /// Every header line, as sent (name, value trimmed).
+    pub headers: Vec<(String, String)>,
+    /// The body as text, and as JSON (`Null` when it is not JSON).
+    pub text: String,
     pub body: Value,
 }
 
-/// The scripted server. Each request takes the next reply from the script.
+/// Computes a reply from the request once the script is empty.
+pub type Responder = Arc<dyn Fn(&Seen) -> Reply + Send + Sync>;
+
+/// What one server does; built by [`ScriptServer::builder`].
+#[derive(Default)]
+pub struct Builder {
+    script: Vec<Reply>,
+    responder: Option<Responder>,
+    headers: String,
+}
+
+impl Builder {
+    /// The replies for the first requests, in order.
+    pub fn script(mut self, replies: Vec<Reply>) -> Self {
+        self.script = replies;
+        self
+    }
+    /// The reply to every request the script does not cover. Without one, such a request gets
+    /// `500 no scripted reply left`.
+    pub fn responder(mut self, f: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> Self {
+        self.responder = Some(Arc::new(f));
+        self
+    }
+    /// An extra header on every reply, e.g. `Access-Control-Allow-Origin: *` so that only a
+    /// page's own CSP can stop it from reaching the server.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push_str(&format!("{name}: {value}\r\n"));
+        self
+    }
+    /// Start on the current tokio runtime.
+    pub async fn start(self) -> ScriptServer {
+        ScriptServer::launch(self).await
+    }
+    /// Start on a runtime of its own thread, for tests without one (they block on a child
+    /// process); the thread ends when the server is dropped.
+    pub fn start_blocking(self) -> ScriptServer {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a test kit runtime");
+            rt.block_on(async move {
+                let srv = ScriptServer::launch(self).await;
+                let stop = srv.stop.clone();
+                if tx.send(srv).is_ok() {
+                    stop.cancelled().await;
+                }
+            });
+        });
+        rx.recv().expect("the test kit server started")
+    }
+}
+
+/// What every connection shares.
+struct Shared {
+    script: Mutex<VecDeque<Reply>>,
+    responder: Option<Responder>,
+    headers: String,
+    seen: Mutex<Vec<Seen>>,
+    subscribers: Mutex<Vec<mpsc::UnboundedSender<Seen>>>,
+    client_closed: Arc<AtomicBool>,
+}
+
+/// The scripted server: `base_url` is `http://127.0.0.1:<port>/v1`. It stops accepting when
+/// dropped.
 pub struct ScriptServer {
     pub base_url: String,
-    script: Arc<Mutex<VecDeque<Reply>>>,
-    seen: Arc<Mutex<Vec<Seen>>>,
+    shared: Arc<Shared>,
     /// Set when a connection held open by [`Part::Hold`] was closed by the client.
     pub client_closed: Arc<AtomicBool>,
     pub connections: Arc<AtomicUsize>,
@@ -61,21 +148,30 @@ impl Drop for ScriptServer {
 }
 
 impl ScriptServer {
+    /// A server answering from `replies` only.
     pub async fn start(replies: Vec<Reply>) -> Self {
+        Self::builder().script(replies).start().await
+    }
+
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    async fn launch(b: Builder) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let script = Arc::new(Mutex::new(VecDeque::from(replies)));
-        let seen = Arc::new(Mutex::new(Vec::new()));
         let client_closed = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Shared {
+            script: Mutex::new(VecDeque::from(b.script)),
+            responder: b.responder,
+            headers: b.headers,
+            seen: Mutex::new(Vec::new()),
+            subscribers: Mutex::new(Vec::new()),
+            client_closed: client_closed.clone(),
+        });
         let connections = Arc::new(AtomicUsize::new(0));
         let stop = CancellationToken::new();
-        let (s2, seen2, cc2, conn2, stop2) = (
-            script.clone(),
-            seen.clone(),
-            client_closed.clone(),
-            connections.clone(),
-            stop.clone(),
-        );
+        let (sh2, conn2, stop2) = (shared.clone(), connections.clone(), stop.clone());
         tokio::spawn(async move {
             loop {
                 let accepted = tokio::select! {
@@ -84,16 +180,15 @@ impl ScriptServer {
                 };
                 let Ok((sock, _)) = accepted else { return };
                 conn2.fetch_add(1, Ordering::SeqCst);
-                let (s, sn, cc) = (s2.clone(), seen2.clone(), cc2.clone());
+                let sh = sh2.clone();
                 tokio::spawn(async move {
-                    let _ = serve(sock, s, sn, cc).await;
+                    let _ = serve(sock, sh).await;
                 });
             }
         });
         Self {
             base_url: format!("http://{addr}/v1"),
-            script,
-            seen,
+            shared,
             client_closed,
             connections,
             stop,
@@ -101,20 +196,22 @@ impl ScriptServer {
     }
 
     pub fn push(&self, r: Reply) {
-        self.script.lock().unwrap().push_back(r);
+        self.shared.script.lock().unwrap().push_back(r);
     }
 
     /// The bodies of the requests received so far.
     pub fn bodies(&self) -> Vec<Value> {
-        self.seen
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|s| s.body.clone())
-            .collect()
+        self.seen().into_iter().map(|s| s.body).collect()
     }
     pub fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+        self.shared.seen.lock().unwrap().clone()
+    }
+
+    /// Every request read from now on, as it arrives (before it is answered).
+    pub fn requests(&self) -> mpsc::UnboundedReceiver<Seen> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.shared.subscribers.lock().unwrap().push(tx);
+        rx
     }
 
     /// Wait (bounded) until the client closed a held connection.
@@ -130,19 +227,14 @@ impl ScriptServer {
     }
 }
 
-async fn serve(
-    mut sock: TcpStream,
-    script: Arc<Mutex<VecDeque<Reply>>>,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    client_closed: Arc<AtomicBool>,
-) -> std::io::Result<()> {
-    // Read the head, then Content-Length bytes of body.
+/// Read the head, then `Content-Length` bytes of body; `None` when the client went away first.
+async fn read_request(sock: &mut TcpStream) -> std::io::Result<Option<Seen>> {
     let mut buf = Vec::new();
     let mut tmp = [0u8; 8192];
     let head_end = loop {
         let n = sock.read(&mut tmp).await?;
         if n == 0 {
-            return Ok(());
+            return Ok(None);
         }
         buf.extend_from_slice(&tmp[..n]);
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -151,55 +243,84 @@ async fn serve(
     };
     let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
     let mut lines = head.lines();
-    let path = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .unwrap_or("")
-        .to_string();
-    let mut len = 0usize;
-    let mut auth = None;
-    for l in lines {
-        if let Some((k, v)) = l.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-            if k.eq_ignore_ascii_case("authorization") {
-                auth = Some(v.trim().to_string());
-            }
-        }
-    }
+    let mut first = lines.next().unwrap_or("").split_whitespace();
+    let method = first.next().unwrap_or("").to_string();
+    let path = first.next().unwrap_or("").to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+        .collect();
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let len: usize = find("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let auth = find("authorization");
     while buf.len() < head_end + len {
         let n = sock.read(&mut tmp).await?;
         if n == 0 {
-            return Ok(());
+            return Ok(None);
         }
         buf.extend_from_slice(&tmp[..n]);
     }
-    let body: Value = serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);
-    seen.lock().unwrap().push(Seen { path, auth, body });
-    let reply = script
-        .lock()
-        .unwrap()
-        .pop_front()
-        .unwrap_or(Reply::Status(500, "no scripted reply left".into()));
+    let raw = &buf[head_end..head_end + len];
+    Ok(Some(Seen {
+        n: 0,
+        method,
+        path,
+        auth,
+        text: String::from_utf8_lossy(raw).to_string(),
+        body: serde_json::from_slice(raw).unwrap_or(Value::Null),
+        headers,
+    }))
+}
+
+async fn serve(mut sock: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
+    let Some(mut req) = read_request(&mut sock).await? else {
+        return Ok(());
+    };
+    let scripted = {
+        // Numbered, recorded, announced and given its scripted reply under one lock, so that
+        // concurrent requests keep `n`, the record and the script in the same order.
+        let mut seen = sh.seen.lock().unwrap();
+        req.n = seen.len() + 1;
+        seen.push(req.clone());
+        sh.subscribers
+            .lock()
+            .unwrap()
+            .retain(|tx| tx.send(req.clone()).is_ok());
+        sh.script.lock().unwrap().pop_front()
+    };
+    let reply = match (scripted, &sh.responder) {
+        (Some(r), _) => r,
+        (None, Some(f)) => f(&req),
+        (None, None) => Reply::Status(500, "no scripted reply left".into()),
+    };
+    let mut tmp = [0u8; 1024];
     match reply {
         Reply::Hang => {
             let r = tokio::time::timeout(Duration::from_secs(20), sock.read(&mut tmp)).await;
             if matches!(r, Ok(Ok(0)) | Ok(Err(_))) {
-                client_closed.store(true, Ordering::SeqCst);
+                sh.client_closed.store(true, Ordering::SeqCst);
             }
         }
         Reply::Status(code, body) => {
-            status_reply(&mut sock, code, "", &body).await?;
+            status_reply(&mut sock, code, &sh.headers, &body).await?;
         }
         Reply::StatusHeaders(code, headers, body) => {
+            let headers = format!("{}{headers}", sh.headers);
             status_reply(&mut sock, code, &headers, &body).await?;
         }
         Reply::Sse(parts) => {
-            sock.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
-            )
-            .await?;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n{}Connection: close\r\n\r\n",
+                sh.headers
+            );
+            sock.write_all(head.as_bytes()).await?;
             for p in parts {
                 match p {
                     Part::Raw(s) => {
@@ -207,13 +328,16 @@ async fn serve(
                         sock.flush().await?;
                     }
                     Part::Sleep(d) => tokio::time::sleep(d).await,
+                    Part::Gate(gate, bound) => {
+                        let _ = tokio::time::timeout(bound, gate.notified()).await;
+                    }
                     Part::Hold => {
                         // The client sent its whole request: a read now ends only when it
                         // closes the connection (0 bytes or an error). Bounded at 20 s.
                         let r = tokio::time::timeout(Duration::from_secs(20), sock.read(&mut tmp))
                             .await;
                         if matches!(r, Ok(Ok(0)) | Ok(Err(_))) {
-                            client_closed.store(true, Ordering::SeqCst);
+                            sh.client_closed.store(true, Ordering::SeqCst);
                         }
                         return Ok(());
                     }
@@ -250,6 +374,17 @@ pub fn done() -> Part {
 }
 pub fn raw(s: &str) -> Part {
     Part::Raw(s.to_string())
+}
+
+/// A data line for each event, in order.
+pub fn events(events: &[Value]) -> Vec<Part> {
+    events.iter().map(data).collect()
+}
+/// A whole Chat Completions stream: a data line for each chunk, then `[DONE]`.
+pub fn chat_stream(chunks: &[Value]) -> Reply {
+    let mut parts = events(chunks);
+    parts.push(done());
+    Reply::Sse(parts)
 }
 
 /// Chat chunk with a content delta.
