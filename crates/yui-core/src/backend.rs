@@ -13,8 +13,7 @@
 
 use crate::error::{CoreError, ErrorCode, Result};
 use crate::paths::Paths;
-use crate::settings;
-use crate::store::Store;
+use crate::store::{kv, Store};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -225,15 +224,21 @@ where
     T::deserialize(d).map(Some)
 }
 
+/// The settings key of the backend (declared in `crate::settings`).
+pub const KEY: &str = "yui.backend";
+
 /// The backend as stored (or the default).
 pub fn load(store: &Store) -> Result<BackendConfig> {
-    BackendConfig::from_value(&settings::get(store, settings::BACKEND)?)
+    match kv::get(store, KEY)? {
+        Some(v) => BackendConfig::from_value(&v),
+        None => BackendConfig::from_value(&default_value()),
+    }
 }
 
 /// Validate and store the backend.
 pub fn save(store: &Store, cfg: &BackendConfig) -> Result<()> {
     cfg.validate()?;
-    settings::set(store, settings::BACKEND, &serde_json::to_value(cfg)?)
+    kv::put(store, KEY, &serde_json::to_value(cfg)?)
 }
 
 /// Apply a change and store the result.

@@ -3,18 +3,18 @@
 //! is refused, so a typo stores nothing.
 
 use crate::error::{CoreError, Result};
-use crate::store::Store;
-use rusqlite::OptionalExtension;
+use crate::store::{kv, Store};
 use serde_json::{json, Value};
 
 pub const BROWSER: &str = "yui.browser";
 pub const RELATIONS: &str = "yui.relations";
 pub const SCREEN: &str = "yui.screen";
-pub const BACKEND: &str = "yui.backend";
-pub const VOCAB: &str = "yui.vocab";
-pub const VOICE: &str = "yui.voice";
-pub const TIMEOUTS: &str = "yui.timeouts";
-pub const ENABLED_CLIENT_TOOLS: &str = "yui.enabled_client_tools";
+// Keys owned by a domain module, which reads and writes it through `store::kv`.
+pub const BACKEND: &str = crate::backend::KEY;
+pub const VOCAB: &str = crate::vocab::KEY;
+pub const VOICE: &str = crate::voice::KEY;
+pub const TIMEOUTS: &str = crate::turn::sse::TIMEOUTS_KEY;
+pub const ENABLED_CLIENT_TOOLS: &str = crate::tools::command::select::KEY;
 pub const FIRST_RUN: &str = "yui.first_run";
 /// The contract's name: how many addressed turns may follow one user turn.
 pub const ADDRESSED_CHAIN_MAX: &str = "rate_limit.addressed_chain_max";
@@ -114,8 +114,8 @@ pub const KNOWN: &[Known] = &[
     Known {
         key: TIMEOUTS,
         kind: "object {connect_secs, headers_secs, stall_secs} of whole seconds 1-3600",
-        default: crate::turn::Timeouts::default_value,
-        validate: |v| crate::turn::Timeouts::validate(v).map_err(CoreError::invalid),
+        default: crate::turn::sse::Timeouts::default_value,
+        validate: |v| crate::turn::sse::Timeouts::validate(v).map_err(CoreError::invalid),
         doc: "How long a turn waits for the backend, in seconds: connect_secs (TCP/TLS connect, 10), headers_secs (the response headers, 120: a server loading a model is slow to answer), stall_secs (no byte of the stream, 60).",
     },
     Known {
@@ -166,16 +166,8 @@ pub fn known(key: &str) -> Option<&'static Known> {
 
 /// Read a key: the stored value, else the default, else `null`.
 pub fn get(store: &Store, key: &str) -> Result<Value> {
-    let stored: Option<String> = store.read(|c| {
-        Ok(
-            c.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
-                r.get(0)
-            })
-            .optional()?,
-        )
-    })?;
-    match stored {
-        Some(s) => Ok(serde_json::from_str(&s)?),
+    match kv::get(store, key)? {
+        Some(v) => Ok(v),
         None => Ok(known(key).map(|k| (k.default)()).unwrap_or(Value::Null)),
     }
 }
@@ -196,16 +188,7 @@ pub fn get_named(store: &Store, key: &str) -> Result<Value> {
 /// Write a known key after its validation. An unknown key or a bad value stores nothing.
 pub fn set(store: &Store, key: &str, value: &Value) -> Result<()> {
     validate(key, value)?;
-    let text = serde_json::to_string(value)?;
-    store.write(|tx| {
-        tx.execute(
-            "INSERT INTO settings (key, value) VALUES (?1, ?2)
-             ON CONFLICT(key) DO UPDATE SET value = excluded.value,
-               updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now')",
-            [key, &text],
-        )?;
-        Ok(())
-    })
+    kv::put(store, key, value)
 }
 
 /// Refuse an unknown key or a value of the wrong shape.

@@ -3,7 +3,7 @@
 //! The vocabulary is what a character can express: an emotion registry (faces), a motion registry
 //! (body motions, flagged `reactive`, `ambient`, `broker_publish`), the voice engine in use (with
 //! its tag table when the engine takes tags from a fixed list), and the user's expression-motion
-//! selection. It lives in the settings table under [`crate::settings::VOCAB`]; the defaults ship
+//! selection. It lives in the settings table under [`KEY`]; the defaults ship
 //! in code. The format is documented in docs/cue-contract.md.
 //!
 //! The schema is rebuilt from the vocabulary loaded at each turn (contract: "Declared schema"),
@@ -11,8 +11,7 @@
 
 use crate::backend::Transport;
 use crate::error::{CoreError, Result};
-use crate::settings;
-use crate::store::Store;
+use crate::store::{kv, Store};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -259,15 +258,18 @@ pub fn default_value() -> Value {
     serde_json::to_value(Vocab::default()).unwrap_or(Value::Null)
 }
 
+/// The settings key of the vocabulary (declared in `crate::settings`).
+pub const KEY: &str = "yui.vocab";
+
 /// The vocabulary loaded now: the stored one, else the defaults.
 pub fn load(store: &Store) -> Result<Vocab> {
-    from_value(&settings::get(store, settings::VOCAB)?)
+    from_value(&kv::get(store, KEY)?.unwrap_or_else(default_value))
 }
 
 /// Store a vocabulary (checked first). The next turn's schema reads it.
 pub fn save(store: &Store, vocab: &Vocab) -> Result<()> {
     vocab.validate()?;
-    settings::set(store, settings::VOCAB, &serde_json::to_value(vocab)?)
+    kv::put(store, KEY, &serde_json::to_value(vocab)?)
 }
 
 /// Whether the vocabulary offers the model nothing to choose: no emotion, no offered motion and

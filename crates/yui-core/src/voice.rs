@@ -22,8 +22,7 @@
 //! direction of the cue before it, so a tone change lands where the model put it.
 
 use crate::error::{CoreError, Result};
-use crate::settings;
-use crate::store::Store;
+use crate::store::{kv, Store};
 use crate::turn::TurnEvent;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -85,14 +84,19 @@ pub fn from_value(value: &Value) -> Result<VoiceSetting> {
     Ok(v)
 }
 
+/// The settings key of the voice switch (declared in `crate::settings`).
+pub const KEY: &str = "yui.voice";
+
 /// The voice setting now.
 pub fn load(store: &Store) -> Result<VoiceSetting> {
-    from_value(&settings::get(store, settings::VOICE)?)
+    from_value(&kv::get(store, KEY)?.unwrap_or_else(default_value))
 }
 
 /// Store the voice setting (checked first).
 pub fn save(store: &Store, v: &VoiceSetting) -> Result<()> {
-    settings::set(store, settings::VOICE, &serde_json::to_value(v)?)
+    let v = serde_json::to_value(v)?;
+    from_value(&v)?;
+    kv::put(store, KEY, &v)
 }
 
 /// What the settings window shows: the setting, and whether the engine can speak on this machine.

@@ -11,7 +11,6 @@
 
 use super::geometry::{self as geo, Perch, Spot};
 use super::{Activity, BodyState, BodyWindow, Desktop, DesktopHost, HostError, PerchRef, Places};
-use crate::settings;
 use crate::store::Store;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -365,7 +364,7 @@ impl Avatar {
             Ok(v) => v,
             Err(_) => return,
         };
-        if let Err(e) = settings::set(store, super::BODY_KEY, &v) {
+        if let Err(e) = crate::store::kv::put(store, super::BODY_KEY, &v) {
             tracing::warn!(error = %e.message, "avatar: writing the body state failed");
         }
     }
@@ -373,8 +372,7 @@ impl Avatar {
     fn places(&self) -> Places {
         self.store
             .as_ref()
-            .and_then(|s| settings::get(s, super::PLACES_KEY).ok())
-            .filter(|v| !v.is_null())
+            .and_then(|s| crate::store::kv::get(s, super::PLACES_KEY).ok().flatten())
             .and_then(|v| Places::from_value(&v).ok())
             .unwrap_or_default()
     }

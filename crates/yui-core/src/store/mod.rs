@@ -4,6 +4,7 @@
 //! Opening refuses a database written by a newer schema version and reports a damaged file; it
 //! never replaces a file it cannot read.
 
+pub mod kv;
 pub mod migrations;
 
 use crate::error::{CoreError, ErrorCode, Result};

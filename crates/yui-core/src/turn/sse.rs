@@ -126,6 +126,9 @@ impl Default for Timeouts {
     }
 }
 
+/// The settings key of the waits (declared in `crate::settings`).
+pub const TIMEOUTS_KEY: &str = "yui.timeouts";
+
 impl Timeouts {
     /// The waits in `yui.timeouts` (`connect_secs`, `headers_secs`, `stall_secs`); a missing
     /// or unreadable field keeps its default.
@@ -145,10 +148,11 @@ impl Timeouts {
         }
     }
 
-    /// The waits configured in settings.
+    /// The waits configured in settings ([`TIMEOUTS_KEY`]).
     pub fn configured(store: &crate::store::Store) -> Self {
-        match crate::settings::get(store, crate::settings::TIMEOUTS) {
-            Ok(v) => Self::from_value(&v),
+        match crate::store::kv::get(store, TIMEOUTS_KEY) {
+            Ok(Some(v)) => Self::from_value(&v),
+            Ok(None) => Self::default(),
             Err(e) => {
                 tracing::warn!(error = %e, "yui.timeouts unreadable: default waits");
                 Self::default()

@@ -5,8 +5,7 @@
 
 use super::config::{Definition, Loaded};
 use crate::error::{CoreError, Result};
-use crate::settings;
-use crate::store::Store;
+use crate::store::{kv, Store};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -43,12 +42,15 @@ pub fn default_value() -> Value {
     Value::Object(Map::new())
 }
 
+/// The settings key of the selection (declared in `crate::settings`).
+pub const KEY: &str = "yui.enabled_client_tools";
+
 /// Check a value of the setting: an object of preset id → array of strings.
 pub fn validate(value: &Value) -> Result<()> {
     let bad = || {
         CoreError::invalid(format!(
             "{} must be {{\"<preset id>\": [\"tool name\", …]}}",
-            settings::ENABLED_CLIENT_TOOLS
+            KEY
         ))
     };
     let obj = value.as_object().ok_or_else(bad)?;
@@ -63,7 +65,7 @@ pub fn validate(value: &Value) -> Result<()> {
 
 /// `preset_id`'s selection now.
 pub fn get(store: &Store, preset_id: &str) -> Result<Selection> {
-    let all = settings::get(store, settings::ENABLED_CLIENT_TOOLS)?;
+    let all = kv::get(store, KEY)?.unwrap_or_else(default_value);
     Ok(of(&all, preset_id))
 }
 
@@ -82,7 +84,7 @@ fn of(all: &Value, preset_id: &str) -> Selection {
 
 /// Store `preset_id`'s selection (`Default` removes its entry).
 pub fn set(store: &Store, preset_id: &str, selection: &Selection) -> Result<()> {
-    let mut all = settings::get(store, settings::ENABLED_CLIENT_TOOLS)?;
+    let mut all = kv::get(store, KEY)?.unwrap_or_else(default_value);
     let obj = all
         .as_object_mut()
         .ok_or_else(|| CoreError::invalid("the stored selection is not an object"))?;
@@ -94,7 +96,8 @@ pub fn set(store: &Store, preset_id: &str, selection: &Selection) -> Result<()> 
             obj.insert(preset_id.to_string(), Value::from(l.to_vec()));
         }
     }
-    settings::set(store, settings::ENABLED_CLIENT_TOOLS, &all)
+    validate(&all)?;
+    kv::put(store, KEY, &all)
 }
 
 /// Turn one tool on or off for a character: from its current selection (the defaults when it has
