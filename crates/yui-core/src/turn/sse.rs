@@ -232,6 +232,10 @@ pub struct Framed<S> {
     /// Whether the watchdog is counting: it starts when the reader waits, so time the reader
     /// spends elsewhere (running a tool) never counts as the server's silence.
     armed: bool,
+    /// Since when the server has been silent (the reader began waiting, or the last chunk came).
+    /// The timer is not moved on every chunk (re-registering it per event cost more than the
+    /// parsing); when it fires early it is set again from here.
+    silent_since: tokio::time::Instant,
     done: bool,
 }
 
@@ -246,6 +250,7 @@ impl<S> Framed<S> {
             seen: false,
             stall: stall.map(|d| (d, Box::pin(tokio::time::sleep(d)))),
             armed: false,
+            silent_since: tokio::time::Instant::now(),
             done: false,
         }
     }
@@ -304,11 +309,9 @@ where
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        if !this.armed {
+        if !this.armed && this.stall.is_some() {
             this.armed = true;
-            if let Some((d, sleep)) = this.stall.as_mut() {
-                sleep.as_mut().reset(tokio::time::Instant::now() + *d);
-            }
+            this.silent_since = tokio::time::Instant::now();
         }
         let out = this.poll_inner(cx);
         if out.is_ready() {
@@ -332,8 +335,8 @@ where
             }
             match self.inner.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
-                    if let Some((d, sleep)) = self.stall.as_mut() {
-                        sleep.as_mut().reset(tokio::time::Instant::now() + *d);
+                    if self.stall.is_some() {
+                        self.silent_since = tokio::time::Instant::now();
                     }
                     self.frame(chunk);
                 }
@@ -357,10 +360,16 @@ where
                     return Poll::Ready(Some(Ok(Bytes::from_static(b"\n\n"))));
                 }
                 Poll::Pending => {
-                    if let Some((_, sleep)) = self.stall.as_mut() {
-                        if sleep.as_mut().poll(cx).is_ready() {
-                            self.done = true;
-                            return Poll::Ready(Some(Err(ByteError::Stall)));
+                    if let Some((d, sleep)) = self.stall.as_mut() {
+                        // The timer may still be set from an earlier silence (silence only moves
+                        // later): it fires early at worst, and is set again.
+                        while sleep.as_mut().poll(cx).is_ready() {
+                            let due = self.silent_since + *d;
+                            if tokio::time::Instant::now() >= due {
+                                self.done = true;
+                                return Poll::Ready(Some(Err(ByteError::Stall)));
+                            }
+                            sleep.as_mut().reset(due);
                         }
                     }
                     return Poll::Pending;
