@@ -660,3 +660,62 @@ async fn with_push_each_character_window_keeps_one_connection_its_turns_share_an
     stage.closed("kai");
     assert!(stage.connections().is_empty());
 }
+
+#[tokio::test]
+async fn a_push_turn_that_addresses_kai_gives_kai_an_addressed_push_turn() {
+    use yui_testkit::ws::WsServer;
+    let mut srv = WsServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = Store::open(paths.db_path()).unwrap();
+    let BackendSource::Fixed {
+        mut backend,
+        timeouts,
+    } = fixed("http://127.0.0.1:9/v1")
+    else {
+        unreachable!()
+    };
+    backend.transport = Transport::Push;
+    backend.push_url = Some(srv.url.clone());
+    let opts = StageOptions {
+        backend: BackendSource::Fixed { backend, timeouts },
+        headless: true,
+        ..StageOptions::default()
+    };
+    let (stage, mut rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+    let turn = stage
+        .user_turn("yui", WindowKind::Main, "say hi to Kai")
+        .unwrap();
+    let (mut yui, _) = srv.accept_hello().await;
+    yui.recv_type("user_message").await.unwrap();
+    yui.send(&json!({"type":"tool_call","turn_id":turn,"call_id":"c1","name":"address_character","arguments":{"to":"Kai"}}));
+    let result = yui.recv_type("tool_result").await.unwrap();
+    assert_eq!(result["result"], "ok");
+    yui.send(&json!({"type":"segment","turn_id":turn,"kind":"speech","text":"Hi Kai!","cues":[]}));
+    yui.send(&json!({"type":"turn_end","turn_id":turn,"status":"ok"}));
+    // Kai's window connects and gets the addressed turn.
+    let (mut kai, hello) = srv.accept_hello().await;
+    assert_eq!(hello["preset"]["id"], "kai");
+    let msg = kai.recv_type("user_message").await.unwrap();
+    assert_eq!(msg["text"], "Yui: Hi Kai!");
+    assert!(
+        msg["context"]
+            .as_str()
+            .unwrap()
+            .contains("addressed: Yui spoke to you: \"Hi Kai!\""),
+        "{msg}"
+    );
+    let kai_turn = msg["turn_id"].as_str().unwrap().to_string();
+    kai.send(
+        &json!({"type":"segment","turn_id":kai_turn,"kind":"speech","text":"Hello!","cues":[]}),
+    );
+    kai.send(&json!({"type":"turn_end","turn_id":kai_turn,"status":"ok"}));
+    let turns = ended(&collect(&mut rx, 2, Duration::from_millis(100)).await);
+    let got: Vec<_> = turns
+        .iter()
+        .map(|t| (t.preset.as_str(), t.text.as_str()))
+        .collect();
+    assert_eq!(got, [("yui", "Hi Kai!"), ("kai", "Hello!")]);
+    let kai_lines = transcript::lines(&store, "kai", 10).unwrap();
+    assert_eq!(kai_lines[0].speaker.as_deref(), Some("Yui"));
+}
