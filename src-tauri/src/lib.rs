@@ -5,6 +5,7 @@
 //! runtime with the real capabilities (`src-tauri/tests/`).
 
 pub mod avatar;
+pub mod bridge;
 pub mod browser;
 pub mod commands;
 pub mod error;

@@ -1,0 +1,68 @@
+//! The bridge events the shell emits to the webviews: one enum of their exact names, and the one
+//! way to emit them to every window.
+
+use serde::Serialize;
+use tauri::{AppHandle, Emitter, Runtime};
+
+/// Bridge events the shell emits to the webviews. The UI listens for these exact names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BridgeEvent {
+    /// The presets table changed (opened, closed, renamed): payload is the full list.
+    PresetsChanged,
+    /// A switch changed: payload is `{browser, relations, screen}` booleans.
+    SwitchesChanged,
+    /// A character was addressed by another one's reply (contract: address_character).
+    CharacterAddressed,
+    /// The vocabulary was saved or reset in settings: payload is the new
+    /// `yui_core::vocab::CharacterVocab`. Character windows re-read vocabulary and sprites.
+    VocabChanged,
+    /// A relation value may have changed (the slider, or a `rate_relation` call in a turn):
+    /// payload is the fresh `yui_core::relations::UserBands`.
+    RelationsChanged,
+    /// A turn's reply has been fully played (bubble and speech): payload is `{turn_id}`.
+    PlaybackFinished,
+    /// A turn event of a character's turn that its own window did not start (a phone's turn,
+    /// an addressed turn), sent to that character's window so the reply plays there: payload is
+    /// `{preset_id, turn_id, origin, event}` (stage.rs).
+    CharacterTurn,
+    /// A preset's push connection changed: `{preset_id, state}` (quick controls).
+    Connection,
+    /// The main character's body: `{state}` (the core's `BodyState`) when it changed, or
+    /// `{looking: bool}` while a screen capture runs.
+    BodyChanged,
+}
+
+impl BridgeEvent {
+    pub const ALL: [BridgeEvent; 9] = [
+        Self::PresetsChanged,
+        Self::SwitchesChanged,
+        Self::CharacterAddressed,
+        Self::VocabChanged,
+        Self::RelationsChanged,
+        Self::PlaybackFinished,
+        Self::CharacterTurn,
+        Self::Connection,
+        Self::BodyChanged,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::PresetsChanged => "yui://presets-changed",
+            Self::SwitchesChanged => "yui://switches-changed",
+            Self::CharacterAddressed => "yui://character-addressed",
+            Self::VocabChanged => "yui://vocab-changed",
+            Self::RelationsChanged => "yui://relations-changed",
+            Self::PlaybackFinished => "yui://playback-finished",
+            Self::CharacterTurn => "yui://character-turn",
+            Self::Connection => "yui://connection",
+            Self::BodyChanged => "yui://body-changed",
+        }
+    }
+}
+
+/// Emit a bridge event to every window.
+pub fn emit<R: Runtime, P: Serialize + Clone>(app: &AppHandle<R>, ev: BridgeEvent, payload: P) {
+    if let Err(e) = app.emit(ev.name(), payload) {
+        tracing::warn!(event = ev.name(), error = %e, "emit failed");
+    }
+}
