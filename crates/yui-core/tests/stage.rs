@@ -719,3 +719,42 @@ async fn a_push_turn_that_addresses_kai_gives_kai_an_addressed_push_turn() {
     let kai_lines = transcript::lines(&store, "kai", 10).unwrap();
     assert_eq!(kai_lines[0].speaker.as_deref(), Some("Yui"));
 }
+
+#[tokio::test]
+async fn a_character_answering_the_user_is_not_interrupted_by_an_addressed_turn() {
+    // Kai answers its phone slowly; meanwhile Yui's reply addresses Kai.
+    let slow_kai = Reply::Sse(vec![
+        c_text("On the phone"),
+        Part::Sleep(Duration::from_millis(1500)),
+        c_text(", still."),
+        c_finish("stop"),
+        done(),
+    ]);
+    let [a1, a2] = say_to("Kai, come here!", "Kai");
+    let mut r = rig(vec![slow_kai, a1, a2, chat_say("never asked")]).await;
+    r.stage
+        .user_turn("kai", WindowKind::Phone, "hello?")
+        .unwrap();
+    for _ in 0..100 {
+        if !r.server.bodies().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The user asks Yui meanwhile (that stops addressed turns only), and Yui addresses Kai.
+    r.stage
+        .user_turn("yui", WindowKind::Main, "call Kai")
+        .unwrap();
+    let events = collect(&mut r.rx, 2, Duration::from_millis(500)).await;
+    let turns = ended(&events);
+    let kai = turns.iter().find(|t| t.preset == "kai").unwrap();
+    assert_eq!(
+        (kai.status, kai.text.as_str()),
+        (TurnStatus::Ok, "On the phone, still.")
+    );
+    assert!(
+        addressed(&events).is_empty(),
+        "no hand-over to a busy character"
+    );
+    assert_eq!(r.server.bodies().len(), 3);
+}

@@ -14,7 +14,8 @@
 //! - A reply of exactly `[SILENT]` ends the exchange (the turn ends `silent`).
 //! - The user starting a turn in any window interrupts the exchange: addressed turns running or
 //!   waiting are stopped and no new one starts until the next reply addresses someone.
-//! - A recipient closed meanwhile drops the addressed turn with a log line.
+//! - A recipient closed meanwhile, or busy answering the user (a phone turn), drops the addressed
+//!   turn with a log line.
 
 mod run;
 mod speech;

@@ -267,6 +267,19 @@ impl Pump {
                 return;
             }
         };
+        // A character answering the user is not interrupted by another character.
+        let busy = inner
+            .seats()
+            .get(to)
+            .and_then(|s| s.turn.as_ref())
+            .is_some_and(|(_, addressed, _)| !addressed);
+        if busy {
+            tracing::info!(
+                to,
+                "the addressed character is answering the user; the exchange ends"
+            );
+            return;
+        }
         let cap = crate::settings::addressed_chain_max(store);
         {
             let mut chain = inner.chain();
