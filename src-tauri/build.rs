@@ -56,9 +56,6 @@ const COMMANDS: &[&str] = &[
     "relations_list",
     "relation_set",
     "relation_bands",
-    // browser (character windows; src-tauri/src/browser/)
-    "browser_run",
-    "browser_guide",
 ];
 
 fn main() {

@@ -1,9 +1,10 @@
 //! The browser tool in the real app, against the fake ego lite CLI
 //! (crates/yui-core/tests/fixtures/ego-browser, sh + Node): the app is started through a wrapper
 //! that sets `HOME` (so `~/.local/bin/ego-browser` is the fake) and a private `TMPDIR` (the
-//! screenshot folders). `browser_run` answers the script's output and its screenshots; a turn
-//! whose model calls `browser` shows "browsing…" on the character while the run is in flight and
-//! hands the output and the screenshots back to the model; leftover folders go at app start.
+//! screenshot folders). No window can invoke the browser directly (no `browser_run` /
+//! `browser_guide` command); a turn whose model calls `browser` shows "browsing…" on the
+//! character while the run is in flight and hands the output and the screenshots back to the
+//! model; leftover folders go at app start.
 
 use super::webdriver::{Driver, Session};
 use super::{app_binary, fake_backend, say_in_chat, seed};
@@ -81,7 +82,7 @@ await screenshot(page);";
 
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
-async fn browser_run_in_the_app_shows_output_and_screenshots() {
+async fn leftover_shots_go_at_start_and_no_window_can_run_the_browser_directly() {
     let dir = tempfile::tempdir().unwrap();
     seed(dir.path(), |st| {
         settings::set(st, settings::BROWSER, &json!({"enabled": true})).unwrap();
@@ -98,37 +99,16 @@ async fn browser_run_in_the_app_shows_output_and_screenshots() {
         .unwrap();
     assert!(!leftover.exists(), "leftover folder removed at app start");
     s.switch_to_label("main").await.unwrap();
-
-    let r = s
-        .invoke("browser_run", json!({"code": CODE}))
-        .await
-        .unwrap();
-    assert_eq!(r["ok"], true, "{r}");
-    assert_eq!(
-        r["value"]["text"],
-        json!(format!(
-            "{UNTRUSTED}\nyui-yui Fake page\nexited with code 0"
-        )),
-        "{r}"
-    );
-    let images = r["value"]["images"].as_array().expect("images");
-    assert_eq!(images.len(), 1, "{r}");
-    // "/9j/" is base64 of the JPEG start-of-image marker FF D8 FF.
-    assert!(images[0]
-        .as_str()
-        .unwrap_or("")
-        .starts_with("data:image/jpeg;base64,/9j/"));
+    // The page that shows model text cannot reach the user's browser (issue 14: smallest IPC
+    // surface); the browser runs only inside turns.
+    for (cmd, args) in [
+        ("browser_run", json!({"code": CODE})),
+        ("browser_guide", json!({})),
+    ] {
+        let r = s.invoke(cmd, args).await.unwrap();
+        assert_eq!(r["ok"], false, "{cmd}: {r}");
+    }
     assert_eq!(shot_folders(&ego.tmp), Vec::<String>::new());
-
-    let g = s.invoke("browser_guide", json!({})).await.unwrap();
-    assert_eq!(g["ok"], true, "{g}");
-    assert!(
-        g["value"]
-            .as_str()
-            .unwrap_or("")
-            .starts_with("# ego lite browser SDK (fake guide)\n"),
-        "{g}"
-    );
     s.delete().await.ok();
 }
 

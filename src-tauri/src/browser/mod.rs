@@ -1,41 +1,11 @@
-//! Browser commands (contract: client-tools.md, "browser"): `browser_run` runs backend-written
-//! JavaScript in ego lite, in the task space `yui-<presetId>` of the calling character window's
-//! preset; `browser_guide` returns the installed ego lite's guide. Both delegate to
-//! `yui_core::tools::browser` in one line, which checks the `yui.browser` switch and the code
-//! like a tool call and answers the contract's strings. The result crosses IPC as the bare string
-//! or as `{text, images}` (JPEG data URLs); only a store failure is an `Err` (`CoreError`).
+//! The browser tool in the shell: only the start-up cleanup of leftover screenshot folders.
 //!
-//! Granted to the character windows (main and `pet-*`) alone, in `capabilities/character.json`.
+//! The tool itself runs inside turns (yui-core `tools::browser`, behind the `yui.browser`
+//! switch). No window may invoke it directly: a webview that shows model text must never be able
+//! to run JavaScript in the user's signed-in browser, so there is no `browser_run` or
+//! `browser_guide` command (`yui tool browser` runs it from a terminal).
 
-use crate::error::CmdResult;
-use crate::state::AppState;
-use crate::windows;
-use tauri::{Runtime, State, WebviewWindow};
-use yui_core::tools::{browser, ToolOutput};
-use yui_core::turn::CancellationToken;
-
-/// Run `code` (the body of an async function) after the contract's prelude.
-#[tauri::command]
-pub async fn browser_run<R: Runtime>(
-    window: WebviewWindow<R>,
-    state: State<'_, AppState>,
-    code: String,
-) -> CmdResult<ToolOutput> {
-    // Not tied to a turn: nothing here cancels it, so it ends with its result or the 32 s wait.
-    browser::run(
-        &state.store,
-        &windows::calling_preset(&window, "browser runs in character windows only")?.id,
-        &code,
-        CancellationToken::new(),
-    )
-    .await
-}
-
-/// The installed ego lite's guide (`ego-browser skill`).
-#[tauri::command]
-pub async fn browser_guide(state: State<'_, AppState>) -> CmdResult<ToolOutput> {
-    browser::guide(&state.store, CancellationToken::new()).await
-}
+use yui_core::tools::browser;
 
 /// At app start: delete every leftover `yui-browser-*` screenshot folder in the temp directory
 /// (a script killed at the backstop can recreate one late). A failure is logged, never fatal.

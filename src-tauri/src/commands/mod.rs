@@ -59,8 +59,6 @@ macro_rules! yui_invoke_handler {
             $crate::commands::relations::relations_list,
             $crate::commands::relations::relation_set,
             $crate::commands::relations::relation_bands,
-            $crate::browser::browser_run,
-            $crate::browser::browser_guide,
         ]
     };
 }
