@@ -48,6 +48,9 @@ pub enum Reply {
     StatusHeaders(u16, String, String),
     /// Read the request and never answer (no headers), until the client closes.
     Hang,
+    /// Read the request and close the connection without a byte of answer (a kept-alive
+    /// connection the server dropped, a crashed server).
+    Close,
 }
 
 /// A request the server received.
@@ -307,6 +310,9 @@ async fn serve(mut sock: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
             if matches!(r, Ok(Ok(0)) | Ok(Err(_))) {
                 sh.client_closed.store(true, Ordering::SeqCst);
             }
+        }
+        Reply::Close => {
+            let _ = sock.shutdown().await;
         }
         Reply::Status(code, body) => {
             status_reply(&mut sock, code, &sh.headers, &body).await?;

@@ -39,6 +39,9 @@ pub fn plain(err: &BackendError, backend: &Backend) -> String {
         BackendError::Cut { .. } | BackendError::CutOff { .. } => {
             "The model's reply was cut off in the middle — try again; if it keeps happening, look at the model server's log.".to_string()
         }
+        BackendError::TooLong { what, .. } => format!(
+            "The model server sent a {what} far too long to be a reply (a broken stream?) — try again; if it keeps happening, look at the model server's log."
+        ),
         BackendError::Stream { .. } => {
             "The connection to the model broke during the reply — try again.".to_string()
         }

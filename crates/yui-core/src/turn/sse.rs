@@ -60,7 +60,16 @@ pub enum BackendError {
     /// The server reported an error inside the stream.
     #[error("the backend reported an error: {body}")]
     Server { body: String },
+    /// One event, or the whole reply, passed its size limit ([`EVENT_MAX`], [`STREAM_MAX`]).
+    #[error("the backend's {what} passed {} MiB and the turn gave up on it", limit / (1024 * 1024))]
+    TooLong { what: &'static str, limit: usize },
 }
+
+/// The longest one SSE event may be (no real event is near it; a broken server's endless line
+/// must not grow the buffer without bound).
+pub const EVENT_MAX: usize = 1024 * 1024;
+/// The most one response's stream may carry (a never-ending stream ends here).
+pub const STREAM_MAX: usize = 32 * 1024 * 1024;
 
 impl BackendError {
     /// HTTP status, when the server answered with one.
@@ -206,6 +215,7 @@ pub enum ByteError {
     Transport(reqwest::Error),
     Stall,
     Cut(String),
+    TooLong(&'static str, usize),
 }
 
 impl std::fmt::Display for ByteError {
@@ -214,6 +224,7 @@ impl std::fmt::Display for ByteError {
             Self::Transport(e) => write!(f, "{e}"),
             Self::Stall => f.write_str("stall"),
             Self::Cut(p) => write!(f, "cut: {p}"),
+            Self::TooLong(what, limit) => write!(f, "{what} longer than {limit} bytes"),
         }
     }
 }
@@ -236,6 +247,9 @@ pub struct Framed<S> {
     /// The timer is not moved on every chunk (re-registering it per event cost more than the
     /// parsing); when it fires early it is set again from here.
     silent_since: tokio::time::Instant,
+    /// Bytes since the last blank line (the event being read), and in the whole body.
+    in_event: usize,
+    total: usize,
     done: bool,
 }
 
@@ -251,6 +265,8 @@ impl<S> Framed<S> {
             stall: stall.map(|d| (d, Box::pin(tokio::time::sleep(d)))),
             armed: false,
             silent_since: tokio::time::Instant::now(),
+            in_event: 0,
+            total: 0,
             done: false,
         }
     }
@@ -261,6 +277,7 @@ impl<S> Framed<S> {
             return;
         }
         self.seen = true;
+        self.total += b.len();
         // Track the partial last line for evidence and for end-of-body handling.
         match b.iter().rposition(|&c| c == b'\n') {
             Some(i) => {
@@ -287,6 +304,7 @@ impl<S> Framed<S> {
                     None
                 };
                 if let Some(end) = end {
+                    self.in_event = 0;
                     self.queue.push_back(chunk.slice(start..end));
                     start = end;
                     i = end;
@@ -297,6 +315,7 @@ impl<S> Framed<S> {
         }
         if start < b.len() {
             self.queue.push_back(chunk.slice(start..));
+            self.in_event += b.len() - start;
         }
     }
 }
@@ -339,6 +358,16 @@ where
                         self.silent_since = tokio::time::Instant::now();
                     }
                     self.frame(chunk);
+                    if self.total > STREAM_MAX {
+                        self.done = true;
+                        self.queue.clear();
+                        return Poll::Ready(Some(Err(ByteError::TooLong("reply", STREAM_MAX))));
+                    }
+                    if self.in_event > EVENT_MAX {
+                        self.done = true;
+                        self.queue.clear();
+                        return Poll::Ready(Some(Err(ByteError::TooLong("event", EVENT_MAX))));
+                    }
                 }
                 Poll::Ready(Some(Err(e))) => {
                     self.done = true;
@@ -412,6 +441,9 @@ impl SseStream {
             Err(EventStreamError::Transport(ByteError::Stall)) => Err(BackendError::Stall {
                 waited_ms: self.stall_ms,
             }),
+            Err(EventStreamError::Transport(ByteError::TooLong(what, limit))) => {
+                Err(BackendError::TooLong { what, limit })
+            }
             Err(EventStreamError::Transport(ByteError::Cut(partial))) => Err(BackendError::Cut {
                 partial: evidence(&partial),
             }),
@@ -428,6 +460,27 @@ impl SseStream {
             }),
         })
     }
+}
+
+/// Whether a send failed before any answer came back: the connection could not be made, or it
+/// was closed (or reset) before the response started, as a kept-alive connection the server
+/// dropped between requests is.
+fn never_answered(e: &reqwest::Error) -> bool {
+    if e.is_timeout() {
+        return false;
+    }
+    if e.is_connect() {
+        return true;
+    }
+    let chain = error_chain(e).to_lowercase();
+    e.is_request()
+        && [
+            "connection closed before message completed",
+            "connection reset",
+            "broken pipe",
+        ]
+        .iter()
+        .any(|s| chain.contains(s))
 }
 
 /// `e` and its sources, joined, so the root cause ("connection refused") is visible.
@@ -472,6 +525,7 @@ pub async fn post_sse(
     timeouts: &Timeouts,
 ) -> Result<SseStream, BackendError> {
     let mut retried = false;
+    let mut resent = false;
     loop {
         let mut req = client
             .post(url)
@@ -485,6 +539,13 @@ pub async fn post_sse(
                 return Err(BackendError::Stall {
                     waited_ms: timeouts.headers.as_millis() as u64,
                 })
+            }
+            Ok(Err(e)) if !resent && never_answered(&e) => {
+                // A kept-alive connection the server closed between two requests of a turn:
+                // once more, on a fresh connection.
+                resent = true;
+                tracing::info!(url, error = %error_chain(&e), "request got no answer: sending it again once");
+                continue;
             }
             Ok(Err(e)) => {
                 return Err(BackendError::Connect {
