@@ -25,6 +25,8 @@ pub struct Shell {
     pub stage: Stage,
     /// Turn id → the channel of the window that started it.
     channels: Mutex<HashMap<String, Channel<TurnEvent>>>,
+    /// Turn id → the character window label its events also go to (looked up once per turn).
+    targets: Mutex<HashMap<String, Option<String>>>,
 }
 
 impl Shell {
@@ -51,6 +53,7 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
         let fresh = Shell {
             stage,
             channels: Mutex::new(HashMap::new()),
+            targets: Mutex::new(HashMap::new()),
         };
         if app.manage(fresh) {
             let app = app.clone();
@@ -119,11 +122,21 @@ fn turn_event<R: Runtime>(
     // The character's own window plays phone and addressed turns (its own turns have a channel).
     let on_character = window == WindowKind::Phone || channel.is_none();
     if on_character {
-        let label = match window {
-            WindowKind::Main => Some(WindowLabel::Main),
-            _ => yui_core::presets::get(&app.state::<AppState>().store, &preset_id)
-                .ok()
-                .map(|p| windows::label_for(&p)),
+        let label = {
+            let mut targets = shell.targets.lock().unwrap_or_else(|p| p.into_inner());
+            let label = targets
+                .entry(turn_id.clone())
+                .or_insert_with(|| match window {
+                    WindowKind::Main => Some(WindowLabel::Main.as_label()),
+                    _ => yui_core::presets::get(&app.state::<AppState>().store, &preset_id)
+                        .ok()
+                        .map(|p| windows::label_for(&p).as_label()),
+                })
+                .clone();
+            if end {
+                targets.remove(&turn_id);
+            }
+            label
         };
         if let Some(label) = label {
             let payload = serde_json::json!({
@@ -132,7 +145,6 @@ fn turn_event<R: Runtime>(
                 "origin": origin,
                 "event": event,
             });
-            let label = label.as_label();
             if let Err(e) = app.emit_to(label.as_str(), BridgeEvent::CharacterTurn.name(), payload)
             {
                 tracing::debug!(label, error = %e, "a turn event for a closed window");
