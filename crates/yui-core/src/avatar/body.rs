@@ -561,11 +561,26 @@ impl Avatar {
             return;
         };
         let size = body.size();
+        // A drag sends a change per frame; re-reading the desktop for each costs more than the
+        // eye sees. At most one re-read per two frames: the changes in between coalesce.
+        let every = self.timing.frame * 2;
+        let mut last: Option<tokio::time::Instant> = None;
         loop {
             tokio::select! {
                 _ = token.cancelled() => return,
                 r = changes.changed() => if r.is_err() { return },
             }
+            if let Some(wait) = last.map(|t| every.saturating_sub(t.elapsed())) {
+                if !wait.is_zero() {
+                    tokio::select! {
+                        _ = token.cancelled() => return,
+                        _ = tokio::time::sleep(wait) => {}
+                    }
+                }
+            }
+            // Whatever changed meanwhile is in the snapshot below.
+            changes.borrow_and_update();
+            last = Some(tokio::time::Instant::now());
             let Ok(desk) = self.snapshot().await else {
                 continue;
             };
