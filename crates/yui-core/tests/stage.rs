@@ -25,16 +25,12 @@ struct Rig {
 }
 
 async fn rig(replies: Vec<Reply>) -> Rig {
-    let dir = tempfile::tempdir().unwrap();
-    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
-    let store = Store::open(paths.db_path()).unwrap();
     let server = ScriptServer::start(replies).await;
-    let opts = StageOptions {
+    let (dir, store, stage, rx) = stage_on(StageOptions {
         backend: fixed(&server.base_url),
         headless: true,
         ..StageOptions::default()
-    };
-    let (stage, rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+    });
     Rig {
         _dir: dir,
         store,
@@ -62,6 +58,36 @@ fn fixed(base_url: &str) -> BackendSource {
             stall: Duration::from_secs(5),
         },
     }
+}
+
+/// The push transport to `url`, with the same short waits.
+fn push(url: &str) -> BackendSource {
+    let BackendSource::Fixed {
+        mut backend,
+        timeouts,
+    } = fixed("http://127.0.0.1:9/v1")
+    else {
+        unreachable!()
+    };
+    backend.transport = Transport::Push;
+    backend.push_url = Some(url.to_string());
+    BackendSource::Fixed { backend, timeouts }
+}
+
+/// A stage with `opts` on a fresh store (the temp dir lives as long as the first value).
+fn stage_on(
+    opts: StageOptions,
+) -> (
+    tempfile::TempDir,
+    Store,
+    Stage,
+    UnboundedReceiver<StageEvent>,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = Store::open(paths.db_path()).unwrap();
+    let (stage, rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+    (dir, store, stage, rx)
 }
 
 /// A reply that says `text` and addresses `to`, then the (empty) answer after its round trip.
@@ -516,9 +542,18 @@ async fn wait_played(rx: &mut UnboundedReceiver<StageEvent>, turn: &str, within:
 async fn each_character_speaks_on_its_own_and_stopping_one_never_cuts_the_other() {
     let fake = tempfile::tempdir().unwrap();
     let log = fake_spd_say(fake.path());
-    let dir = tempfile::tempdir().unwrap();
-    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
-    let store = Store::open(paths.db_path()).unwrap();
+    let server = ScriptServer::start(vec![
+        chat_say("Hello there."),
+        chat_say("A long story."),
+        chat_say("Alone now."),
+    ])
+    .await;
+    let (_dir, store, stage, mut rx) = stage_on(StageOptions {
+        backend: fixed(&server.base_url),
+        headless: false,
+        voice_path: Some(fake.path().as_os_str().to_owned()),
+        ..StageOptions::default()
+    });
     yui_core::voice::update(&store, true, None).unwrap();
     // Kai has a voice of its own.
     let kai_voice = presets::PresetUpdate {
@@ -526,19 +561,6 @@ async fn each_character_speaks_on_its_own_and_stopping_one_never_cuts_the_other(
         ..Default::default()
     };
     presets::update(&store, "kai", &kai_voice).unwrap();
-    let server = ScriptServer::start(vec![
-        chat_say("Hello there."),
-        chat_say("A long story."),
-        chat_say("Alone now."),
-    ])
-    .await;
-    let opts = StageOptions {
-        backend: fixed(&server.base_url),
-        headless: false,
-        voice_path: Some(fake.path().as_os_str().to_owned()),
-        ..StageOptions::default()
-    };
-    let (stage, mut rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
 
     let yui = stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
     collect(&mut rx, 1, Duration::from_millis(10)).await;
@@ -582,24 +604,11 @@ async fn with_push_each_character_window_keeps_one_connection_its_turns_share_an
 ) {
     use yui_testkit::ws::WsServer;
     let mut srv = WsServer::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
-    let store = Store::open(paths.db_path()).unwrap();
-    let BackendSource::Fixed {
-        mut backend,
-        timeouts,
-    } = fixed("http://127.0.0.1:9/v1")
-    else {
-        unreachable!()
-    };
-    backend.transport = Transport::Push;
-    backend.push_url = Some(srv.url.clone());
-    let opts = StageOptions {
-        backend: BackendSource::Fixed { backend, timeouts },
+    let (_dir, _store, stage, mut rx) = stage_on(StageOptions {
+        backend: push(&srv.url),
         headless: true,
         ..StageOptions::default()
-    };
-    let (stage, mut rx) = Stage::new(store, Arc::new(SystemClock), paths, opts);
+    });
     // The window opens: its connection opens with it, before any turn.
     stage.opened("kai", WindowKind::Pet);
     let (conn, hello) = srv.accept_hello().await;
@@ -665,24 +674,11 @@ async fn with_push_each_character_window_keeps_one_connection_its_turns_share_an
 async fn a_push_turn_that_addresses_kai_gives_kai_an_addressed_push_turn() {
     use yui_testkit::ws::WsServer;
     let mut srv = WsServer::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
-    let store = Store::open(paths.db_path()).unwrap();
-    let BackendSource::Fixed {
-        mut backend,
-        timeouts,
-    } = fixed("http://127.0.0.1:9/v1")
-    else {
-        unreachable!()
-    };
-    backend.transport = Transport::Push;
-    backend.push_url = Some(srv.url.clone());
-    let opts = StageOptions {
-        backend: BackendSource::Fixed { backend, timeouts },
+    let (_dir, store, stage, mut rx) = stage_on(StageOptions {
+        backend: push(&srv.url),
         headless: true,
         ..StageOptions::default()
-    };
-    let (stage, mut rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+    });
     let turn = stage
         .user_turn("yui", WindowKind::Main, "say hi to Kai")
         .unwrap();

@@ -193,10 +193,6 @@ impl Stage {
         (stage, rx)
     }
 
-    pub fn store(&self) -> &Store {
-        &self.0.store
-    }
-
     /// The user's message in `preset_id`'s `window` (main, pet or phone): interrupts any
     /// exchange, stops that character's running turn and speech, and starts the turn. Returns
     /// its id; its events arrive as [`StageEvent::Turn`].
