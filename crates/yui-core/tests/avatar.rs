@@ -383,6 +383,10 @@ async fn a_user_drag_interrupts_and_makes_new_actions_busy() {
     // Once the drag is over, actions run again.
     tokio::time::sleep(std::time::Duration::from_millis(350)).await;
     assert_eq!(avatar.act(Action::Stand).await, Outcome::Ok);
+    // A "move" to where the window already is (a click on the character) is no drag.
+    let s = avatar.state();
+    avatar.user_moved((s.x.unwrap(), s.y.unwrap()));
+    assert_eq!(avatar.act(Action::Stand).await, Outcome::Ok);
 }
 
 #[tokio::test]

@@ -97,6 +97,9 @@ struct Inner {
     /// Bumped by every action and drag; a task whose number is old no longer owns the state.
     seq: u64,
     dragged_at: Option<Instant>,
+    /// Where the window was last put (by YUI) or reported (by the user's drag): a "move" to the
+    /// same place (a click on the character, a window manager repeating itself) is no drag.
+    known_at: Option<(i32, i32)>,
 }
 
 /// The avatar executor.
@@ -147,6 +150,7 @@ impl Avatar {
                 current: None,
                 seq: 0,
                 dragged_at: None,
+                known_at: None,
             }),
         }
     }
@@ -200,6 +204,9 @@ impl Avatar {
     /// stands where it was dropped, and actions answer `busy` while the drag goes on.
     pub fn user_moved(&self, pos: (i32, i32)) {
         let mut g = self.lock();
+        if g.known_at.replace(pos) == Some(pos) {
+            return;
+        }
         g.dragged_at = Some(Instant::now());
         g.seq += 1;
         if let Some(t) = g.current.take() {
@@ -519,10 +526,12 @@ impl Avatar {
             if token.is_cancelled() {
                 return Err(Outcome::Interrupted);
             }
-            if let Err(e) = body.place(if i == frames { to } else { p }) {
+            let at = if i == frames { to } else { p };
+            if let Err(e) = body.place(at) {
                 tracing::warn!(error = %e, "avatar: placing the window failed");
                 return Err(Outcome::Timeout);
             }
+            self.lock().known_at = Some(at);
             tokio::select! {
                 _ = token.cancelled() => return Err(Outcome::Interrupted),
                 _ = tokio::time::sleep(t.frame) => {}
@@ -601,6 +610,7 @@ impl Avatar {
                 if sitting {
                     if body.position() != Some(to) && body.place(to).is_ok() {
                         let mut g = self.lock();
+                        g.known_at = Some(to);
                         if g.seq == seq {
                             g.state.x = Some(to.0);
                             g.state.y = Some(to.1);
