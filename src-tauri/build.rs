@@ -19,11 +19,9 @@ const COMMANDS: &[&str] = &[
     "preset_set_main",
     // phone windows (commands/phone.rs)
     "phone_history",
-    // settings (settings_get/settings_set/backend_* are settings-window only)
+    // settings (backend_* are settings-window only)
     "switches_get",
     "switch_set",
-    "settings_get",
-    "settings_set",
     "backend_get",
     "backend_set",
     "backend_set_key",

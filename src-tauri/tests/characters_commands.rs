@@ -129,7 +129,7 @@ fn a_phone_reads_its_own_history_in_pages() {
     // A phone may not write settings.
     assert_refused(
         &phone,
-        "settings_set",
-        json!({"key": "yui.browser", "value": {"enabled": true}}),
+        "switch_set",
+        json!({"key": "yui.browser", "enabled": true}),
     );
 }

@@ -9,38 +9,38 @@ use support::{assert_refused, harness, invoke, window};
 use yui_core::settings;
 
 #[test]
-fn settings_window_round_trips_a_setting() {
+fn settings_window_flips_a_switch_into_the_store() {
     let h = harness();
     let settings_win = window(&h, "settings");
-    let before = invoke(&settings_win, "settings_get", json!({"key": "yui.screen"})).unwrap();
-    assert_eq!(before, json!({"enabled": false}));
-    invoke(
+    let before = invoke(&settings_win, "switches_get", json!({})).unwrap();
+    assert_eq!(before["screen"], false);
+    let now = invoke(
         &settings_win,
-        "settings_set",
-        json!({"key": "yui.screen", "value": {"enabled": true}}),
+        "switch_set",
+        json!({"key": "yui.screen", "enabled": true}),
     )
     .unwrap();
-    let after = invoke(&settings_win, "settings_get", json!({"key": "yui.screen"})).unwrap();
-    assert_eq!(after, json!({"enabled": true}));
+    assert_eq!(now["screen"], true);
+    let after = invoke(&settings_win, "switches_get", json!({})).unwrap();
+    assert_eq!(after, now);
     // It reached the store, not a cache in the shell.
     assert!(settings::switch_on(&h.store, settings::SCREEN).unwrap());
 }
 
 #[test]
-fn invalid_setting_crosses_ipc_as_code_and_message() {
+fn invalid_input_crosses_ipc_as_code_and_message() {
     let h = harness();
     let settings_win = window(&h, "settings");
     let err = invoke(
         &settings_win,
-        "settings_set",
-        json!({"key": "yui.browser", "value": {"enabled": "yes"}}),
+        "switch_set",
+        json!({"key": "yui.backend", "enabled": true}),
     )
     .unwrap_err();
-    assert_eq!(err["code"], "invalid_input");
-    assert_eq!(
-        err["message"],
-        "yui.browser must be {\"enabled\": true|false}"
-    );
+    assert_eq!(err["code"], "invalid_input", "{err}");
+    let message = err["message"].as_str().expect("a message");
+    assert!(message.contains("yui.backend"), "{message}");
+    assert_eq!(err.as_object().map(|o| o.len()), Some(2), "{err}");
 }
 
 #[test]
@@ -49,11 +49,8 @@ fn pet_and_main_windows_cannot_call_settings_only_commands() {
     for label in ["pet-kai", "main"] {
         let w = window(&h, label);
         for (cmd, args) in [
-            (
-                "settings_set",
-                json!({"key": "yui.browser", "value": {"enabled": true}}),
-            ),
-            ("settings_get", json!({"key": "yui.backend"})),
+            ("switch_set", json!({"key": "yui.browser", "enabled": true})),
+            ("backend_get", json!({})),
             (
                 "backend_set",
                 json!({"change": {"base_url": "http://evil.example/v1"}}),
@@ -62,12 +59,9 @@ fn pet_and_main_windows_cannot_call_settings_only_commands() {
         ] {
             assert_refused(&w, cmd, args);
         }
-        // The same window may read the switches: the refusal above is the ACL, not a broken IPC.
-        let sw = invoke(&w, "switches_get", json!({})).unwrap();
-        assert_eq!(
-            sw,
-            json!({"browser": false, "relations": true, "screen": false})
-        );
+        // The same window may ask who it is: the refusal above is the ACL, not a broken IPC.
+        let ctx = invoke(&w, "window_context", json!({})).unwrap();
+        assert_eq!(ctx["label"], label);
     }
     assert!(!settings::switch_on(&h.store, settings::BROWSER).unwrap());
 }
@@ -93,9 +87,10 @@ fn quick_window_flips_switches_but_cannot_write_settings() {
     assert_eq!(err["code"], "invalid_input");
     assert_refused(
         &quick,
-        "settings_set",
-        json!({"key": "yui.relations", "value": {"enabled": true}}),
+        "backend_set",
+        json!({"change": {"base_url": "http://evil.example/v1"}}),
     );
+    assert_refused(&quick, "backend_set_key", json!({"key": "sk-test"}));
 }
 
 #[test]
@@ -156,7 +151,7 @@ fn window_context_names_the_preset_of_a_pet_window() {
 fn an_unknown_window_has_no_ipc_at_all() {
     let h = harness();
     let stray = window(&h, "stray");
-    assert_refused(&stray, "switches_get", json!({}));
+    assert_refused(&stray, "window_context", json!({}));
 }
 
 /// Find, the model list and Test connection are the settings window's; the first-run greeting is

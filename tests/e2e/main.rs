@@ -222,10 +222,7 @@ async fn pet_window_cannot_invoke_a_settings_only_command() {
     s.switch_to_label("pet-kai").await.unwrap();
 
     let refused = s
-        .invoke(
-            "settings_set",
-            json!({"key": "yui.browser", "value": {"enabled": true}}),
-        )
+        .invoke("switch_set", json!({"key": "yui.browser", "enabled": true}))
         .await
         .unwrap();
     assert_eq!(refused["ok"], false, "pet must be refused: {refused}");
@@ -239,9 +236,9 @@ async fn pet_window_cannot_invoke_a_settings_only_command() {
     assert_eq!(refused["ok"], false, "{refused}");
 
     // The pet's IPC works for what it is granted: the refusal above is the capability.
-    let allowed = s.invoke("switches_get", json!({})).await.unwrap();
+    let allowed = s.invoke("window_context", json!({})).await.unwrap();
     assert_eq!(allowed["ok"], true, "{allowed}");
-    assert_eq!(allowed["value"]["browser"], false);
+    assert_eq!(allowed["value"]["label"], "pet-kai");
 
     s.delete().await.ok();
     assert!(!settings::switch_on(&read_store(dir.path()), settings::BROWSER).unwrap());

@@ -32,8 +32,6 @@ macro_rules! yui_invoke_handler {
             $crate::commands::phone::phone_history,
             $crate::commands::settings::switches_get,
             $crate::commands::settings::switch_set,
-            $crate::commands::settings::settings_get,
-            $crate::commands::settings::settings_set,
             $crate::commands::settings::backend_get,
             $crate::commands::settings::backend_set,
             $crate::commands::settings::backend_set_key,
