@@ -34,6 +34,8 @@ pub fn run(paths: &Paths, args: &DoctorArgs) -> Result<u8, CoreError> {
     let key = std::env::var(API_KEY_ENV)
         .ok()
         .filter(|k| !k.is_empty())
+        // Never in a log line, whatever a server quotes back.
+        .inspect(|k| yui_core::logging::redact_secret(k))
         .or_else(|| yui_core::backend::api_key(paths));
     let mut backend = Backend::from_config(&cfg, key);
     Overrides {

@@ -438,10 +438,14 @@ impl Secrets {
 
     fn lookup(&self) -> Option<(ApiKey, KeyStorage)> {
         if let Got::Key(k) = self.keyring_get() {
+            crate::logging::redact_secret(&k);
             return Some((ApiKey(k), KeyStorage::OsKeyring));
         }
         match read_fallback(&self.fallback_path()) {
-            Ok(Some(k)) => Some((ApiKey(k), KeyStorage::FileFallback)),
+            Ok(Some(k)) => {
+                crate::logging::redact_secret(&k);
+                Some((ApiKey(k), KeyStorage::FileFallback))
+            }
             Ok(None) => None,
             Err(e) => {
                 tracing::warn!(error = %e.message, "cannot read the API key fallback file");
@@ -466,6 +470,7 @@ impl Secrets {
                 "the API key must not contain control characters",
             ));
         }
+        crate::logging::redact_secret(key);
         if self.keyring_on() {
             let owned = key.to_string();
             match self.with_entry(move |e| e.set_password(&owned)) {
