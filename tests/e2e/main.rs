@@ -12,6 +12,7 @@ mod conversation;
 mod expression;
 mod fake_backend;
 mod firstrun;
+mod ipc_surface;
 mod relations;
 mod webdriver;
 mod windows;
