@@ -89,6 +89,24 @@ fn separator(earlier: &str, later: &str) -> &'static str {
     }
 }
 
+/// Append `n` in decimal.
+fn push_decimal(s: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        s.push(d as char);
+    }
+}
+
 fn cue_of(args: &Value) -> Cue {
     let f = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
     Cue {
@@ -163,7 +181,7 @@ impl<'a> Dispatch<'a> {
     /// Apply one model event to the turn and the response it belongs to.
     pub async fn apply(&mut self, ev: ModelEvent, round: &mut Round) -> Result<(), End> {
         match ev {
-            ModelEvent::Text { text, spoken: true } => self.speech(&mut round.text, &text).await,
+            ModelEvent::Text { text, spoken: true } => self.speech(&mut round.text, text).await,
             ModelEvent::Text {
                 text,
                 spoken: false,
@@ -174,7 +192,12 @@ impl<'a> Dispatch<'a> {
             }
             ModelEvent::Cue(cue) => {
                 self.cues += 1;
-                let call_id = format!("{}-cue-{}", self.tool_ctx.turn_id, self.cues);
+                // Built by hand: `format!` cost more than the rest of the cue's dispatch.
+                let turn_id = &self.tool_ctx.turn_id;
+                let mut call_id = String::with_capacity(turn_id.len() + 25);
+                call_id.push_str(turn_id);
+                call_id.push_str("-cue-");
+                push_decimal(&mut call_id, self.cues);
                 self.emit(TurnEvent::Cue {
                     call_id,
                     name: GENERATE_EXPRESS.to_string(),
@@ -209,18 +232,18 @@ impl<'a> Dispatch<'a> {
         Ok(())
     }
 
-    async fn speech(&mut self, response_text: &mut String, delta: &str) {
+    async fn speech(&mut self, response_text: &mut String, delta: String) {
         if delta.is_empty() {
             return;
         }
         // Hold the start of the reply back while it may still be [SILENT], so it never flashes.
         if self.text.is_empty() && !self.silenced {
-            self.held.push_str(delta);
+            self.held.push_str(&delta);
             if may_be_silent(&self.held) {
                 return;
             }
             let held = std::mem::take(&mut self.held);
-            return self.emit_speech(response_text, &held).await;
+            return self.emit_speech(response_text, held).await;
         }
         self.emit_speech(response_text, delta).await
     }
@@ -232,18 +255,25 @@ impl<'a> Dispatch<'a> {
         if held.trim() == SILENT {
             self.silenced = true;
         } else if !held.is_empty() {
-            self.emit_speech(response_text, &held).await;
+            self.emit_speech(response_text, held).await;
         }
     }
 
-    async fn emit_speech(&mut self, response_text: &mut String, delta: &str) {
-        let piece = if response_text.is_empty() {
-            format!("{}{delta}", separator(&self.text, delta))
+    /// `delta` is moved into the event: no copy per text delta.
+    async fn emit_speech(&mut self, response_text: &mut String, delta: String) {
+        let sep = if response_text.is_empty() {
+            separator(&self.text, &delta)
         } else {
-            delta.to_string()
+            ""
         };
-        response_text.push_str(delta);
-        self.text.push_str(&piece);
+        response_text.push_str(&delta);
+        self.text.push_str(sep);
+        self.text.push_str(&delta);
+        let piece = if sep.is_empty() {
+            delta
+        } else {
+            format!("{sep}{delta}")
+        };
         self.emit(TurnEvent::Speech { delta: piece }).await;
     }
 
@@ -380,4 +410,18 @@ pub(crate) async fn read_stream(
     }
     d.end_of_response(&mut round.text).await;
     Ok(round)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_decimal_writes_what_display_writes() {
+        for n in [0u64, 7, 10, 99, 1234567890, u64::MAX] {
+            let mut s = String::from("t-cue-");
+            push_decimal(&mut s, n);
+            assert_eq!(s, format!("t-cue-{n}"));
+        }
+    }
 }

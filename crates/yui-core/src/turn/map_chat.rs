@@ -31,7 +31,7 @@ impl ChatMapper {
 
 impl Mapper for ChatMapper {
     fn feed(&mut self, ev: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<Flow, BackendError> {
-        match ev.event.as_str() {
+        match &*ev.event {
             "hermes.tool.progress" => {
                 hermes_progress(&ev.data, out);
                 return Ok(Flow::More);

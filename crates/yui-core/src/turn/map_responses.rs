@@ -228,12 +228,8 @@ impl Mapper for ResponsesMapper {
             return Ok(Flow::More);
         }
         if head.kind == "response.output_text.delta" {
-            let d: wresp::Delta = serde_json::from_str(data).map_err(bad)?;
-            if !d.delta.is_empty() {
-                out.push(ModelEvent::Text {
-                    text: d.delta,
-                    spoken: true,
-                });
+            if let Some(text) = head.delta.filter(|d| !d.is_empty()) {
+                out.push(ModelEvent::Text { text, spoken: true });
             }
             return Ok(Flow::More);
         }

@@ -125,39 +125,41 @@ pub enum ServerFrame {
     Unknown,
 }
 
-/// Just the `type` of a frame (borrowed: no allocation), read first.
+/// A frame's `type` (borrowed: no allocation) and the fields of a `segment`, read in one pass
+/// (nearly every frame of a turn is a segment). Fields of other types are skipped; a segment
+/// field of the wrong type fails this pass, and the frame is then read by the strict path.
 #[derive(Deserialize)]
-struct Head<'a> {
+struct Quick<'a> {
     #[serde(rename = "type", borrow, default)]
-    kind: std::borrow::Cow<'a, str>,
-}
-
-/// The fields of a `segment`, read directly (nearly every frame of a turn is one).
-#[derive(Deserialize)]
-struct SegmentFields {
-    turn_id: String,
+    frame: std::borrow::Cow<'a, str>,
+    #[serde(default, deserialize_with = "super::de_string_or_nothing")]
+    turn_id: Option<String>,
     #[serde(default)]
-    kind: String,
+    kind: Option<String>,
     #[serde(default)]
-    text: String,
+    text: Option<String>,
     #[serde(default)]
-    cues: Vec<SegmentCue>,
+    cues: Option<Vec<SegmentCue>>,
 }
 
 impl ServerFrame {
-    /// Parse one text frame. Segments are read by their `type` first and then as a plain struct:
-    /// the internally tagged enum buffers every field of every frame before it picks a variant.
+    /// Parse one text frame. A segment is read in one pass as a plain struct ([`Quick`]): the
+    /// internally tagged enum buffers every field of every frame before it picks a variant.
     pub fn parse(text: &str) -> Result<Self, serde_json::Error> {
-        let head: Head<'_> = serde_json::from_str(text)?;
-        if head.kind == "segment" {
-            let f: SegmentFields = serde_json::from_str(text)?;
-            return Ok(Self::Segment {
-                turn_id: f.turn_id,
-                kind: f.kind,
-                text: f.text,
-                cues: f.cues,
-            });
+        if let Ok(q) = serde_json::from_str::<Quick<'_>>(text) {
+            if q.frame != "segment" {
+                return serde_json::from_str(text);
+            }
+            if let Some(turn_id) = q.turn_id {
+                return Ok(Self::Segment {
+                    turn_id,
+                    kind: q.kind.unwrap_or_default(),
+                    text: q.text.unwrap_or_default(),
+                    cues: q.cues.unwrap_or_default(),
+                });
+            }
         }
+        // Not JSON, or a segment with a missing or mistyped field: the enum says what is wrong.
         serde_json::from_str(text)
     }
 

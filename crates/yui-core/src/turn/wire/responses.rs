@@ -4,21 +4,17 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-/// Just the `type` of an event (borrowed: no allocation), read first.
+/// The `type` of an event (borrowed: no allocation) and, when it is a string, its `delta`:
+/// a text delta (nearly every event) is read in this one pass.
 #[derive(Debug, Deserialize)]
 pub struct Head<'a> {
     #[serde(rename = "type", borrow, default)]
     pub kind: std::borrow::Cow<'a, str>,
+    #[serde(default, deserialize_with = "super::de_string_or_nothing")]
+    pub delta: Option<String>,
 }
 
-/// `response.output_text.delta`, read directly (nearly every event is one).
-#[derive(Debug, Deserialize)]
-pub struct Delta {
-    #[serde(default)]
-    pub delta: String,
-}
-
-/// A streamed Responses event other than a text delta (those are read as [`Delta`] after [`Head`]).
+/// A streamed Responses event other than a text delta (those are read as [`Head`]).
 /// Only the fields the client reads are typed; an output item is kept as raw JSON because
 /// reasoning items go back to the server exactly as they came.
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,401 @@
+//! The streaming HTTP client both transports share: `POST` a JSON body with `stream: true`, then
+//! read Server-Sent Events.
+//!
+//! Two layers sit between reqwest's byte stream and the mappers: [`Framed`] (`framed.rs`: the
+//! stall watchdog, the reply's size limit, the end of the body: an unterminated last event is
+//! still dispatched, a body that stops mid-line is [`BackendError::Cut`] with that partial line)
+//! and [`Parser`] (`parse.rs`: the SSE event parser, which also caps one event's size).
+//!
+//! Errors keep their evidence: the HTTP status and the server's body, the raw line that failed to
+//! parse, the partial line a cut stream ended on.
+
+mod framed;
+mod parse;
+
+pub use framed::{ByteError, Framed};
+pub use parse::{ParseError, Parser};
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use std::borrow::Cow;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// Most bytes of a server body or a raw line kept as evidence in an error.
+const EVIDENCE_MAX: usize = 2048;
+
+/// Why a backend request failed, with the evidence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// No connection could be made (refused, DNS, TLS, connect timeout).
+    #[error("could not reach the backend at {url}: {message}")]
+    Connect { url: String, message: String },
+    /// The server answered with a non-success status.
+    #[error("the backend answered HTTP {status}: {body}")]
+    Http { status: u16, body: String },
+    /// The server answered 429 (after the one retry a short `Retry-After` gets).
+    #[error("the backend answered HTTP 429 (retry after {}): {body}", retry_after_s.map_or("not given".to_string(), |s| format!("{s} s")))]
+    RateLimited {
+        retry_after_s: Option<u64>,
+        body: String,
+    },
+    /// The server sent nothing (no headers, or no bytes of the stream) for too long.
+    #[error("the backend sent nothing for {} and the turn gave up on it", human_ms(*waited_ms))]
+    Stall { waited_ms: u64 },
+    /// The body ended in the middle of a line.
+    #[error(
+        "the reply was cut off: the backend's stream ended mid-event; last partial line: {partial}"
+    )]
+    Cut { partial: String },
+    /// The body ended between events but before the transport's end marker: the server never
+    /// finished the response.
+    #[error("the reply was cut off: the backend closed the stream before {expected}")]
+    CutOff { expected: &'static str },
+    /// The connection failed while the stream was being read.
+    #[error("the backend's stream broke: {message}")]
+    Stream { message: String },
+    /// A data line was not the JSON the transport expects.
+    #[error("the backend sent a line that is not valid JSON ({message}): {line}")]
+    Parse { line: String, message: String },
+    /// The server reported an error inside the stream.
+    #[error("the backend reported an error: {body}")]
+    Server { body: String },
+    /// One event, or the whole reply, passed its size limit ([`EVENT_MAX`], [`STREAM_MAX`]).
+    #[error("the backend's {what} passed {} MiB and the turn gave up on it", limit / (1024 * 1024))]
+    TooLong { what: &'static str, limit: usize },
+}
+
+/// The longest one SSE event may be (no real event is near it; a broken server's endless line
+/// must not grow the buffer without bound).
+pub const EVENT_MAX: usize = 1024 * 1024;
+/// The most one response's stream may carry (a never-ending stream ends here).
+pub const STREAM_MAX: usize = 32 * 1024 * 1024;
+
+impl BackendError {
+    /// HTTP status, when the server answered with one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Http { status, .. } => Some(*status),
+            Self::RateLimited { .. } => Some(429),
+            _ => None,
+        }
+    }
+}
+
+/// `1500` → `1.5 s`, `300` → `300 ms`, `60000` → `60 s`.
+pub fn human_ms(ms: u64) -> String {
+    let (secs, rem) = (ms / 1000, ms % 1000);
+    if secs == 0 {
+        format!("{ms} ms")
+    } else if rem == 0 {
+        format!("{secs} s")
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
+/// Keep at most [`EVIDENCE_MAX`] bytes of evidence, cut on a char boundary.
+pub fn evidence(s: &str) -> String {
+    if s.len() <= EVIDENCE_MAX {
+        return s.to_string();
+    }
+    let mut end = EVIDENCE_MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// One SSE event: its `event:` name (`message` when absent) and its `data`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    pub event: Cow<'static, str>,
+    pub data: String,
+}
+
+/// Timeouts that keep a turn from hanging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// TCP/TLS connect.
+    pub connect: Duration,
+    /// No response headers for this long ends the request (a server loading a model may take a
+    /// while before it answers).
+    pub headers: Duration,
+    /// No bytes of the body for this long ends the request.
+    pub stall: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(10),
+            headers: Duration::from_secs(120),
+            stall: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The settings key of the waits (declared in `crate::settings`).
+pub const TIMEOUTS_KEY: &str = "yui.timeouts";
+
+impl Timeouts {
+    /// The waits in `yui.timeouts` (`connect_secs`, `headers_secs`, `stall_secs`); a missing
+    /// or unreadable field keeps its default.
+    pub fn from_value(v: &serde_json::Value) -> Self {
+        let d = Self::default();
+        let secs = |k: &str, dflt: Duration| {
+            v.get(k)
+                .and_then(serde_json::Value::as_u64)
+                .filter(|s| *s > 0)
+                .map(Duration::from_secs)
+                .unwrap_or(dflt)
+        };
+        Self {
+            connect: secs("connect_secs", d.connect),
+            headers: secs("headers_secs", d.headers),
+            stall: secs("stall_secs", d.stall),
+        }
+    }
+
+    /// The waits configured in settings ([`TIMEOUTS_KEY`]).
+    pub fn configured(store: &crate::store::Store) -> Self {
+        match crate::store::kv::get(store, TIMEOUTS_KEY) {
+            Ok(Some(v)) => Self::from_value(&v),
+            Ok(None) => Self::default(),
+            Err(e) => {
+                tracing::warn!(error = %e, "yui.timeouts unreadable: default waits");
+                Self::default()
+            }
+        }
+    }
+
+    /// `yui.timeouts`' default value.
+    pub fn default_value() -> serde_json::Value {
+        let d = Self::default();
+        serde_json::json!({
+            "connect_secs": d.connect.as_secs(),
+            "headers_secs": d.headers.as_secs(),
+            "stall_secs": d.stall.as_secs(),
+        })
+    }
+
+    /// Check a `yui.timeouts` value: an object of positive whole seconds, known fields only.
+    pub fn validate(v: &serde_json::Value) -> Result<(), String> {
+        let obj = v
+            .as_object()
+            .ok_or("yui.timeouts must be an object of seconds")?;
+        for (k, val) in obj {
+            if !matches!(k.as_str(), "connect_secs" | "headers_secs" | "stall_secs") {
+                return Err(format!("yui.timeouts: unknown field {k:?}"));
+            }
+            if !val.as_u64().is_some_and(|s| (1..=3600).contains(&s)) {
+                return Err(format!(
+                    "yui.timeouts.{k} must be whole seconds from 1 to 3600"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The HTTP client a turn uses. Cheap to clone; build one per app and reuse it.
+pub fn http_client(t: &Timeouts) -> Result<reqwest::Client, BackendError> {
+    reqwest::Client::builder()
+        .connect_timeout(t.connect)
+        .build()
+        .map_err(|e| BackendError::Connect {
+            url: String::new(),
+            message: e.to_string(),
+        })
+}
+
+type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, ByteError>> + Send>>;
+
+/// An open SSE response.
+pub struct SseStream {
+    bytes: ByteStream,
+    parser: Parser,
+    stall_ms: u64,
+    /// An error was returned: the stream is over.
+    failed: bool,
+}
+
+impl SseStream {
+    /// Wrap any byte stream (used by benchmarks and tests over recorded streams).
+    pub fn from_bytes<S>(bytes: S, stall: Option<Duration>) -> Self
+    where
+        S: Stream<Item = reqwest::Result<Bytes>> + Unpin + Send + 'static,
+    {
+        Self {
+            bytes: Box::pin(Framed::new(bytes, stall)),
+            parser: Parser::new(EVENT_MAX),
+            stall_ms: stall.map(|d| d.as_millis() as u64).unwrap_or(0),
+            failed: false,
+        }
+    }
+
+    /// The next event; `None` at the end of the body.
+    pub async fn next(&mut self) -> Option<Result<SseEvent, BackendError>> {
+        loop {
+            if let Some(ev) = self.parser.next_event() {
+                return Some(Ok(ev));
+            }
+            if self.failed {
+                return None;
+            }
+            let err = match self.bytes.next().await? {
+                Ok(chunk) => match self.parser.feed(&chunk) {
+                    Ok(()) => continue,
+                    Err(ParseError::TooLong) => BackendError::TooLong {
+                        what: "event",
+                        limit: EVENT_MAX,
+                    },
+                    Err(ParseError::Utf8(e)) => BackendError::Stream {
+                        message: format!("the stream is not UTF-8: {e}"),
+                    },
+                },
+                Err(ByteError::Stall) => BackendError::Stall {
+                    waited_ms: self.stall_ms,
+                },
+                Err(ByteError::TooLong(what, limit)) => BackendError::TooLong { what, limit },
+                Err(ByteError::Cut(partial)) => BackendError::Cut {
+                    partial: evidence(&partial),
+                },
+                Err(ByteError::Transport(e)) => BackendError::Stream {
+                    message: error_chain(&e),
+                },
+            };
+            self.failed = true;
+            return Some(Err(err));
+        }
+    }
+}
+
+/// Whether a send failed before any answer came back: the connection could not be made, or it
+/// was closed (or reset) before the response started, as a kept-alive connection the server
+/// dropped between requests is.
+fn never_answered(e: &reqwest::Error) -> bool {
+    if e.is_timeout() {
+        return false;
+    }
+    if e.is_connect() {
+        return true;
+    }
+    let chain = error_chain(e).to_lowercase();
+    e.is_request()
+        && [
+            "connection closed before message completed",
+            "connection reset",
+            "broken pipe",
+        ]
+        .iter()
+        .any(|s| chain.contains(s))
+}
+
+/// `e` and its sources, joined, so the root cause ("connection refused") is visible.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = c.source();
+    }
+    s
+}
+
+/// A `429` whose `Retry-After` is at most this is retried once, after that wait.
+pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(10);
+
+/// `Retry-After` in seconds (the delay form; an HTTP date is not read).
+fn retry_after(resp: &reqwest::Response) -> Option<u64> {
+    resp.headers()
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `POST {url}` with a JSON body and `Accept: text/event-stream`; a non-success status becomes
+/// [`BackendError::Http`] carrying the server's body. Waiting for the response headers is bounded
+/// by `timeouts.headers`, reading the body by `timeouts.stall`. A `429` with a `Retry-After` of at
+/// most [`RETRY_AFTER_MAX`] is retried once after that wait; any other `429` (or a second one)
+/// is [`BackendError::RateLimited`].
+pub async fn post_sse(
+    client: &reqwest::Client,
+    url: &str,
+    api_key: Option<&str>,
+    body: &serde_json::Value,
+    timeouts: &Timeouts,
+) -> Result<SseStream, BackendError> {
+    let mut retried = false;
+    let mut resent = false;
+    loop {
+        let mut req = client
+            .post(url)
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .json(body);
+        if let Some(key) = api_key.filter(|k| !k.is_empty()) {
+            req = req.bearer_auth(key);
+        }
+        let resp = match tokio::time::timeout(timeouts.headers, req.send()).await {
+            Err(_) => {
+                return Err(BackendError::Stall {
+                    waited_ms: timeouts.headers.as_millis() as u64,
+                })
+            }
+            Ok(Err(e)) if !resent && never_answered(&e) => {
+                // A kept-alive connection the server closed between two requests of a turn:
+                // once more, on a fresh connection.
+                resent = true;
+                tracing::info!(url, error = %error_chain(&e), "request got no answer: sending it again once");
+                continue;
+            }
+            Ok(Err(e)) => {
+                return Err(BackendError::Connect {
+                    url: url.to_string(),
+                    message: error_chain(&e),
+                })
+            }
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(SseStream::from_bytes(
+                resp.bytes_stream().boxed(),
+                Some(timeouts.stall),
+            ));
+        }
+        let wait = retry_after(&resp);
+        let body_text = match tokio::time::timeout(timeouts.stall, resp.text()).await {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => format!("(body unreadable: {e})"),
+            Err(_) => "(body not sent in time)".to_string(),
+        };
+        let body_text = evidence(body_text.trim());
+        if status.as_u16() != 429 {
+            return Err(BackendError::Http {
+                status: status.as_u16(),
+                body: body_text,
+            });
+        }
+        match wait {
+            Some(s) if !retried && Duration::from_secs(s) <= RETRY_AFTER_MAX => {
+                retried = true;
+                tracing::info!(url, retry_after_s = s, "rate limited (429): retrying once");
+                tokio::time::sleep(Duration::from_secs(s)).await;
+            }
+            _ => {
+                return Err(BackendError::RateLimited {
+                    retry_after_s: wait,
+                    body: body_text,
+                })
+            }
+        }
+    }
+}
