@@ -217,7 +217,7 @@ fn per_event(c: &mut Criterion) {
     g.finish();
 }
 
-/// The SSE layer alone (framing + eventsource-stream), to split the per-event figure.
+/// The SSE layer alone (byte layer + SSE parser), to split the per-event figure.
 fn sse_only(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -53,6 +53,9 @@ impl WsServer {
                     _ = st.cancelled() => return,
                     a = listener.accept() => match a { Ok((s, _)) => s, Err(_) => return },
                 };
+                // As WebSocket servers usually do (Node's ws, Python's websockets): no Nagle, so a
+                // frame is never held for the ACK of the one before.
+                let _ = sock.set_nodelay(true);
                 let (tx, st) = (tx.clone(), st.clone());
                 acc.fetch_add(1, Ordering::SeqCst);
                 tokio::spawn(async move { serve(sock, tx, st).await });

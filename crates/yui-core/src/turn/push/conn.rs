@@ -227,18 +227,20 @@ async fn connect(cfg: &PushConfig, hello: &HelloFn) -> Result<Ws, String> {
             req.headers_mut().insert("authorization", v);
         }
     }
-    let (mut ws, _) =
-        match tokio::time::timeout(cfg.connect, tokio_tungstenite::connect_async(req)).await {
-            Err(_) => {
-                return Err(format!(
-                    "the push server at {} did not answer within {} s",
-                    cfg.url,
-                    cfg.connect.as_secs()
-                ))
-            }
-            Ok(Err(e)) => return Err(format!("I can't reach the push server at {}: {e}", cfg.url)),
-            Ok(Ok(x)) => x,
-        };
+    // No Nagle: our frames are small and each one is waited for (a pong, a tool result); with
+    // Nagle a frame could wait for the ACK of the one before (up to the peer's delayed-ACK 40 ms).
+    let connect = tokio_tungstenite::connect_async_with_config(req, None, true);
+    let (mut ws, _) = match tokio::time::timeout(cfg.connect, connect).await {
+        Err(_) => {
+            return Err(format!(
+                "the push server at {} did not answer within {} s",
+                cfg.url,
+                cfg.connect.as_secs()
+            ))
+        }
+        Ok(Err(e)) => return Err(format!("I can't reach the push server at {}: {e}", cfg.url)),
+        Ok(Ok(x)) => x,
+    };
     let hello = hello()?;
     send(&mut ws, &hello)
         .await
