@@ -9,6 +9,7 @@ mod avatar;
 mod browser;
 mod characters;
 mod conversation;
+mod crash;
 mod expression;
 mod fake_backend;
 mod firstrun;
