@@ -34,6 +34,9 @@ pub enum Part {
     Gate(Arc<Notify>, Duration),
     /// Keep the connection open, sending nothing, until the client closes it.
     Hold,
+    /// Send the wall-clock time to the test, then go on: the next part is written right after
+    /// (latency benchmarks put one before the bytes they time).
+    Mark(mpsc::UnboundedSender<std::time::SystemTime>),
 }
 
 /// A scripted reply to one request.
@@ -334,6 +337,9 @@ async fn serve(mut sock: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
                         sock.flush().await?;
                     }
                     Part::Sleep(d) => tokio::time::sleep(d).await,
+                    Part::Mark(tx) => {
+                        let _ = tx.send(std::time::SystemTime::now());
+                    }
                     Part::Gate(gate, bound) => {
                         let _ = tokio::time::timeout(bound, gate.notified()).await;
                     }
