@@ -10,6 +10,7 @@ mod browser;
 mod characters;
 mod conversation;
 mod crash;
+mod cue_latency;
 mod expression;
 mod fake_backend;
 mod firstrun;
