@@ -23,7 +23,7 @@ use yui_testkit::sse::{self, Part, Reply, ScriptServer};
 const STEP: Duration = Duration::from_millis(60);
 
 fn emotion(i: usize) -> &'static str {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         "happy"
     } else {
         "sad"
