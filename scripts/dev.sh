@@ -2,7 +2,8 @@
 # YUI developer entry point, for a fresh Debian/Ubuntu machine.
 #   scripts/dev.sh run    install what is missing, build, and launch the app
 #   scripts/dev.sh test   install what is missing, then run every check and test
-#                         (format, clippy, unit/integration tests, end-to-end under Xvfb)
+#                         (format, clippy, unit/integration tests, fuzz smoke, end-to-end
+#                         under Xvfb)
 # Installs system packages with apt (through sudo when not root). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,19 @@ ensure_tauri_driver() {
   fi
 }
 
+# cargo-fuzz and the nightly toolchain it needs, for the fuzz smoke step (scripts/fuzz.sh).
+ensure_cargo_fuzz() {
+  export PATH="$HOME/.cargo/bin:$PATH"
+  if ! rustup run nightly true >/dev/null 2>&1; then
+    log "installing the nightly toolchain (cargo fuzz)"
+    rustup toolchain install nightly --profile minimal
+  fi
+  if ! command -v cargo-fuzz >/dev/null 2>&1; then
+    log "installing cargo-fuzz"
+    cargo install cargo-fuzz --locked --quiet
+  fi
+}
+
 cmd=${1:-}
 case "$cmd" in
   run)
@@ -71,6 +85,7 @@ case "$cmd" in
     apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
     ensure_rust
     ensure_tauri_driver
+    ensure_cargo_fuzz
     export CARGO_TERM_COLOR=never
     log "cargo fmt --check"
     cargo fmt --all -- --check
@@ -83,6 +98,8 @@ case "$cmd" in
     fi
     log "unit and integration tests"
     cargo test --workspace --locked
+    log "fuzz smoke: every cargo-fuzz target briefly (scripts/fuzz.sh, docs/FUZZING.md)"
+    bash scripts/fuzz.sh smoke
     log "UI checks in headless Chromium (tests/ui)"
     for check in tests/ui/check-*.sh; do
       printf '%s: ' "$check"

@@ -71,6 +71,32 @@ fn parse_delta(v: Option<&Value>) -> Option<i64> {
     relations::DELTAS.contains(&n).then_some(n)
 }
 
+/// The argument checks of a call, in the contract's order, against the `toward` entries
+/// offered: `(target, delta, cleaned why)`, or the exact result string. No store access, so the
+/// fuzz targets (`fuzz/fuzz_targets/tool_args.rs`) can run it alone.
+#[doc(hidden)]
+pub fn parse_args(
+    args: &Value,
+    entries: &[TowardEntry],
+) -> Result<(relations::Target, i64, String), &'static str> {
+    let toward = args
+        .get("toward")
+        .and_then(Value::as_str)
+        .ok_or(UNKNOWN_TARGET)?;
+    let target = entries
+        .iter()
+        .find(|e| e.label == toward)
+        .map(|e| e.target.clone())
+        .ok_or(UNKNOWN_TARGET)?;
+    let delta = parse_delta(args.get("delta")).ok_or(INVALID_DELTA)?;
+    let why = args.get("why").and_then(Value::as_str).ok_or(INVALID_WHY)?;
+    if relations::is_reserved_reason(why) {
+        return Err(RESERVED);
+    }
+    let why = relations::clean_reason(why).ok_or(INVALID_WHY)?;
+    Ok((target, delta, why))
+}
+
 #[async_trait]
 impl ClientTool for RateRelationTool {
     fn name(&self) -> &str {
@@ -143,24 +169,9 @@ impl ClientTool for RateRelationTool {
             return Ok(UNKNOWN_TARGET.into());
         };
         let entries = self.entries_for(&ctx.preset_id)?;
-        let Some(target) = entries
-            .iter()
-            .find(|e| e.label == toward)
-            .map(|e| e.target.clone())
-        else {
-            return Ok(UNKNOWN_TARGET.into());
-        };
-        let Some(delta) = parse_delta(args.get("delta")) else {
-            return Ok(INVALID_DELTA.into());
-        };
-        let Some(why) = args.get("why").and_then(Value::as_str) else {
-            return Ok(INVALID_WHY.into());
-        };
-        if relations::is_reserved_reason(why) {
-            return Ok(RESERVED.into());
-        }
-        let Some(why) = relations::clean_reason(why) else {
-            return Ok(INVALID_WHY.into());
+        let (target, delta, why) = match parse_args(&args, &entries) {
+            Ok(parsed) => parsed,
+            Err(answer) => return Ok(answer.into()),
         };
         let (store, clock) = (ctx.store.clone(), ctx.clock.clone());
         let (preset, turn) = (ctx.preset_id.clone(), ctx.turn_id.clone());

@@ -106,14 +106,17 @@ pub struct BrowserTool {
 
 /// What a call asks for, after the argument checks.
 #[derive(Debug, PartialEq, Eq)]
-enum Request {
+#[doc(hidden)]
+pub enum Request {
     Guide,
     Run(String),
 }
 
 /// The argument checks, in the contract's order: `guide: true` with a non-empty code is invalid;
 /// otherwise a missing or empty code is missing. Only `guide: true` asks for the guide.
-fn parse(args: &Value) -> Result<Request, &'static str> {
+/// Public for the fuzz targets (`fuzz/fuzz_targets/tool_args.rs`).
+#[doc(hidden)]
+pub fn parse(args: &Value) -> Result<Request, &'static str> {
     let guide = args.get("guide").and_then(Value::as_bool) == Some(true);
     let code = match args.get("code") {
         None | Some(Value::Null) => "",

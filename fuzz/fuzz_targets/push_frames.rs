@@ -1,0 +1,5 @@
+//! Push server frames (one per line): parse, map, dispatch, as one turn reads them.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| yui_fuzz::replay_push(data));
