@@ -11,15 +11,20 @@
 //! - screen capture with `GetImage` on the root window, in memory only ([`capture`]).
 //!
 //! Each query pipelines its requests (all sent, then all replies read): one round trip for the
-//! whole window list.
+//! whole window list. What was read is kept until an X event says it changed (`cache.rs`): while
+//! a window is dragged, a read asks for that window's geometry alone.
 
+mod cache;
 pub mod capture;
 pub mod monitors;
 pub mod windows;
 
+use cache::Part;
 use std::sync::Arc;
 use x11rb::connection::Connection;
-use x11rb::protocol::xproto::{ChangeWindowAttributesAux, ConnectionExt as _, EventMask, Window};
+use x11rb::protocol::xproto::{
+    AtomEnum, ChangeWindowAttributesAux, ConnectionExt as _, EventMask, Window,
+};
 use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
 use yui_core::avatar::{Capture, Desktop, DesktopHost, HostError, Rect};
@@ -64,6 +69,7 @@ pub struct X11Desktop {
     /// YUI's own client windows and their frames: their moves and property changes signal
     /// nothing (the body following a perch must not wake itself up with its own moves).
     own_windows: std::sync::Mutex<std::collections::HashSet<Window>>,
+    cache: std::sync::Mutex<cache::Cache>,
 }
 
 impl std::fmt::Debug for X11Desktop {
@@ -89,8 +95,10 @@ impl X11Desktop {
             own_pid,
             changes: tokio::sync::watch::channel(0).0,
             own_windows: Default::default(),
+            cache: Default::default(),
         });
         host.select(root, root_mask())?;
+        host.select_randr();
         host.watch_clients();
         host.conn.flush().map_err(xerr)?;
         let weak = Arc::downgrade(&host);
@@ -126,6 +134,27 @@ impl X11Desktop {
         Ok(())
     }
 
+    /// Monitor changes (RandR), where the server has the extension.
+    fn select_randr(&self) {
+        use x11rb::connection::RequestConnection as _;
+        use x11rb::protocol::randr::{ConnectionExt as _, NotifyMask};
+        let has = self
+            .conn
+            .extension_information(x11rb::protocol::randr::X11_EXTENSION_NAME)
+            .ok()
+            .flatten()
+            .is_some();
+        if has {
+            let mask =
+                NotifyMask::SCREEN_CHANGE | NotifyMask::CRTC_CHANGE | NotifyMask::OUTPUT_CHANGE;
+            let _ = self.conn.randr_select_input(self.root, mask);
+        }
+    }
+
+    pub(crate) fn cache(&self) -> std::sync::MutexGuard<'_, cache::Cache> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Listen to every client's own property changes and moves (new clients too: called again
     /// whenever the client list changes).
     fn watch_clients(&self) {
@@ -134,6 +163,9 @@ impl X11Desktop {
             // A window that vanished meanwhile is an error we do not wait for.
             let _ = self.select(w, client_mask());
         }
+        // Sent before the flush that follows: whatever the cache keeps of these windows from now
+        // on, their events arrive after it.
+        self.cache().watching(&clients);
         if let Some(pid) = self.own_pid {
             let own = windows::own_with_frames(self, &clients, pid);
             *self.own_windows.lock().unwrap_or_else(|p| p.into_inner()) = own;
@@ -171,25 +203,65 @@ fn event_loop(conn: Arc<RustConnection>, host: std::sync::Weak<X11Desktop>) {
             }
         };
         let Some(host) = host.upgrade() else { return };
-        let client_list = |atom| {
-            atom == host.atoms._NET_CLIENT_LIST_STACKING || atom == host.atoms._NET_CLIENT_LIST
-        };
+        let a = &host.atoms;
         match ev {
-            Event::PropertyNotify(p) => {
-                if p.window == host.root && client_list(p.atom) {
+            Event::PropertyNotify(p) if p.window == host.root => {
+                if p.atom == a._NET_CLIENT_LIST_STACKING || p.atom == a._NET_CLIENT_LIST {
                     host.watch_clients();
                     let _ = host.conn.flush();
+                    host.cache().forget_clients();
+                } else if p.atom == a._NET_CURRENT_DESKTOP || p.atom == a._NET_WORKAREA {
+                    host.cache().forget_desktop();
                 }
+                host.bump();
+            }
+            Event::PropertyNotify(p) => {
+                let part = if p.atom == u32::from(AtomEnum::WM_CLASS)
+                    || p.atom == a._NET_WM_PID
+                    || p.atom == a._NET_WM_WINDOW_TYPE
+                {
+                    Part::Fixed
+                } else if p.atom == a._NET_FRAME_EXTENTS {
+                    Part::Extents
+                } else {
+                    Part::Props
+                };
+                host.cache().forget_window(p.window, part);
                 if !host.is_own(p.window) {
                     host.bump();
                 }
             }
-            Event::ConfigureNotify(c) if host.is_own(c.window) => {}
-            Event::ConfigureNotify(_)
-            | Event::MapNotify(_)
-            | Event::UnmapNotify(_)
-            | Event::DestroyNotify(_)
-            | Event::ReparentNotify(_) => host.bump(),
+            Event::ConfigureNotify(c) => {
+                if c.window == host.root {
+                    host.cache().forget_all();
+                } else {
+                    host.cache().forget_geometry(c.window);
+                }
+                // YUI's own moves signal nothing (they are still read afresh).
+                if !host.is_own(c.window) {
+                    host.bump();
+                }
+            }
+            Event::MapNotify(m) => {
+                host.cache().forget_window(m.window, Part::Props);
+                host.bump();
+            }
+            Event::UnmapNotify(u) => {
+                host.cache().forget_window(u.window, Part::Props);
+                host.bump();
+            }
+            Event::DestroyNotify(d) => {
+                host.cache().destroyed(d.window);
+                host.bump();
+            }
+            Event::ReparentNotify(r) => {
+                host.cache().forget_frame(r.window);
+                host.bump();
+            }
+            Event::RandrScreenChangeNotify(_) | Event::RandrNotify(_) => {
+                host.cache().forget_monitors();
+                host.bump();
+            }
             Event::Error(e) => tracing::debug!(error = ?e, "X11 error event"),
             _ => {}
         }

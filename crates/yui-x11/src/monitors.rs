@@ -11,8 +11,25 @@ use x11rb::protocol::xinerama::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
 use yui_core::avatar::{HostError, Monitor, Rect};
 
-/// The monitors, numbered from 1.
+/// The monitors, numbered from 1. Kept until the work area, the current desktop, the root's
+/// size or RandR's monitors change (`cache.rs`).
 pub fn monitors(h: &X11Desktop) -> Result<Vec<Monitor>, HostError> {
+    let gen = {
+        let c = h.cache();
+        if let Some(m) = &c.monitors {
+            return Ok(m.clone());
+        }
+        c.lists_gen
+    };
+    let found = read(h)?;
+    let mut c = h.cache();
+    if c.lists_gen == gen {
+        c.monitors = Some(found.clone());
+    }
+    Ok(found)
+}
+
+fn read(h: &X11Desktop) -> Result<Vec<Monitor>, HostError> {
     let conn = &*h.conn;
     let mut found: Vec<(String, Rect, bool)> = Vec::new();
     if conn

@@ -192,6 +192,60 @@ async fn x11_changes_are_event_driven() {
         .unwrap();
 }
 
+/// The host keeps what it read until an X event says it changed: after a burst of moves, a
+/// rename and state changes, what it lists is what a host connecting afresh reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x11_remembered_windows_match_a_fresh_read_after_moves_renames_and_states() {
+    use x11rb::wrapper::ConnectionExt as _;
+    let _g = lock().await;
+    let s = Session::xvfb();
+    let conn = s.conn();
+    let a = TestWindow::open(&conn, "Alpha", "a", (200, 300, 600, 400), GREEN, None);
+    let b = TestWindow::open(&conn, "Beta", "b", (900, 400, 500, 300), BLUE, None);
+    let host = X11Desktop::connect(Some(&s.display), None).unwrap();
+    wait_listed(&host, "Alpha").await;
+    let before = wait_listed(&host, "Beta").await;
+    for i in 0..40 {
+        a.move_to(100 + i * 20, 200 + i * 3);
+        if i % 10 == 0 {
+            // Reads in between keep the cache busy while the events arrive.
+            host.desktop().unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    conn.change_property8(
+        x11rb::protocol::xproto::PropMode::REPLACE,
+        b.id,
+        intern(&conn, "_NET_WM_NAME"),
+        intern(&conn, "UTF8_STRING"),
+        b"beta renamed",
+    )
+    .unwrap();
+    x11rb::connection::Connection::flush(&*conn).unwrap();
+    b.set_state("_NET_WM_STATE_MAXIMIZED_VERT", true);
+    b.set_state("_NET_WM_STATE_MAXIMIZED_HORZ", true);
+    let same = || {
+        let fresh = X11Desktop::connect(Some(&s.display), None).unwrap();
+        let (now, then) = (host.desktop().unwrap(), fresh.desktop().unwrap());
+        now == then
+            && now
+                .windows
+                .iter()
+                .any(|w| w.title == "beta renamed" && w.maximized)
+            && now
+                .windows
+                .iter()
+                .any(|w| w.class == "Alpha" && w.frame.x > 800 && w.frame.x < 900)
+    };
+    assert!(
+        eventually(same).await,
+        "remembered {:?}",
+        host.desktop().unwrap().windows
+    );
+    let beta = find(&host, "Beta").unwrap();
+    assert_ne!(beta.frame, before.frame, "maximising resized it");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn x11_sit_on_window_lands_on_its_top_edge_and_follows_it() {
     let _g = lock().await;

@@ -608,7 +608,10 @@ impl Avatar {
                     continue;
                 };
                 if sitting {
-                    if body.position() != Some(to) && body.place(to).is_ok() {
+                    // Where YUI last put the window (or the user dropped it) is known here: no
+                    // need to ask the window system on every step of a drag.
+                    let at = self.lock().known_at;
+                    if at != Some(to) && body.place(to).is_ok() {
                         let mut g = self.lock();
                         g.known_at = Some(to);
                         if g.seq == seq {
