@@ -13,7 +13,7 @@
 //! benchmark (docs/PERFORMANCE.md). The goal (p99 ≤ 50 ms) is read from the figures, not
 //! asserted: a timed assertion would only measure the machine's load.
 
-use super::{fake_backend, launch};
+use super::{fake_backend, launch, say_in_chat};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
@@ -30,11 +30,26 @@ fn emotion(i: usize) -> &'static str {
     }
 }
 
-/// Marks: (what, index, unix ms) in the order written.
-type Marks = mpsc::UnboundedReceiver<(&'static str, usize, f64)>;
+/// The write times of the text deltas and of the cues, each in the order written (index = i).
+struct Marks {
+    text: mpsc::UnboundedReceiver<SystemTime>,
+    cue: mpsc::UnboundedReceiver<SystemTime>,
+}
+
+impl Marks {
+    /// Unix ms of every mark received so far.
+    fn drain(rx: &mut mpsc::UnboundedReceiver<SystemTime>) -> Vec<f64> {
+        let mut out = Vec::new();
+        while let Ok(t) = rx.try_recv() {
+            out.push(t.duration_since(UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0);
+        }
+        out
+    }
+}
 
 async fn backend(n: usize) -> (ScriptServer, Marks) {
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (text_tx, text) = mpsc::unbounded_channel();
+    let (cue_tx, cue) = mpsc::unbounded_channel();
     let (srv, _requests) = fake_backend::serve(move |_| {
         let mut parts = sse::events(&[
             json!({"type":"response.created","response":{"id":"resp_lat","status":"in_progress","output":[]}}),
@@ -43,10 +58,10 @@ async fn backend(n: usize) -> (ScriptServer, Marks) {
             let args = json!({"emotion_id": emotion(i)}).to_string();
             let call = json!({"type":"function_call","id":format!("fc_{i}"),"call_id":format!("call_{i}"),"name":"generate_express","arguments":args});
             parts.push(Part::Sleep(STEP));
-            parts.push(mark(&tx, "text", i));
+            parts.push(Part::Mark(text_tx.clone()));
             parts.extend(sse::events(&[json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":format!("w{i} ")})]));
             parts.push(Part::Sleep(STEP));
-            parts.push(mark(&tx, "cue", i));
+            parts.push(Part::Mark(cue_tx.clone()));
             // The item and its `done` in one write: the `done` releases the call.
             let both: String = sse::events(&[
                 json!({"type":"response.output_item.added","output_index":i + 1,"item":call}),
@@ -66,24 +81,7 @@ async fn backend(n: usize) -> (ScriptServer, Marks) {
         Reply::Sse(parts)
     })
     .await;
-    (srv, rx)
-}
-
-/// A mark that reports `(what, i, unix ms)` when the server reaches it.
-fn mark(
-    tx: &mpsc::UnboundedSender<(&'static str, usize, f64)>,
-    what: &'static str,
-    i: usize,
-) -> Part {
-    let (stx, mut srx) = mpsc::unbounded_channel::<SystemTime>();
-    let tx = tx.clone();
-    tokio::spawn(async move {
-        if let Some(t) = srx.recv().await {
-            let ms = t.duration_since(UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0;
-            let _ = tx.send((what, i, ms));
-        }
-    });
-    Part::Mark(stx)
+    (srv, Marks { text, cue })
 }
 
 /// In the page: every change of the face and of the bubble's last word, with the time of the
@@ -147,15 +145,7 @@ async fn cue_to_pixels_latency_every_cue_and_delta_reaches_the_page_in_order() {
     .await
     .expect("character drawn");
     assert_eq!(s.exec_async(RECORDER, json!([])).await.unwrap(), true);
-    s.click(&s.find("#character").await.unwrap()).await.unwrap();
-    s.wait_script(
-        "return !document.getElementById('chat').hidden",
-        Duration::from_secs(5),
-    )
-    .await
-    .expect("chat opens on click");
-    let input = s.find("#chat-input").await.unwrap();
-    s.send_keys(&input, "Watch my face\u{E007}").await.unwrap();
+    say_in_chat(&s, "#character [data-emotion]", "Watch my face").await;
 
     let budget = Duration::from_secs(30) + STEP * 2 * n as u32;
     s.wait_script(
@@ -173,10 +163,13 @@ async fn cue_to_pixels_latency_every_cue_and_delta_reaches_the_page_in_order() {
     let log = s.exec("return window.__latLog", json!([])).await.unwrap();
     let log = log.as_array().expect("log").clone();
 
-    let mut sent = std::collections::HashMap::new();
-    while let Ok((what, i, ms)) = marks.try_recv() {
-        sent.insert((what, i), ms);
-    }
+    let sent_text = Marks::drain(&mut marks.text);
+    let sent_cue = Marks::drain(&mut marks.cue);
+    assert_eq!(
+        (sent_text.len(), sent_cue.len()),
+        (n, n),
+        "every mark noted"
+    );
     let (mut cues, mut texts) = (Vec::new(), Vec::new());
     for e in &log {
         match e["kind"].as_str() {
@@ -205,7 +198,7 @@ async fn cue_to_pixels_latency_every_cue_and_delta_reaches_the_page_in_order() {
     ];
     let f = |e: &Value, k: &str| e[k].as_f64().expect("a time");
     for (i, c) in cues.iter().enumerate() {
-        let t0 = sent[&("cue", i)];
+        let t0 = sent_cue[i];
         // One clock: a change can't come before its write (1 ms slack for timer rounding).
         assert!(f(c, "dom") - t0 > -1.0, "cue {i} seen before it was sent");
         stages[0].1.push(f(c, "dom") - t0);
@@ -214,7 +207,7 @@ async fn cue_to_pixels_latency_every_cue_and_delta_reaches_the_page_in_order() {
     }
     for t in &texts {
         let i = t["value"].as_u64().unwrap() as usize;
-        let t0 = sent[&("text", i)];
+        let t0 = sent_text[i];
         assert!(f(t, "dom") - t0 > -1.0, "delta {i} seen before it was sent");
         stages[3].1.push(f(t, "dom") - t0);
         stages[4].1.push(f(t, "painted") - t0);
