@@ -12,6 +12,7 @@ use serde_json::json;
 use std::sync::Arc;
 use tauri::{AppHandle, Manager, PhysicalPosition, Runtime, WebviewWindow};
 use yui_core::avatar::{self, Avatar, BodyState, BodyWindow, DesktopHost, HostError};
+use yui_core::presence::InputIdle;
 
 /// The main character's window.
 pub struct MainBody<R: Runtime> {
@@ -129,21 +130,31 @@ pub fn on_rested(label: &WindowLabel) {
 /// Wayland or elsewhere: `body_action` answers `unsupported`, chat keeps working), the main
 /// window as its body.
 pub fn install<R: Runtime>(app: &AppHandle<R>) {
-    let desktop = desktop_host();
+    let (desktop, idle) = desktop_host();
     if desktop.is_none() {
         tracing::info!("no desktop host here: body_action answers unsupported");
+    }
+    // The characters sleep on the same X connection's idle time; never without one.
+    if let Some(idle) = idle {
+        crate::presence::start(app, idle);
     }
     let store = app.state::<AppState>().store.clone();
     let body: Arc<dyn BodyWindow> = Arc::new(MainBody { app: app.clone() });
     avatar::install(Arc::new(Avatar::new(desktop, Some(body), Some(store))));
 }
 
+/// The desktop host and the user's idle time, where the platform has them.
+type Hosts = (Option<Arc<dyn DesktopHost>>, Option<Arc<dyn InputIdle>>);
+
 #[cfg(target_os = "linux")]
-fn desktop_host() -> Option<Arc<dyn DesktopHost>> {
-    yui_x11::X11Desktop::for_session(Some(std::process::id())).map(|h| h as Arc<dyn DesktopHost>)
+fn desktop_host() -> Hosts {
+    match yui_x11::X11Desktop::for_session(Some(std::process::id())) {
+        Some(h) => (Some(h.clone()), Some(h)),
+        None => (None, None),
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn desktop_host() -> Option<Arc<dyn DesktopHost>> {
-    None
+fn desktop_host() -> Hosts {
+    (None, None)
 }

@@ -30,10 +30,13 @@ pub enum BridgeEvent {
     /// The main character's body: `{state}` (the core's `BodyState`) when it changed, or
     /// `{looking: bool}` while a screen capture runs.
     BodyChanged,
+    /// The user has been away past `yui.sleep` (`{asleep: true}`) or is back (`{asleep:
+    /// false}`): the characters sleep or wake (presence.rs).
+    Presence,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 9] = [
+    pub const ALL: [BridgeEvent; 10] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -43,6 +46,7 @@ impl BridgeEvent {
         Self::CharacterTurn,
         Self::Connection,
         Self::BodyChanged,
+        Self::Presence,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -56,6 +60,7 @@ impl BridgeEvent {
             Self::CharacterTurn => "yui://character-turn",
             Self::Connection => "yui://connection",
             Self::BodyChanged => "yui://body-changed",
+            Self::Presence => "yui://presence",
         }
     }
 }

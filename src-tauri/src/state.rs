@@ -21,6 +21,8 @@ pub struct AppState {
     own_moves: Mutex<HashMap<WindowLabel, VecDeque<Position>>>,
     /// Where each character window was when it was hidden for a screen capture.
     capture_hidden: Mutex<HashMap<WindowLabel, Position>>,
+    /// Whether the characters are asleep (presence.rs); unset where no idle time is known.
+    asleep: std::sync::OnceLock<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// How many of YUI's own positions are remembered per window (an animation's frames).
@@ -35,7 +37,18 @@ impl AppState {
             moves: Mutex::new(HashMap::new()),
             own_moves: Mutex::new(HashMap::new()),
             capture_hidden: Mutex::new(HashMap::new()),
+            asleep: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Where the presence watch publishes (set once, at start).
+    pub fn set_asleep_watch(&self, rx: tokio::sync::watch::Receiver<bool>) {
+        let _ = self.asleep.set(rx);
+    }
+
+    /// Whether the characters are asleep now.
+    pub fn asleep(&self) -> bool {
+        self.asleep.get().is_some_and(|rx| *rx.borrow())
     }
 
     /// Record a move of `label` to `pos` (not yet written); returns its generation.

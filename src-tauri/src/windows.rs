@@ -248,6 +248,7 @@ fn place_and_show<R: Runtime>(
         _ => default_position(app, slot, character_size(preset).1),
     };
     window.set_position(pos).map_err(tauri_err)?;
+    crate::visibility::watch(&window);
     window.show().map_err(tauri_err)?;
     // With the push transport the character's connection opens with its window.
     let kind = label_for(preset).kind().unwrap_or(WindowKind::Pet);

@@ -15,6 +15,7 @@ mod expression;
 mod fake_backend;
 mod firstrun;
 mod ipc_surface;
+mod presence;
 mod relations;
 mod webdriver;
 mod windows;

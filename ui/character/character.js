@@ -2,10 +2,11 @@
 //
 // createCharacter(container, {palette, size, sprites}) draws one character in `container` and
 // returns { setEmotion(id), playMotion(id), setSpeaking(bool), setState(name), react(trigger),
-//     setVocab(vocab), setSprites(sprites), destroy(), element }
+//     setVocab(vocab), setSprites(sprites), setAsleep(bool), setHidden(bool), destroy(), element }
 // Every default emotion of the vocabulary (docs/cue-contract.md) is a distinct face, every
-// default motion a CSS animation. Ambient motions play by themselves while idle (see AMBIENT for
-// the rhythm: idle must cost next to no CPU, so nothing animates between them); reactive motions
+// default motion a CSS animation but the ambient ones, which step through a few frames (STEPPED).
+// Ambient motions play by themselves while idle (see AMBIENT for the rhythm: idle must cost next
+// to no CPU, so nothing animates between them, and asleep nothing plays at all); reactive motions
 // play on their trigger (`clicked`, `dragged`), which the character detects on its own element
 // and which the shell may also fire through react(trigger) or the exported triggerReaction().
 // An unknown id is ignored with a console.warn: a cue never puts an error on screen.
@@ -90,6 +91,17 @@ export const MOTIONS = {
   bounce: 1000,
 };
 
+/**
+ * The ambient motions, played as a few discrete frames instead of CSS animations (WebKit would
+ * repaint at 60 fps between the steps): [ms from the start, data-frame value ('' = at rest)].
+ * Each entry is one paint of the window.
+ */
+export const STEPPED = {
+  breathe: [[0, 'breathe-1'], [900, 'breathe-2'], [1800, 'breathe-1'], [2700, '']],
+  blink: [[0, 'blink-shut'], [100, '']],
+  sway: [[0, 'sway-l'], [600, ''], [1200, 'sway-r'], [1800, '']],
+};
+
 /** States shown as accessories. */
 export const STATES = ['idle', 'listening', 'thinking', 'browsing'];
 
@@ -114,6 +126,9 @@ export const AMBIENT = {
   retry: [600, 1600], // a blink put off while another motion plays
   sleepyAfterMs: 10 * 60 * 1000,
 };
+
+/** A character woken by a turn or a click while the user is away dozes off again after this. */
+export const DOZE_AGAIN_MS = 60 * 1000;
 
 const between = ([lo, hi]) => lo + Math.random() * (hi - lo);
 
@@ -372,6 +387,7 @@ export function createCharacter(container, options = {}) {
   root.dataset.state = 'idle';
   root.dataset.motion = '';
   root.dataset.speaking = 'false';
+  root.dataset.frame = '';
 
   const svg = document.createElementNS(SVG_NS, 'svg');
   svg.setAttribute('viewBox', '0 0 200 240');
@@ -395,9 +411,15 @@ export function createCharacter(container, options = {}) {
   const marks = svg.querySelector('.yui-marks');
   let emotion = null;
   let motionTimer = null;
+  let frameTimer = null; // the next frame of a STEPPED motion
   const ambientTimers = { blink: null, breathe: null, other: null };
   let lastActivity = Date.now();
   let sleepy = false; // the rarer rhythm after a long idle
+  let away = false; // the core says the user is away (setAsleep)
+  let offScreen = false; // the window is not on screen (setHidden)
+  let dozing = false; // shown asleep now: the sleeping face, no ambient motion
+  let dozeTimer = null;
+  let awakeEmotion = null; // the face to wake up to
   let destroyed = false;
   let reactions = { ...DEFAULT_REACTIONS };
   let ambient = [...DEFAULT_AMBIENT];
@@ -436,6 +458,11 @@ export function createCharacter(container, options = {}) {
   function setEmotion(id) {
     if (destroyed) return;
     touch();
+    showEmotion(id);
+  }
+
+  /** Draw emotion `id` (no activity: the sleep uses it too). */
+  function showEmotion(id) {
     const draw = FACES[id];
     const image = sprites.emotions[id];
     if (!draw && !image) {
@@ -472,11 +499,13 @@ export function createCharacter(container, options = {}) {
     }
     // Restart: drop the running class and force a style flush so the animation starts over.
     clearTimeout(motionTimer);
+    stopFrames();
     for (const c of [...root.classList]) if (c.startsWith('yui-m-')) root.classList.remove(c);
     root.classList.remove('yui-sprite-hop');
     void root.offsetWidth;
     root.classList.add(`yui-m-${id}`);
     root.dataset.motion = id;
+    if (STEPPED[id] && !image) playFrames(STEPPED[id]);
     spriteMotion = image ? id : null;
     showLayer();
     // No image for the motion but an image on screen: a hop, so the cue is still seen (not
@@ -485,6 +514,7 @@ export function createCharacter(container, options = {}) {
       root.classList.add('yui-sprite-hop');
     }
     motionTimer = setTimeout(() => {
+      stopFrames();
       root.classList.remove(`yui-m-${id}`, 'yui-sprite-hop');
       root.dataset.motion = '';
       if (spriteMotion) {
@@ -492,6 +522,24 @@ export function createCharacter(container, options = {}) {
         showLayer();
       }
     }, ms);
+  }
+
+  /** Step through `frames` ([ms, data-frame]): one style change, so one paint, per frame. */
+  function playFrames(frames) {
+    const t0 = performance.now();
+    let i = 0;
+    const next = () => {
+      frameTimer = null;
+      root.dataset.frame = frames[i][1];
+      i += 1;
+      if (i < frames.length) frameTimer = setTimeout(next, Math.max(0, frames[i][0] - (performance.now() - t0)));
+    };
+    next();
+  }
+  function stopFrames() {
+    clearTimeout(frameTimer);
+    frameTimer = null;
+    if (root.dataset.frame) root.dataset.frame = '';
   }
 
   const isIdleMotion = (id) => id === 'breathe' || ambient.includes(id) || DEFAULT_AMBIENT.includes(id);
@@ -549,7 +597,8 @@ export function createCharacter(container, options = {}) {
 
   // Ambient motions: one-shots at random human-looking intervals, only while nothing else plays.
   // Three independent timers (blink, breathe, the others); none while the page is hidden.
-  const ambientOn = () => options.ambient !== false && !destroyed && document.visibilityState !== 'hidden';
+  const ambientOn = () =>
+    options.ambient !== false && !destroyed && !dozing && !offScreen && document.visibilityState !== 'hidden';
   const busy = () => !!root.dataset.motion || root.dataset.speaking === 'true';
   // A drawn motion is not seen while a sprite image covers the drawing: skip it, for free.
   const unseen = (id) => root.classList.contains('yui-sprite-on') && !sprites.motions[id];
@@ -585,12 +634,71 @@ export function createCharacter(container, options = {}) {
       ambientTimers[kind] = null;
     }
   }
-  /** Interaction or a turn: back to the awake rhythm if the character had gone sleepy. */
+  /**
+   * Interaction or a turn: back to the awake rhythm if the character had gone sleepy; a dozing
+   * character wakes for it, and dozes off again DOZE_AGAIN_MS after the last one while the user
+   * is still away.
+   */
   function touch() {
     lastActivity = Date.now();
-    if (sleepy) scheduleAllAmbient();
+    if (dozing) wake();
+    else if (sleepy) scheduleAllAmbient();
+    if (away) {
+      clearTimeout(dozeTimer);
+      dozeTimer = setTimeout(doze, DOZE_AGAIN_MS);
+    }
   }
-  const onVisibility = () => (document.visibilityState === 'hidden' ? stopAmbient() : scheduleAllAmbient());
+
+  /** Fall asleep: the sleeping face, every ambient timer stopped, nothing animates. */
+  function doze() {
+    if (dozing || destroyed || root.dataset.speaking === 'true') return;
+    dozing = true;
+    awakeEmotion = emotion;
+    stopAmbient();
+    root.dataset.asleep = 'true';
+    showEmotion('sleepy');
+  }
+
+  function wake() {
+    if (!dozing) return;
+    dozing = false;
+    root.dataset.asleep = 'false';
+    if (awakeEmotion) showEmotion(awakeEmotion);
+    sleepy = false;
+    scheduleAllAmbient();
+  }
+
+  /**
+   * The user is away (`true`: the character falls asleep) or back (`false`: it wakes). The core
+   * decides (yui_core::presence); a turn or a click still wakes the character for a while.
+   */
+  function setAsleep(on) {
+    if (destroyed) return;
+    away = !!on;
+    clearTimeout(dozeTimer);
+    dozeTimer = null;
+    if (away) doze();
+    else {
+      lastActivity = Date.now();
+      wake();
+    }
+  }
+  /**
+   * The window is off screen (`true`: hidden or iconified, as the shell sees it; WebKit may not)
+   * or back: nothing ambient plays while nobody can see it.
+   */
+  function setHidden(on) {
+    if (destroyed || offScreen === !!on) return;
+    offScreen = !!on;
+    if (offScreen) {
+      stopAmbient();
+    } else if (!dozing) {
+      scheduleAllAmbient();
+    }
+  }
+
+  const onVisibility = () =>
+    document.visibilityState === 'hidden' ? stopAmbient() : dozing || scheduleAllAmbient();
   document.addEventListener('visibilitychange', onVisibility);
 
   // Pointer: a press that moves past a few pixels is a drag, otherwise a click.
@@ -622,6 +730,8 @@ export function createCharacter(container, options = {}) {
     playMotion,
     setSpeaking,
     setState,
+    setAsleep,
+    setHidden,
     react,
     setVocab,
     setSprites,
@@ -629,6 +739,8 @@ export function createCharacter(container, options = {}) {
     destroy() {
       destroyed = true;
       clearTimeout(motionTimer);
+      clearTimeout(dozeTimer);
+      clearTimeout(frameTimer);
       stopAmbient();
       document.removeEventListener('visibilitychange', onVisibility);
       root.removeEventListener('pointerdown', onDown);

@@ -214,6 +214,24 @@ function wireChat() {
 }
 
 async function main() {
+  // The user away or back (the core's presence watch): listening before reading the context,
+  // so a change between the two is not lost; data-asleep on the stage is observable for tests.
+  let asleep = null;
+  const showAsleep = () => {
+    if (!character || asleep === null) return;
+    character.setAsleep(asleep);
+    stage.dataset.asleep = String(asleep);
+  };
+  // `hidden`: this window was unmapped (Show/Hide all) or mapped again.
+  await listen(EVENTS.presence, (p) => {
+    if (typeof p?.hidden === "boolean") {
+      character?.setHidden(p.hidden);
+      stage.dataset.hidden = String(p.hidden);
+    }
+    if (typeof p?.asleep !== "boolean") return;
+    asleep = p.asleep;
+    showAsleep();
+  }).catch((e) => console.warn("cannot listen for presence", e));
   let ctx;
   try {
     ctx = await windowContext();
@@ -229,6 +247,8 @@ async function main() {
   character = mountCharacter(ctx.preset, ctx.role, sprites);
   applyExpression(vocab, sprites);
   character.setState("idle");
+  asleep ??= ctx.asleep === true;
+  showAsleep();
   // Live refresh: the vocabulary saved in settings, or this preset's avatar (sprites) changed.
   listen(EVENTS.vocabChanged, () => refreshExpression()).catch((e) =>
     console.warn("cannot listen for vocabulary changes", e));

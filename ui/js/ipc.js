@@ -7,7 +7,7 @@ const tauri = () => {
   return t;
 };
 
-/** Bridge event names; mirror of BridgeEvent in src-tauri/src/windows.rs. */
+/** Bridge event names; mirror of BridgeEvent in src-tauri/src/bridge.rs. */
 export const EVENTS = Object.freeze({
   presetsChanged: "yui://presets-changed",
   switchesChanged: "yui://switches-changed",
@@ -18,6 +18,7 @@ export const EVENTS = Object.freeze({
   characterTurn: "yui://character-turn",
   connection: "yui://connection",
   bodyChanged: "yui://body-changed",
+  presence: "yui://presence",
 });
 
 /** The switch keys (settings keys in the store). */

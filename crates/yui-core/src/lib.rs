@@ -15,6 +15,7 @@ pub mod firstrun;
 pub mod logging;
 pub mod paths;
 pub mod playback;
+pub mod presence;
 pub mod presets;
 pub mod process;
 pub mod relations;

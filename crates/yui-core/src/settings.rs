@@ -16,6 +16,7 @@ pub const VOICE: &str = crate::voice::KEY;
 pub const TIMEOUTS: &str = crate::turn::sse::TIMEOUTS_KEY;
 pub const ENABLED_CLIENT_TOOLS: &str = crate::tools::command::select::KEY;
 pub const FIRST_RUN: &str = "yui.first_run";
+pub const SLEEP: &str = crate::presence::KEY;
 /// The contract's name: how many addressed turns may follow one user turn.
 pub const ADDRESSED_CHAIN_MAX: &str = "rate_limit.addressed_chain_max";
 /// [`ADDRESSED_CHAIN_MAX`] when it was never set.
@@ -134,6 +135,13 @@ pub const KNOWN: &[Known] = &[
             _ => Err(CoreError::invalid("yui.first_run must be {\"done\": true|false}")),
         },
         doc: "Whether the first-run greeting (and the search for a local model server) has happened.",
+    },
+    Known {
+        key: SLEEP,
+        kind: "object {\"after_minutes\": integer 0-1440}",
+        default: crate::presence::default_value,
+        validate: |v| crate::presence::after_from_value(v).map(drop),
+        doc: "The characters fall asleep after the user has given no keyboard or pointer input for after_minutes (10), and wake at the next input; asleep they show a sleeping face and play no ambient motion. 0: never asleep.",
     },
     Known {
         key: ADDRESSED_CHAIN_MAX,

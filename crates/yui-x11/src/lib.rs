@@ -8,7 +8,9 @@
 //!   the work area is `_NET_WORKAREA` cut to each monitor ([`monitors`]);
 //! - a change signal driven by X events (PropertyNotify, ConfigureNotify, Map/Unmap/Destroy) read
 //!   on one thread that blocks in `wait_for_event`: no polling ([`X11Desktop::connect`]);
-//! - screen capture with `GetImage` on the root window, in memory only ([`capture`]).
+//! - screen capture with `GetImage` on the root window, in memory only ([`capture`]);
+//! - the user's input idle time from the screen-saver extension (`idle.rs`), for the
+//!   characters' sleep (`yui_core::presence`).
 //!
 //! Each query pipelines its requests (all sent, then all replies read): one round trip for the
 //! whole window list. What was read is kept until an X event says it changed (`cache.rs`): while
@@ -16,6 +18,7 @@
 
 mod cache;
 pub mod capture;
+mod idle;
 pub mod monitors;
 pub mod windows;
 

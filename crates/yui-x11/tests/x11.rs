@@ -478,3 +478,63 @@ async fn x11_capture_leaves_out_own_windows_and_writes_no_files() {
     );
     assert_eq!(after.1, before.1, "no new file in the data dir");
 }
+
+/// The user's idle time is the server's: it grows while nobody touches the display and starts
+/// again at a pointer move (XTest stands in for the user); the core's presence watch puts the
+/// characters to sleep on it and wakes them at the next input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x11_idle_time_grows_without_input_and_a_pointer_move_resets_it_and_wakes_them() {
+    use x11rb::connection::Connection as _;
+    use x11rb::protocol::xtest::ConnectionExt as _;
+    use yui_core::presence::{self, InputIdle, Pace};
+    let _g = lock().await;
+    let s = Session::xvfb();
+    let conn = s.conn();
+    let host = X11Desktop::connect(Some(&s.display), None).unwrap();
+    let pointer_move = |x: i16| {
+        let root = conn.setup().roots[0].root;
+        // MotionNotify (6), absolute.
+        conn.xtest_fake_input(6, 0, x11rb::CURRENT_TIME, root, x, 300, 0)
+            .unwrap();
+        x11rb::wrapper::ConnectionExt::sync(&*conn).unwrap();
+    };
+    pointer_move(10);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let idle = host.idle_for().unwrap();
+    assert!(
+        idle >= Duration::from_millis(600),
+        "idle {idle:?} after 700 ms"
+    );
+    assert!(idle < Duration::from_secs(5), "idle {idle:?}");
+    pointer_move(400);
+    let idle = host.idle_for().unwrap();
+    assert!(
+        idle < Duration::from_millis(300),
+        "idle {idle:?} just after a move"
+    );
+
+    let (tx, mut rx) = tokio::sync::watch::channel(false);
+    let stop = CancellationToken::new();
+    let pace = Pace {
+        wake_check: Duration::from_millis(20),
+        recheck: Duration::from_millis(200),
+    };
+    let idle: Arc<dyn InputIdle> = host.clone();
+    tokio::spawn(presence::watch(
+        idle,
+        || Some(Duration::from_millis(500)),
+        tx,
+        pace,
+        stop.clone(),
+    ));
+    tokio::time::timeout(Duration::from_secs(3), rx.wait_for(|a| *a))
+        .await
+        .expect("asleep after 500 ms without input")
+        .unwrap();
+    pointer_move(700);
+    tokio::time::timeout(Duration::from_secs(1), rx.wait_for(|a| !*a))
+        .await
+        .expect("awake after a pointer move")
+        .unwrap();
+    stop.cancel();
+}

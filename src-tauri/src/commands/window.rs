@@ -1,6 +1,7 @@
 //! Window commands: who am I (label, role, preset) and open the settings, quick and phone windows.
 
 use crate::error::CmdResult;
+use crate::state::AppState;
 use crate::windows::{self, WindowLabel};
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime, WebviewWindow};
@@ -15,6 +16,8 @@ pub struct WindowContext {
     pub role: &'static str,
     /// The preset a character or phone window shows; `null` for settings and quick.
     pub preset: Option<Preset>,
+    /// Whether the characters are asleep now (later changes come as `yui://presence`).
+    pub asleep: bool,
 }
 
 #[tauri::command]
@@ -30,6 +33,7 @@ pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<W
         label: label.as_label(),
         role: label.role(),
         preset,
+        asleep: window.state::<AppState>().asleep(),
     })
 }
 
