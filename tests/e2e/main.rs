@@ -15,8 +15,12 @@ mod expression;
 mod fake_backend;
 mod firstrun;
 mod ipc_surface;
+mod memory;
 mod presence;
+#[allow(dead_code)]
+mod procstat;
 mod relations;
+mod soak;
 mod webdriver;
 mod windows;
 

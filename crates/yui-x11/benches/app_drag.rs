@@ -4,11 +4,13 @@
 //! figures (like `capture.rs`), run by `tests/e2e/drag_cpu.sh`, which starts the display, the
 //! window manager, the compositor and tauri-driver and builds the release app. It lives here,
 //! not among the app's tests, so it builds in release without the app's test-only dependencies;
-//! it shares the end-to-end tests' WebDriver client and scripted backend (`tests/e2e/`).
+//! it shares the end-to-end tests' WebDriver client and scripted backend, and the measuring
+//! programs' launch and `/proc` reading (`tests/e2e/procstat.rs`), with `footprint.rs`.
 //!
 //! The character gets on the window the real way: a scripted model backend (the test kit's)
 //! answers the chat message with a `body_action sit_on_window` call. CPU is read from
-//! `/proc/<pid>/stat` (utime + stime) of the app and all its descendants, per process.
+//! `/proc/<pid>/stat` (utime + stime) of the app and all its descendants, per process
+//! (`procstat.rs`).
 //!
 //! Env: `YUI_APP_BIN` (the app to run), `TAURI_DRIVER_URL`, `DISPLAY`; `YUI_DRAG_IDLE_SECS`
 //! (idle and sitting windows, default 60), `YUI_DRAG_SECS` (default 10), `YUI_DRAG_SETTLE_SECS`
@@ -19,9 +21,13 @@
 #[path = "../../../tests/e2e/fake_backend.rs"]
 mod fake_backend;
 #[allow(dead_code)]
+#[path = "../../../tests/e2e/procstat.rs"]
+mod procstat;
+#[allow(dead_code)]
 #[path = "../../../tests/e2e/webdriver.rs"]
 mod webdriver;
 
+use procstat::{clock_ticks, sample, secs, usage};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,15 +46,6 @@ use yui_testkit::sse;
 fn seed(dir: &Path, f: impl FnOnce(&Store)) {
     let store = Store::open(dir.join(yui_core::paths::DB_FILE)).expect("open store");
     f(&store);
-}
-
-fn secs(var: &str, default: u64) -> Duration {
-    Duration::from_secs(
-        std::env::var(var)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default),
-    )
 }
 
 const PERCH: (i16, i16, u16, u16) = (300, 500, 800, 400);
@@ -101,95 +98,6 @@ fn open_perch(conn: &RustConnection, root: Window) -> Window {
     conn.map_window(id).unwrap();
     conn.flush().unwrap();
     id
-}
-
-/// The running app (`exe`) started on `data_dir` (its command line names the dir).
-fn app_pid(exe: &Path, data_dir: &Path) -> Option<u32> {
-    let exe = exe.canonicalize().ok()?;
-    let want = data_dir.display().to_string();
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
-        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-        let running = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
-        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        let cmd = String::from_utf8_lossy(&cmd);
-        (running == exe && cmd.split('\0').any(|a| a == want)).then_some(pid)
-    })
-}
-
-fn descendants(pid: u32, out: &mut Vec<u32>) {
-    out.push(pid);
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return;
-    };
-    for t in tasks.flatten() {
-        let children = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
-        for c in children.split_whitespace().filter_map(|c| c.parse().ok()) {
-            descendants(c, out);
-        }
-    }
-}
-
-/// `(comm, utime + stime)` of a process, in clock ticks.
-fn ticks(pid: u32) -> Option<(String, u64)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // comm is in parentheses and may hold spaces: the fields after the last ')' are fixed.
-    let (head, rest) = stat.rsplit_once(')')?;
-    // comm is cut to 15 bytes: name the process by its executable where it can be read.
-    let comm = std::fs::read_link(format!("/proc/{pid}/exe"))
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| head.split_once('(').map_or("?", |c| c.1).to_string());
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // After ')': state is field 3, so utime (14) and stime (15) are at 11 and 12.
-    Some((
-        comm,
-        f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?,
-    ))
-}
-
-/// Ticks of every process in the app's tree, and of the context processes.
-fn sample(app: u32, context: &[(String, u32)]) -> BTreeMap<u32, (String, u64)> {
-    let mut pids = Vec::new();
-    descendants(app, &mut pids);
-    let mut out: BTreeMap<u32, (String, u64)> = pids
-        .into_iter()
-        .filter_map(|p| Some((p, ticks(p)?)))
-        .collect();
-    // The app itself under one name, whatever its binary is called (a copy of an older build).
-    if let Some(e) = out.get_mut(&app) {
-        e.0 = "yui-app".into();
-    }
-    for (name, pid) in context {
-        if let Some((_, t)) = ticks(*pid) {
-            out.insert(*pid, (format!("({name})"), t));
-        }
-    }
-    out
-}
-
-/// Per process name: % of one core between two samples over `span`.
-fn usage(
-    before: &BTreeMap<u32, (String, u64)>,
-    after: &BTreeMap<u32, (String, u64)>,
-    span: Duration,
-    hz: f64,
-) -> BTreeMap<String, f64> {
-    let mut out = BTreeMap::new();
-    for (pid, (comm, t1)) in after {
-        let t0 = before.get(pid).map_or(0, |(_, t)| *t);
-        *out.entry(comm.clone()).or_insert(0.0) +=
-            t1.saturating_sub(t0) as f64 / hz / span.as_secs_f64() * 100.0;
-    }
-    out
-}
-
-fn clock_ticks() -> f64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
 }
 
 /// Where the perch and the main window are now, read from the X server.
@@ -258,24 +166,7 @@ async fn main() {
         fake_backend::point_at(st, &base_url, Transport::ChatCompletions)
     });
 
-    let s = webdriver::Driver::from_env()
-        .new_session(
-            &app,
-            &["--data-dir".into(), dir.path().display().to_string()],
-        )
-        .await
-        .expect("a WebDriver session (is tauri-driver running?)");
-    s.wait_for_labels(&["main"], Duration::from_secs(60))
-        .await
-        .expect("the main window");
-    s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        "return !!document.querySelector('#character [data-emotion]')",
-        Duration::from_secs(30),
-    )
-    .await
-    .expect("the character drawn");
-    let pid = app_pid(&app, dir.path()).expect("the app process");
+    let (s, pid) = procstat::launch(&app, dir.path()).await;
     let host = yui_x11::X11Desktop::connect(None, Some(pid)).expect("X11 host");
     // Start-up work (first paint, the web process's caches) is not idling.
     tokio::time::sleep(settle).await;
