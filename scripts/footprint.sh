@@ -18,7 +18,9 @@
 #   --short   CI-like lengths: 120 s idle, 100 turns, 10 s CPU windows
 # Env: DISPLAY_NUM (default 94), DRIVER_PORT (default 4494; WebKitWebDriver gets +1),
 # YUI_SOAK_IDLE_SECS (3600), YUI_SOAK_TURNS (500), YUI_SOAK_WINDOW_SECS (60),
-# YUI_SOAK_SETTLE_SECS (30), YUI_SOAK_EXTRA=0 (no second launch), YUI_APP_BIN (another build).
+# YUI_SOAK_SETTLE_SECS (30), YUI_SOAK_EXTRA=0 (no second launch), YUI_SOAK_LEAK_KIB=N (keep N KiB
+# a turn alive in the page on purpose: the growth check must fail), YUI_APP_BIN (another build of
+# the app, e.g. a copy of the binary a run measured: then the app is not built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFILE=release
@@ -51,12 +53,12 @@ if [ "$PROFILE" = release ]; then
     exit 1
   fi
   echo "footprint: building the release app and the measuring program"
-  cargo build --release -p yui-app --bin yui-app
+  [ -n "${YUI_APP_BIN:-}" ] || cargo build --release -p yui-app --bin yui-app
   # With the app selected too, its dependencies keep the release build's features (fewer rebuilds).
   BUILD=(cargo bench -p yui-app -p yui-x11 --bench footprint --no-run)
 else
   echo "footprint: building the debug app and the measuring program"
-  cargo build -p yui-app --bin yui-app
+  [ -n "${YUI_APP_BIN:-}" ] || cargo build -p yui-app --bin yui-app
   BUILD=(cargo test -p yui-app -p yui-x11 --bench footprint --no-run)
 fi
 "${BUILD[@]}"

@@ -4,7 +4,7 @@
 //! (anonymous + shared PSS over its processes, `soak_report.rs`) growing more than
 //! [`TURNS_LIMIT_MIB`] over the turns or [`IDLE_LIMIT_MIB`] while idle. The app grows ~14 MiB over
 //! its first 100 turns (the web process warming up) with ~1 MiB between runs, and by ±0.1 MiB
-//! idle (docs/PERFORMANCE.md, "Memory soak"); a leak of ~60 KiB a turn or more fails. The full
+//! idle (docs/PERFORMANCE.md, "Memory soak"); a leak of ~110 KiB a turn or more fails. The full
 //! soak and its 5 MiB goal are `scripts/footprint.sh`.
 //!
 //! Env: `YUI_SOAK_IDLE_SECS` (60), `YUI_SOAK_TURNS` (100), `YUI_SOAK_WINDOW_SECS` (10), and
@@ -14,7 +14,7 @@ use super::{app_binary, procstat::secs, soak};
 use std::time::Duration;
 
 /// Growth of the app's own memory over the turns that fails CI, MiB.
-const TURNS_LIMIT_MIB: f64 = 20.0;
+const TURNS_LIMIT_MIB: f64 = 25.0;
 /// Growth of the app's own memory while idle that fails CI, MiB.
 const IDLE_LIMIT_MIB: f64 = 5.0;
 
