@@ -37,19 +37,15 @@ pub fn run_app<R: Runtime>(builder: Builder<R>, state: AppState) -> tauri::Resul
 /// store, tray, character windows.
 pub fn run() {
     // First, while this is the only thread: WebKit reads it at start.
-    let no_compositing = webkit::choose_rendering();
+    let webkit = webkit::choose_rendering();
     let paths = Paths::resolve(yui_core::paths::data_dir_arg(std::env::args().skip(1)));
     // Kept for the life of the process: dropping it stops the log file writer.
     let _log = yui_core::logging::init(&paths.log_dir, true);
     tracing::info!(data_dir = %paths.data_dir.display(), "starting YUI");
     tracing::info!(
-        compositing = !no_compositing,
-        "WebKit paints {}",
-        if no_compositing {
-            "without compositing (YUI_WEBKIT_COMPOSITING=1 keeps it)"
-        } else {
-            "as set in the environment"
-        }
+        compositing_off = webkit.compositing_off,
+        memory_monitor_off = webkit.memory_monitor_off,
+        "WebKit settings YUI chose (src-tauri/src/webkit.rs)"
     );
     // `--no-client-tools`: declare and run none of the configured command tools.
     yui_core::tools::command::init(std::env::args().any(|a| a == "--no-client-tools"));

@@ -39,7 +39,11 @@ pub fn watch<R: Runtime>(_window: &WebviewWindow<R>) {}
 
 fn tell<R: Runtime>(w: &WebviewWindow<R>, hidden: bool) {
     tracing::debug!(label = w.label(), hidden, "window visibility");
-    if let Err(e) = w.emit_to(w.label(), BridgeEvent::Presence.name(), json!({ "hidden": hidden })) {
+    if let Err(e) = w.emit_to(
+        w.label(),
+        BridgeEvent::Presence.name(),
+        json!({ "hidden": hidden }),
+    ) {
         tracing::warn!(label = w.label(), error = %e, "emit failed");
     }
 }

@@ -6,16 +6,39 @@
 //! against 1.4 % without, main + 2 pets idle, and ~75 MiB less memory (docs/PERFORMANCE.md,
 //! "Idle CPU"). Transparency is the same either way (the window's RGBA visual).
 //!
-//! `YUI_WEBKIT_COMPOSITING=1` keeps WebKit's own choice; a `WEBKIT_DISABLE_COMPOSITING_MODE` the
-//! user set is left as it is.
+//! It also turns off WebKit's memory pressure monitor (`WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR=1`):
+//! it reads `/proc/meminfo` and the cgroup files every 5 s in the app, and makes the web process
+//! read its whole `/proc/self/smaps` every 30 s, which is nearly all an asleep or hidden app
+//! does (0.12 % of a core against 0.03 % without). Its job, telling pages to drop caches under
+//! system memory pressure, matters little for a few small pages whose memory is watched by
+//! YUI's own soak (`scripts/footprint.sh`).
+//!
+//! `YUI_WEBKIT_COMPOSITING=1` and `YUI_WEBKIT_MEMORY_MONITOR=1` keep WebKit's own choice; a
+//! `WEBKIT_*` variable the user set is left as it is.
+
+/// What [`choose_rendering`] changed.
+#[derive(Debug, Clone, Copy)]
+pub struct Choice {
+    pub compositing_off: bool,
+    pub memory_monitor_off: bool,
+}
 
 /// Choose before any thread starts (the environment is read by WebKit and its child processes).
-/// Returns whether compositing was turned off here.
-pub fn choose_rendering() -> bool {
-    let keep = std::env::var_os("YUI_WEBKIT_COMPOSITING").is_some_and(|v| v == "1");
-    if keep || std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_some() {
+pub fn choose_rendering() -> Choice {
+    Choice {
+        compositing_off: set_unless("WEBKIT_DISABLE_COMPOSITING_MODE", "YUI_WEBKIT_COMPOSITING"),
+        memory_monitor_off: set_unless(
+            "WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR",
+            "YUI_WEBKIT_MEMORY_MONITOR",
+        ),
+    }
+}
+
+/// Set `var=1` unless the user set it, or set `keep=1` to keep WebKit's default.
+fn set_unless(var: &str, keep: &str) -> bool {
+    if std::env::var_os(keep).is_some_and(|v| v == "1") || std::env::var_os(var).is_some() {
         return false;
     }
-    std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    std::env::set_var(var, "1");
     true
 }

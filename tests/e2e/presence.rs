@@ -47,8 +47,9 @@ async fn characters_fall_asleep_when_the_user_is_away_and_wake_at_the_next_input
         .await
         .unwrap_or_else(|e| panic!("{label} did not fall asleep: {e}"));
     }
-    // Asleep for a while: the sleeping face, and no motion or frame in 4 s (awake, a blink comes
-    // every 3–7 s and a breath every 7–14 s).
+    // Asleep for a while: the sleeping face, and no motion or frame in 4 s (awake, the two
+    // share the ambient budget: a blink every 7–16 s each, so this alone proves little; the
+    // face and data-asleep are the check).
     s.switch_to_label("main").await.unwrap();
     let seen = s
         .exec_async(

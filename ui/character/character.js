@@ -2,7 +2,8 @@
 //
 // createCharacter(container, {palette, size, sprites}) draws one character in `container` and
 // returns { setEmotion(id), playMotion(id), setSpeaking(bool), setState(name), react(trigger),
-//     setVocab(vocab), setSprites(sprites), setAsleep(bool), setHidden(bool), destroy(), element }
+//     setVocab(vocab), setSprites(sprites), setAsleep(bool), setHidden(bool),
+//     setCrowd(n), destroy(), element }
 // Every default emotion of the vocabulary (docs/cue-contract.md) is a distinct face, every
 // default motion a CSS animation but the ambient ones, which step through a few frames (STEPPED).
 // Ambient motions play by themselves while idle (see AMBIENT for the rhythm: idle must cost next
@@ -112,16 +113,18 @@ const DEFAULT_REACTIONS = { clicked: ['flinch', 'giggle'], dragged: ['dangle'] }
 const DEFAULT_AMBIENT = ['blink', 'sway'];
 
 /**
- * The ambient rhythm: [min, max] ms between two plays of each kind, awake and sleepy. Every
- * frame of an animation repaints the whole transparent window (tens of % of a core at 60 fps),
- * so ambient motions are rare one-shots of a few frames and nothing runs in between. After
- * `sleepyAfterMs` without interaction or turns the character only blinks, slowly; while the
- * window is hidden nothing is scheduled at all.
+ * The ambient rhythm: [min, max] ms between two plays of each kind, awake and sleepy, for one
+ * character alone on screen. Every frame costs a repaint of the window (about 5 ms of CPU across
+ * the app and WebKit, docs/PERFORMANCE.md "Idle CPU"), so ambient motions are rare one-shots of
+ * a few frames (STEPPED) and nothing runs in between. The desktop shares one budget: with n
+ * characters on screen each waits n times as long (setCrowd), so idle costs the same however
+ * many there are. After `sleepyAfterMs` without interaction or turns the character only blinks,
+ * slowly; while the window is hidden or the character asleep nothing is scheduled at all.
  */
 export const AMBIENT = {
-  blink: [3000, 7000],
-  breathe: [7000, 14000],
-  other: [25000, 50000], // sway and the vocabulary's other ambient motions
+  blink: [3500, 8000],
+  breathe: [8000, 16000],
+  other: [30000, 60000], // sway and the vocabulary's other ambient motions
   sleepyBlink: [20000, 30000],
   retry: [600, 1600], // a blink put off while another motion plays
   sleepyAfterMs: 10 * 60 * 1000,
@@ -417,6 +420,7 @@ export function createCharacter(container, options = {}) {
   let sleepy = false; // the rarer rhythm after a long idle
   let away = false; // the core says the user is away (setAsleep)
   let offScreen = false; // the window is not on screen (setHidden)
+  let crowd = 1; // characters on screen: the ambient waits are this many times longer
   let dozing = false; // shown asleep now: the sleeping face, no ambient motion
   let dozeTimer = null;
   let awakeEmotion = null; // the face to wake up to
@@ -618,7 +622,7 @@ export function createCharacter(container, options = {}) {
     // Sleepy: a slow blink only; the other kinds wait for the next activity.
     if (sleepy && kind !== 'blink') return;
     // Something else playing (a breath, a cue) only delays a blink a little; the others wait.
-    const wait = retry ? between(AMBIENT.retry) : between(sleepy ? AMBIENT.sleepyBlink : AMBIENT[kind]);
+    const wait = retry ? between(AMBIENT.retry) : crowd * between(sleepy ? AMBIENT.sleepyBlink : AMBIENT[kind]);
     ambientTimers[kind] = setTimeout(() => {
       ambientTimers[kind] = null;
       const id = ambientPlays[kind]();
@@ -697,6 +701,14 @@ export function createCharacter(container, options = {}) {
     }
   }
 
+  /** `n` characters are on screen: they share the ambient budget (waits n times as long). */
+  function setCrowd(n) {
+    const next = Number.isFinite(n) && n >= 1 ? Math.floor(n) : 1;
+    if (destroyed || next === crowd) return;
+    crowd = next;
+    if (ambientOn()) scheduleAllAmbient();
+  }
+
   const onVisibility = () =>
     document.visibilityState === 'hidden' ? stopAmbient() : dozing || scheduleAllAmbient();
   document.addEventListener('visibilitychange', onVisibility);
@@ -732,6 +744,7 @@ export function createCharacter(container, options = {}) {
     setState,
     setAsleep,
     setHidden,
+    setCrowd,
     react,
     setVocab,
     setSprites,

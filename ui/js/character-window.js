@@ -249,11 +249,14 @@ async function main() {
   character.setState("idle");
   asleep ??= ctx.asleep === true;
   showAsleep();
+  // The characters on screen share one ambient budget (character.js, AMBIENT).
+  character.setCrowd(ctx.open_characters ?? 1);
   // Live refresh: the vocabulary saved in settings, or this preset's avatar (sprites) changed.
   listen(EVENTS.vocabChanged, () => refreshExpression()).catch((e) =>
     console.warn("cannot listen for vocabulary changes", e));
   let avatar = JSON.stringify(ctx.preset?.avatar ?? null);
   listen(EVENTS.presetsChanged, (list) => {
+    if (Array.isArray(list)) character.setCrowd(list.filter((p) => p.is_open).length);
     const me = Array.isArray(list) ? list.find((p) => p.id === ctx.preset?.id) : null;
     const next = JSON.stringify(me?.avatar ?? null);
     if (me && next !== avatar) {

@@ -18,6 +18,9 @@ pub struct WindowContext {
     pub preset: Option<Preset>,
     /// Whether the characters are asleep now (later changes come as `yui://presence`).
     pub asleep: bool,
+    /// How many characters are open (they share one ambient budget; later changes come with
+    /// `yui://presets-changed`).
+    pub open_characters: usize,
 }
 
 #[tauri::command]
@@ -34,6 +37,8 @@ pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<W
         role: label.role(),
         preset,
         asleep: window.state::<AppState>().asleep(),
+        open_characters: yui_core::presets::list_open(&window.state::<AppState>().store)
+            .map_or(1, |l| l.len()),
     })
 }
 
