@@ -5,7 +5,7 @@
 # Needs: Xvfb, openbox (optional), WebKitWebDriver (webkit2gtk-driver), tauri-driver
 # (`cargo install tauri-driver --locked`), and the Tauri build deps (libwebkit2gtk-4.1-dev, ...).
 # Usage: tests/e2e/run.sh [TEST_NAME_FILTER...] (passed to the test binary; none runs every test).
-# Env: DISPLAY_NUM (default 99); DRIVER_PORT (default 4444; WebKitWebDriver gets DRIVER_PORT+1); E2E_SCREENSHOT=path.png to capture the screen (two characters,
+# Env: YUI_APP_BIN (the app to test, e.g. target/release/yui-app; default the debug build); DISPLAY_NUM (default 99); DRIVER_PORT (default 4444; WebKitWebDriver gets DRIVER_PORT+1); E2E_SCREENSHOT=path.png to capture the screen (two characters,
 # the main one answering in its bubble) during the chat test, e.g. E2E_SCREENSHOT=docs/img/screenshot.png.
 set -euo pipefail
 
@@ -77,7 +77,7 @@ if [ -n "${E2E_SCREENSHOT:-}" ]; then
   mkdir -p "$(dirname "$E2E_SCREENSHOT")"
   export YUI_E2E_SCREENSHOT="$(cd "$(dirname "$E2E_SCREENSHOT")" && pwd)/$(basename "$E2E_SCREENSHOT")"
 fi
-YUI_APP_BIN="$PWD/target/debug/yui-app" cargo test -p yui-app --test e2e -- --ignored --test-threads=1 "$@" || status=$?
+YUI_APP_BIN="${YUI_APP_BIN:-$PWD/target/debug/yui-app}" cargo test -p yui-app --test e2e -- --ignored --test-threads=1 "$@" || status=$?
 if [ -n "${YUI_E2E_SCREENSHOT:-}" ] && [ -f "$YUI_E2E_SCREENSHOT" ] && command -v convert >/dev/null; then
   # The characters stand at the bottom right: keep that corner of the 1280x800 screen.
   convert "$YUI_E2E_SCREENSHOT" -gravity SouthEast -crop 640x440+0+0 +repage "$YUI_E2E_SCREENSHOT"
