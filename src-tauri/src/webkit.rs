@@ -14,7 +14,8 @@
 //! YUI's own soak (`scripts/footprint.sh`).
 //!
 //! `YUI_WEBKIT_COMPOSITING=1` and `YUI_WEBKIT_MEMORY_MONITOR=1` keep WebKit's own choice; a
-//! `WEBKIT_*` variable the user set is left as it is.
+//! `WEBKIT_*` variable the user set is left as it is. What YUI sets here is for its own web
+//! views: the process runner keeps it from the programs YUI starts (`yui_core::process`).
 
 /// What [`choose_rendering`] changed.
 #[derive(Debug, Clone, Copy)]
@@ -24,14 +25,25 @@ pub struct Choice {
 }
 
 /// Choose before any thread starts (the environment is read by WebKit and its child processes).
+/// What YUI sets is kept from the processes YUI starts (the browser, voice, command tools).
 pub fn choose_rendering() -> Choice {
-    Choice {
-        compositing_off: set_unless("WEBKIT_DISABLE_COMPOSITING_MODE", "YUI_WEBKIT_COMPOSITING"),
-        memory_monitor_off: set_unless(
-            "WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR",
-            "YUI_WEBKIT_MEMORY_MONITOR",
-        ),
-    }
+    const COMPOSITING: &str = "WEBKIT_DISABLE_COMPOSITING_MODE";
+    const MEMORY: &str = "WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR";
+    let choice = Choice {
+        compositing_off: set_unless(COMPOSITING, "YUI_WEBKIT_COMPOSITING"),
+        memory_monitor_off: set_unless(MEMORY, "YUI_WEBKIT_MEMORY_MONITOR"),
+    };
+    let mine = [
+        (choice.compositing_off, COMPOSITING),
+        (choice.memory_monitor_off, MEMORY),
+    ];
+    yui_core::process::keep_env_to_self(
+        mine.iter()
+            .filter(|(set, _)| *set)
+            .map(|(_, v)| v.to_string())
+            .collect(),
+    );
+    choice
 }
 
 /// Set `var=1` unless the user set it, or set `keep=1` to keep WebKit's default.

@@ -102,6 +102,12 @@ pub fn own_group(cmd: &mut Command) {
 /// replaced, e.g. a package upgrade, or was just written) is retried briefly.
 pub async fn spawn(cmd: &mut Command) -> std::io::Result<(Child, Group)> {
     own_group(cmd);
+    for var in own_env() {
+        // Unless the caller set it for this child on purpose.
+        if !cmd.as_std().get_envs().any(|(k, _)| k == var.as_str()) {
+            cmd.env_remove(var);
+        }
+    }
     cmd.kill_on_drop(true);
     let mut tries = 0;
     loop {
@@ -117,6 +123,18 @@ pub async fn spawn(cmd: &mut Command) -> std::io::Result<(Child, Group)> {
             }
         }
     }
+}
+
+static OWN_ENV: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Environment variables this process set for itself (the app's WebKit settings): no child gets
+/// them, so a user's browser or tool runs as the user configured it. Set once, at start.
+pub fn keep_env_to_self(vars: Vec<String>) {
+    let _ = OWN_ENV.set(vars);
+}
+
+fn own_env() -> &'static [String] {
+    OWN_ENV.get().map_or(&[], Vec::as_slice)
 }
 
 /// How a driven child ended.
@@ -348,4 +366,34 @@ pub fn signal_name(sig: i32) -> String {
     }
     #[cfg(not(unix))]
     format!("SIG{sig}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the app set for itself (its WebKit settings) reaches no child, unless the caller set
+    /// it for that child; the rest of the environment does.
+    #[tokio::test]
+    async fn children_do_not_inherit_what_the_app_kept_to_itself() {
+        std::env::set_var("YUI_TEST_KEPT", "1");
+        std::env::set_var("YUI_TEST_SHARED", "1");
+        keep_env_to_self(vec!["YUI_TEST_KEPT".into()]);
+        let spec = || RunSpec {
+            stdin: None,
+            max_capture: 1024,
+            deadline: Instant::now() + Duration::from_secs(10),
+            grace: DEFAULT_GRACE,
+            drain: Duration::from_secs(1),
+        };
+        let script = "echo ${YUI_TEST_KEPT:-unset} ${YUI_TEST_SHARED:-unset}";
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", script]);
+        let out = run(cmd, spec(), &CancellationToken::new()).await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "unset 1");
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", script]).env("YUI_TEST_KEPT", "2");
+        let out = run(cmd, spec(), &CancellationToken::new()).await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2 1");
+    }
 }
