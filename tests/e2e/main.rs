@@ -44,7 +44,11 @@ async fn launch(data_dir: &Path) -> Session {
     // characters would fall asleep mid-test: off unless the test set it (presence.rs does).
     // (A store that does not open is a test's damaged file: left as it is.)
     if let Ok(store) = Store::open(data_dir.join(yui_core::paths::DB_FILE)) {
-        if yui_core::store::kv::get(&store, settings::SLEEP).ok().flatten().is_none() {
+        if yui_core::store::kv::get(&store, settings::SLEEP)
+            .ok()
+            .flatten()
+            .is_none()
+        {
             settings::set(&store, settings::SLEEP, &json!({"after_minutes": 0})).unwrap();
         }
     }
