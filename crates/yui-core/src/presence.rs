@@ -62,8 +62,9 @@ pub fn after_from_value(v: &Value) -> Result<Option<Duration>> {
 
 /// The threshold in effect (an unreadable value reads as the default).
 pub fn after(store: &Store) -> Option<Duration> {
-    crate::settings::get(store, KEY)
+    crate::store::kv::get(store, KEY)
         .ok()
+        .flatten()
         .and_then(|v| after_from_value(&v).ok())
         .unwrap_or(Some(Duration::from_secs(DEFAULT_AFTER_MINUTES * 60)))
 }
@@ -260,6 +261,21 @@ mod tests {
         tokio::time::sleep(ms(300)).await;
         assert!(!*rx.borrow());
         stop.cancel();
+    }
+
+    #[test]
+    fn the_threshold_is_read_from_the_store_with_the_default_when_unset_or_unreadable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("yui.sqlite3")).unwrap();
+        let min = Duration::from_secs(60);
+        assert_eq!(after(&store), Some(10 * min));
+        crate::settings::set(&store, KEY, &json!({"after_minutes": 3})).unwrap();
+        assert_eq!(after(&store), Some(3 * min));
+        crate::settings::set(&store, KEY, &json!({"after_minutes": 0})).unwrap();
+        assert_eq!(after(&store), None);
+        // Written around the validation (an older build, a hand edit): read as the default.
+        crate::store::kv::put(&store, KEY, &json!({"after_minutes": "soon"})).unwrap();
+        assert_eq!(after(&store), Some(10 * min));
     }
 
     #[test]

@@ -13,6 +13,7 @@ const DOMAINS: &[&str] = &[
     "crate::turn::sse::",
     "crate::tools::command::select::",
     "crate::avatar::",
+    "crate::presence::",
 ];
 
 /// The source files of a module path: `src/a/b.rs`, or every file under `src/a/b/`.
