@@ -302,9 +302,17 @@ pub async fn run(plan: &Plan) -> Report {
     }
     tokio::time::sleep(plan.settle).await;
 
+    let total = |pid: u32| {
+        let m = procstat::memory(pid);
+        (
+            m.values().map(|(_, m)| m.pss).sum::<u64>(),
+            m.values().map(|(_, m)| m.own()).sum::<u64>(),
+        )
+    };
     let mut report = Report {
         checkpoints: vec![checkpoint("start", pid, plan, hz).await],
         samples: Vec::new(),
+        idle_samples: Vec::new(),
         turns_done: 0,
         turns_failed: Vec::new(),
         cues_seen: 0,
@@ -313,19 +321,27 @@ pub async fn run(plan: &Plan) -> Report {
         one_pet: None,
     };
     println!("soak: idling {} s", plan.idle.as_secs());
-    tokio::time::sleep(plan.idle).await;
+    // A line every 5 minutes: when idle growth happens (a warm-up, or all along).
+    let idle_start = Instant::now();
+    while idle_start.elapsed() < plan.idle {
+        let left = plan.idle.saturating_sub(idle_start.elapsed());
+        tokio::time::sleep(left.min(Duration::from_secs(300))).await;
+        let (pss, own) = total(pid);
+        report
+            .idle_samples
+            .push((idle_start.elapsed().as_secs(), pss, own));
+        println!(
+            "soak: idle {:>4} s, total PSS {:.1} MiB (anon + shmem {:.1} MiB)",
+            idle_start.elapsed().as_secs(),
+            pss as f64 / 1024.0,
+            own as f64 / 1024.0
+        );
+    }
     report
         .checkpoints
         .push(checkpoint("after idle", pid, plan, hz).await);
 
     println!("soak: {} turns over {} windows", plan.turns, seats.len());
-    let total = |pid: u32| {
-        let m = procstat::memory(pid);
-        (
-            m.values().map(|(_, m)| m.pss).sum::<u64>(),
-            m.values().map(|(_, m)| m.own()).sum::<u64>(),
-        )
-    };
     let (pss, own) = total(pid);
     report.samples.push((0, pss, own));
     let t = Instant::now();

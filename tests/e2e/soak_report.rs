@@ -57,6 +57,8 @@ pub struct Report {
     pub checkpoints: Vec<Checkpoint>,
     /// (turns done, total PSS, own memory; KiB) every `sample_every` turns.
     pub samples: Vec<(usize, u64, u64)>,
+    /// (seconds idle, total PSS, own memory; KiB) every 5 minutes of the idle phase.
+    pub idle_samples: Vec<(u64, u64, u64)>,
     pub turns_done: usize,
     pub turns_failed: Vec<String>,
     /// Turns whose window ended on the cue's emotion.
