@@ -269,11 +269,11 @@ mod tests {
         let store = Store::open(dir.path().join("yui.sqlite3")).unwrap();
         let min = Duration::from_secs(60);
         assert_eq!(after(&store), Some(10 * min));
-        crate::settings::set(&store, KEY, &json!({"after_minutes": 3})).unwrap();
+        crate::store::kv::put(&store, KEY, &json!({"after_minutes": 3})).unwrap();
         assert_eq!(after(&store), Some(3 * min));
-        crate::settings::set(&store, KEY, &json!({"after_minutes": 0})).unwrap();
+        crate::store::kv::put(&store, KEY, &json!({"after_minutes": 0})).unwrap();
         assert_eq!(after(&store), None);
-        // Written around the validation (an older build, a hand edit): read as the default.
+        // Not a valid value (an older build, a hand edit): read as the default.
         crate::store::kv::put(&store, KEY, &json!({"after_minutes": "soon"})).unwrap();
         assert_eq!(after(&store), Some(10 * min));
     }
