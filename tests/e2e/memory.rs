@@ -39,7 +39,7 @@ async fn memory_stays_flat_over_idle_and_100_turns() {
     };
     let started = std::time::Instant::now();
     let report = soak::run(&plan).await;
-    soak::print_summary(&report, TURNS_LIMIT_MIB, 40.0);
+    soak::print_summary(&report, IDLE_LIMIT_MIB, TURNS_LIMIT_MIB, 40.0);
     println!("soak: {:.0} s in all", started.elapsed().as_secs_f64());
 
     assert!(

@@ -73,7 +73,7 @@ async fn main() {
         plan.window.as_secs()
     );
     let report = soak::run(&plan).await;
-    if !soak::print_summary(&report, 5.0, 40.0) {
+    if !soak::print_summary(&report, 5.0, 5.0, 40.0) {
         std::process::exit(1);
     }
 }
