@@ -43,7 +43,6 @@ pub fn run() {
     let _log = yui_core::logging::init(&paths.log_dir, true);
     tracing::info!(data_dir = %paths.data_dir.display(), "starting YUI");
     tracing::info!(
-        compositing_off = webkit.compositing_off,
         memory_monitor_off = webkit.memory_monitor_off,
         "WebKit settings YUI chose (src-tauri/src/webkit.rs)"
     );

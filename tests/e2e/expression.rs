@@ -91,7 +91,11 @@ async fn still_shot(s: &Session) -> image::RgbaImage {
             "const done = arguments[arguments.length - 1];
              const st = document.createElement('style');
              st.id = 'e2e-still';
+             // Ambient motions step through data-frame values from timers (no CSS animation):
+             // shown at rest too.
+             const f = '.yui-char:not([data-frame=\\'\\'])';
              st.textContent = '.yui-char, .yui-char * { animation: none !important; transition: none !important; }'
+               + ` ${f} .yui-breath, ${f} .yui-face .eyes, ${f} .yui-whole, ${f} .yui-marks .zzz { transform: none !important; }`
                + ' #bubble, #chat, #menu { visibility: hidden !important; }';
              document.head.appendChild(st);
              requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => done(true), 100)));",
