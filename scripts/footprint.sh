@@ -37,13 +37,7 @@ while [ $# -gt 0 ]; do
 done
 DISPLAY_NUM="${DISPLAY_NUM:-94}"
 DRIVER_PORT="${DRIVER_PORT:-4494}"
-export DISPLAY=":${DISPLAY_NUM}"
-export TAURI_DRIVER_URL="http://127.0.0.1:${DRIVER_PORT}"
-TAURI_DRIVER="${TAURI_DRIVER:-$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")}"
-LOG_DIR="$(mktemp -d -t yui-footprint-XXXXXX)"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
+. tests/e2e/desktop.sh
 
 if [ "$PROFILE" = release ]; then
   # A release build needs room: keep 10 GB free on the disk.
@@ -65,29 +59,10 @@ fi
 BENCH=$("${BUILD[@]}" 2>&1 | sed -n 's/.*Executable .* (\(.*\))$/\1/p')
 [ -x "$BENCH" ] || { echo "footprint: the measuring program was not built" >&2; exit 1; }
 
-Xvfb "$DISPLAY" -screen 0 1920x1080x24 -nolisten tcp >"$LOG_DIR/xvfb.log" 2>&1 &
-XVFB_PID=$!
-PIDS+=("$XVFB_PID")
-for _ in $(seq 1 50); do [ -e "/tmp/.X11-unix/X${DISPLAY_NUM}" ] && break; sleep 0.1; done
-sleep 0.3
-if ! kill -0 "$XVFB_PID" 2>/dev/null; then
-  echo "footprint: Xvfb did not start on $DISPLAY (try DISPLAY_NUM=<free number>)" >&2
-  cat "$LOG_DIR/xvfb.log" >&2
-  exit 1
-fi
-openbox >"$LOG_DIR/openbox.log" 2>&1 &
-OPENBOX_PID=$!
-PIDS+=("$OPENBOX_PID")
-sleep 1
-xcompmgr >"$LOG_DIR/xcompmgr.log" 2>&1 &
-XCOMPMGR_PID=$!
-PIDS+=("$XCOMPMGR_PID")
-
+start_desktop footprint
 export NO_AT_BRIDGE=1
 export YUI_DISCOVER_PORTS=none
-"$TAURI_DRIVER" --port "$DRIVER_PORT" --native-port "$((DRIVER_PORT + 1))" >"$LOG_DIR/tauri-driver.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/"$DRIVER_PORT") 2>/dev/null && break; sleep 0.1; done
+start_driver "$DRIVER_PORT"
 
 export YUI_APP_BIN="${YUI_APP_BIN:-$PWD/target/$PROFILE/yui-app}"
 export YUI_SOAK_CONTEXT="Xvfb=$XVFB_PID openbox=$OPENBOX_PID xcompmgr=$XCOMPMGR_PID"

@@ -18,13 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 DISPLAY_NUM="${DISPLAY_NUM:-96}"
 DRIVER_PORT="${DRIVER_PORT:-4496}"
-export DISPLAY=":${DISPLAY_NUM}"
-export TAURI_DRIVER_URL="http://127.0.0.1:${DRIVER_PORT}"
-TAURI_DRIVER="${TAURI_DRIVER:-$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")}"
-LOG_DIR="$(mktemp -d -t yui-drag-cpu-XXXXXX)"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
+. tests/e2e/desktop.sh
 
 # A release build needs room: keep 10 GB free on the disk.
 free_kib=$(df -Pk . | awk 'NR == 2 {print $4}')
@@ -39,29 +33,10 @@ cargo bench -p yui-app -p yui-x11 --bench app_drag --no-run
 BENCH=$(cargo bench -p yui-app -p yui-x11 --bench app_drag --no-run 2>&1 | sed -n 's/.*Executable .* (\(.*\))$/\1/p')
 [ -x "$BENCH" ] || { echo "drag_cpu: the measuring program was not built" >&2; exit 1; }
 
-Xvfb "$DISPLAY" -screen 0 1920x1080x24 -nolisten tcp >"$LOG_DIR/xvfb.log" 2>&1 &
-XVFB_PID=$!
-PIDS+=("$XVFB_PID")
-for _ in $(seq 1 50); do [ -e "/tmp/.X11-unix/X${DISPLAY_NUM}" ] && break; sleep 0.1; done
-sleep 0.3
-if ! kill -0 "$XVFB_PID" 2>/dev/null; then
-  echo "drag_cpu: Xvfb did not start on $DISPLAY (try DISPLAY_NUM=<free number>)" >&2
-  cat "$LOG_DIR/xvfb.log" >&2
-  exit 1
-fi
-openbox >"$LOG_DIR/openbox.log" 2>&1 &
-OPENBOX_PID=$!
-PIDS+=("$OPENBOX_PID")
-sleep 1
-xcompmgr >"$LOG_DIR/xcompmgr.log" 2>&1 &
-XCOMPMGR_PID=$!
-PIDS+=("$XCOMPMGR_PID")
-
+start_desktop drag-cpu
 export NO_AT_BRIDGE=1
 export YUI_DISCOVER_PORTS=none
-"$TAURI_DRIVER" --port "$DRIVER_PORT" --native-port "$((DRIVER_PORT + 1))" >"$LOG_DIR/tauri-driver.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/"$DRIVER_PORT") 2>/dev/null && break; sleep 0.1; done
+start_driver "$DRIVER_PORT"
 
 export YUI_APP_BIN="${YUI_APP_BIN:-$PWD/target/release/yui-app}"
 export YUI_DRAG_CONTEXT="Xvfb=$XVFB_PID openbox=$OPENBOX_PID xcompmgr=$XCOMPMGR_PID"

@@ -13,15 +13,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DISPLAY_NUM="${DISPLAY_NUM:-60}"
-export DISPLAY=":${DISPLAY_NUM}"
+. tests/e2e/desktop.sh
 IDLE_SECS="${IDLE_SECS:-60}"
 SETTLE_SECS="${SETTLE_SECS:-20}"
 STATES="${STATES:-awake hidden asleep}"
 HZ=$(getconf CLK_TCK)
-LOG_DIR="$(mktemp -d -t yui-idle-cpu-XXXXXX)"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
 
 if [ -z "${YUI_APP_BIN:-}" ]; then
   cargo build --release -p yui-app --bin yui-app
@@ -32,12 +28,7 @@ YUI_CLI="$PWD/target/debug/yui"
 cargo build -p yui-x11 --example iconify >/dev/null 2>&1
 ICONIFY="$PWD/target/debug/examples/iconify"
 
-Xvfb "$DISPLAY" -screen 0 1920x1080x24 -nolisten tcp >"$LOG_DIR/xvfb.log" 2>&1 & PIDS+=($!)
-for _ in $(seq 1 50); do [ -e "/tmp/.X11-unix/X${DISPLAY_NUM}" ] && break; sleep 0.1; done
-sleep 0.3
-openbox >"$LOG_DIR/openbox.log" 2>&1 & PIDS+=($!)
-sleep 1
-xcompmgr >"$LOG_DIR/xcompmgr.log" 2>&1 & PIDS+=($!)
+start_desktop idle-cpu
 
 descendants() { local p=$1; echo "$p"; for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do descendants "$c"; done; }
 # "pid/tid comm ticks" for every thread of the app's tree.

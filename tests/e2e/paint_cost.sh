@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 DISPLAY_NUM="${DISPLAY_NUM:-65}"
 DRIVER_PORT="${DRIVER_PORT:-4465}"
-export DISPLAY=":${DISPLAY_NUM}"
+. tests/e2e/desktop.sh
 APP="${1:-}"
 if [ -z "$APP" ]; then
   cargo build --release -p yui-app --bin yui-app
@@ -18,21 +18,13 @@ if [ -z "$APP" ]; then
 fi
 cargo build -p yui-cli --bin yui >/dev/null 2>&1
 YUI_CLI="$PWD/target/debug/yui"
-TAURI_DRIVER="${TAURI_DRIVER:-$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")}"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-Xvfb "$DISPLAY" -screen 0 1920x1080x24 -nolisten tcp >/dev/null 2>&1 & PIDS+=($!)
-sleep 1
-openbox >/dev/null 2>&1 & PIDS+=($!)
-sleep 1
-xcompmgr >/dev/null 2>&1 & PIDS+=($!)
-NO_AT_BRIDGE=1 YUI_DISCOVER_PORTS=none "$TAURI_DRIVER" --port "$DRIVER_PORT" --native-port "$((DRIVER_PORT + 1))" >/dev/null 2>&1 & PIDS+=($!)
+start_desktop paint-cost
+start_driver "$DRIVER_PORT"
 data=$(mktemp -d -t yui-paint-XXXXXX)
 "$YUI_CLI" --data-dir "$data" preset add Mio --open >/dev/null
 "$YUI_CLI" --data-dir "$data" settings set yui.sleep '{"after_minutes":1}' >/dev/null
 "$YUI_CLI" --data-dir "$data" settings set yui.first_run '{"done":true}' >/dev/null
 # The display has to be idle past the minute by the time the app has settled (20 s in the probe).
 sleep 45
-DRIVER="http://127.0.0.1:${DRIVER_PORT}" python3 tests/e2e/paint_cost.py "$APP" "$data"
+DRIVER="$TAURI_DRIVER_URL" python3 tests/e2e/paint_cost.py "$APP" "$data"
 rm -rf "$data"
