@@ -5,7 +5,7 @@
 #
 # Usage: scripts/crash.sh [N] [SEED]   (N default 100; SEED replays a run's kill points)
 # Env: DISPLAY_NUM, DRIVER_PORT as for tests/e2e/run.sh. The CLI's fast version (100 kills of
-# `yui converse`, in CI): cargo test -p yui-cli --test crash_cli -- --nocapture
+# `yui converse`, in CI): cargo test -p yui-cli --test integration crash_cli:: -- --nocapture
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export YUI_CRASH_N="${1:-100}"

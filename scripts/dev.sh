@@ -87,6 +87,9 @@ case "$cmd" in
     ensure_tauri_driver
     ensure_cargo_fuzz
     export CARGO_TERM_COLOR=never
+    # CI builds everything once from a clean clone: incremental caches only cost disk there (they
+    # were as large as the build itself). A developer may set CARGO_INCREMENTAL=1.
+    export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
     log "cargo fmt --check"
     cargo fmt --all -- --check
     log "cargo clippy"

@@ -3,7 +3,7 @@
 //! CLI in crates/yui-core/tests/browser.rs and end to end in tests/e2e/browser.rs); a webview that
 //! shows model text must not be able to run JavaScript in the user's signed-in browser.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{invoke, window};

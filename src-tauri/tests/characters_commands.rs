@@ -2,7 +2,7 @@
 //! edits and deletes characters and gets the core's errors for bad ones; other windows cannot;
 //! a phone window reads its own character's history in pages and nobody else's.
 
-mod support;
+use crate::support;
 
 use base64::Engine as _;
 use serde_json::json;

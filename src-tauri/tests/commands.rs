@@ -2,7 +2,7 @@
 //! settings round trips through the settings window, the per-window capability boundary
 //! (a pet or the main window cannot call settings-only commands), and preset commands.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{assert_refused, harness, invoke, window};

@@ -7,7 +7,7 @@
 //! The declaration is `capabilities/*.json` (one file per window kind); this test parses it, so a
 //! grant added there without a UI that uses it fails here.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};

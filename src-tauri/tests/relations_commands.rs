@@ -2,7 +2,7 @@
 //! and sets values (the slider) and a change emits `yui://relations-changed` with the fresh bands;
 //! the quick controls read the bands but cannot set; character windows get neither.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};

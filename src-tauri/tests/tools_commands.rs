@@ -1,7 +1,7 @@
 //! The settings window's "Tools" commands on the mock runtime with the real capabilities: the
 //! report, an unknown tool refused, and the tools commands are settings-window only.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{assert_refused, harness, invoke, window};

@@ -2,7 +2,7 @@
 //! edits the vocabulary and the voice switch; character windows cannot, but get their preset's
 //! sprite set.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use support::{assert_refused, harness, invoke, window};

@@ -1,7 +1,7 @@
 //! Character window positions on the mock runtime: a move is written once the window rests, and
 //! Quit writes a move made just before it (whose debounced save has not run yet).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 use support::{harness, window};

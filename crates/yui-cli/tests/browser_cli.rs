@@ -3,7 +3,7 @@
 //! sh + Node) put first on `PATH`, with `HOME` an empty temp dir (so no real
 //! `~/.local/bin/ego-browser` is found first).
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::ffi::OsString;

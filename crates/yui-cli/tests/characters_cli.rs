@@ -2,7 +2,7 @@
 //! a temp `--data-dir` (card fixtures in `tests/fixtures/`: a PNG card with `chara`, a V3 JSON
 //! card, a truncated PNG).
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The `yui` binary, run as a real process against a temp `--data-dir`: each subcommand's JSON
 //! output, and errors as `{"code","message"}` on stderr with a non-zero exit.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -396,7 +396,7 @@ fn help_goes_to_stdout_with_success() {
 
 /// The OS keyring path end to end, against a real Secret Service (gnome-keyring) on a private
 /// session bus. Needs `dbus-run-session` and `gnome-keyring-daemon`; run with
-/// `cargo test -p yui-cli --test cli -- --ignored`.
+/// `cargo test -p yui-cli --test integration cli:: -- --ignored`.
 #[test]
 #[ignore = "needs dbus-run-session and gnome-keyring-daemon"]
 fn api_key_goes_to_a_real_secret_service() {

@@ -2,7 +2,7 @@
 //! user's turn, the addressed turns that follow (each line names its character), the chain cap
 //! and `[SILENT]`, and the exit code.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use support::yui_command;

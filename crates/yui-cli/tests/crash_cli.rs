@@ -22,7 +22,7 @@
 //! cut or not, and nothing is stored that was not said); the user line of every turn that
 //! printed anything is stored; and `yui relation list` on the same data dir exits 0 and agrees.
 
-mod support;
+use crate::support;
 
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};

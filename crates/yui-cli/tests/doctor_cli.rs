@@ -2,7 +2,7 @@
 //! scripted servers on 127.0.0.1 (on a thread of their own while the test blocks on the child),
 //! the exit code, the JSON shape, the time bound.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `yui turn --transport push`: one turn over the test kit's scripted WebSocket server, printing
 //! the same JSON lines as the other transports.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::process::Stdio;

@@ -1,7 +1,7 @@
 //! `yui relation list|set` and `yui tool rate_relation` as real processes against a temp
 //! `--data-dir`: each invocation is its own turn unless `--turn` is given, and the slider path.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::path::Path;

@@ -10,7 +10,7 @@
 //! client keeps that body as evidence in the error it logs, and the log writers redact the key
 //! (`yui_core::logging::redact_secret`); the error the user sees is plain words without it.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::io::Write;

@@ -1,7 +1,7 @@
 //! `yui tools list|check|enable|disable`, `yui tool <command tool>` and `--no-client-tools`, as
 //! real processes with a real config file and the Bash + jq fixture tool.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

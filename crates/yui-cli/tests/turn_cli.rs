@@ -2,7 +2,7 @@
 //! server on 127.0.0.1 (one scripted reply per request, run on a thread of its own while the test
 //! blocks on the child).
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use std::io::Write;

@@ -3,7 +3,7 @@
 //! the screen switch, own windows hidden for a capture. (The same against a real X server:
 //! crates/yui-x11/tests/.)
 
-mod avatar_support;
+use crate::avatar_support;
 
 use avatar_support::*;
 use base64::Engine as _;

@@ -1,7 +1,7 @@
 //! Configured command client tools, with real processes: the fixtures under
 //! `tests/fixtures/command_tools/` speak (or break) the version 4 frames.
 
-mod turn_support;
+use crate::turn_support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //! The literals are the spec's text, not the crate's: keep them copied from the spec (each one is
 //! found there with `grep -F`), never derived from the code.
 
-mod turn_support;
+use crate::turn_support;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Finding local servers (discover.rs), the first-run greeting (firstrun.rs) and `yui doctor`'s
 //! verdicts (doctor.rs), against scripted servers on 127.0.0.1 on ports the tests choose.
 
-mod turn_support;
+use crate::turn_support;
 
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};

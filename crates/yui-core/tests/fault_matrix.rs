@@ -3,7 +3,7 @@
 //! bound, with the plain-words result the user sees, and the transcript intact: the user's
 //! message stored, and no half reply that would go back as history.
 
-mod turn_support;
+use crate::turn_support;
 
 use std::time::{Duration, Instant};
 use turn_support::*;

@@ -1,7 +1,7 @@
 //! Errors in plain words: every backend failure a user can meet, as the exact sentence the bubble
 //! and `turn_end` show (turn/plain.rs), and the 429 retry of the streaming client (sse.rs).
 
-mod turn_support;
+use crate::turn_support;
 
 use std::time::{Duration, Instant};
 use turn_support::*;

@@ -751,7 +751,8 @@ fn killed_writer_loses_no_accepted_change() {
         let mut child = std::process::Command::new(&exe)
             .args([
                 "--exact",
-                "child_writer_process",
+                // This file is a module of the one test binary (tests/main.rs).
+                "relations::child_writer_process",
                 "--ignored",
                 "--nocapture",
                 "--test-threads=1",

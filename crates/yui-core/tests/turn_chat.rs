@@ -1,7 +1,7 @@
 //! Chat Completions turns against a scripted server: every rule of the contract's round trip,
 //! with the exact JSON bodies the client sends and the events it emits.
 
-mod turn_support;
+use crate::turn_support;
 
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;

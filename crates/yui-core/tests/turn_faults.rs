@@ -1,7 +1,7 @@
 //! Faults: a turn never hangs and always ends with one `turn_end` that says what happened, with
 //! the evidence; the user's message stays in the transcript whatever the backend did.
 
-mod turn_support;
+use crate::turn_support;
 
 use serde_json::json;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! cues, backend tool status, cancel, reconnect, a lost socket, a stall, malformed frames and a
 //! protocol mismatch.
 
-mod turn_support;
+use crate::turn_support;
 
 use serde_json::{json, Value};
 use std::sync::Arc;

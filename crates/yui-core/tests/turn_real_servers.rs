@@ -3,7 +3,7 @@
 //! no complete answer; a server that refuses `previous_response_id` does not break Responses for
 //! good; the waits come from settings.
 
-mod turn_support;
+use crate::turn_support;
 
 use serde_json::json;
 use std::sync::atomic::Ordering;

@@ -1,7 +1,7 @@
 //! The registry a turn declares (lists per window, schema shapes, byte-identical across switch
 //! states, start-up check), address_character, the placeholders, and the client context.
 
-mod turn_support;
+use crate::turn_support;
 
 use serde_json::{json, Value};
 use std::sync::Arc;

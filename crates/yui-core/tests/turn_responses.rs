@@ -1,7 +1,7 @@
 //! Responses turns against a scripted server: the round trip, call timing, chaining with stored
 //! unanswered outputs, the one retry after a 404, backend tool status.
 
-mod turn_support;
+use crate::turn_support;
 
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;

@@ -1,0 +1,18 @@
+//! The `yui` CLI's integration tests, one binary for the crate (each file a module): run one
+//! with `cargo test -p yui-cli --test integration <module>::`.
+
+mod support;
+
+mod avatar_cli;
+mod browser_cli;
+mod characters_cli;
+mod cli;
+mod converse_cli;
+mod crash_cli;
+mod doctor_cli;
+mod push_cli;
+mod relation_cli;
+mod secrets_cli;
+mod tools_cli;
+mod turn_cli;
+mod vocab_cli;

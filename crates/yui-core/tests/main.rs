@@ -1,0 +1,28 @@
+//! yui-core's integration tests, one binary for the crate: one link instead of one per file,
+//! which saves CI both the link time and gigabytes of disk. Each file is a module; run one with
+//! `cargo test -p yui-core --test integration <module>::`.
+
+mod avatar_support;
+mod turn_support;
+
+mod avatar;
+mod browser;
+mod characters;
+mod command_tools;
+mod contract_strings;
+mod doctor;
+mod fault_matrix;
+mod plain;
+mod relations;
+mod settings_layers;
+mod sprites;
+mod stage;
+mod store;
+mod turn_chat;
+mod turn_faults;
+mod turn_push;
+mod turn_real_servers;
+mod turn_registry;
+mod turn_responses;
+mod vocab;
+mod voice;

@@ -1,0 +1,14 @@
+//! The Tauri commands on the mock runtime with the real `tauri.conf.json` and `capabilities/`,
+//! one binary for the app's tests (each file a module): run one with
+//! `cargo test -p yui-app --test commands <module>::`.
+
+mod support;
+
+mod browser;
+mod characters_commands;
+mod commands;
+mod ipc_surface;
+mod relations_commands;
+mod tools_commands;
+mod vocab_commands;
+mod window_positions;
