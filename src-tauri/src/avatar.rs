@@ -27,8 +27,11 @@ impl<R: Runtime> MainBody<R> {
 
 impl<R: Runtime> BodyWindow for MainBody<R> {
     fn size(&self) -> (u32, u32) {
+        // The inner size: the window is undecorated, so it is the whole window. tao takes the
+        // outer size from the frame extents at each configure event, and under openbox these were
+        // once 1 pixel high for a moment, so a sit put the window's top on the perch's edge.
         self.window()
-            .and_then(|w| w.outer_size().ok())
+            .and_then(|w| w.inner_size().ok())
             .map(|s| (s.width, s.height))
             .unwrap_or((220, 300))
     }

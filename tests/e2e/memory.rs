@@ -9,7 +9,9 @@
 //! catches only a clear leak, ~0.4 MiB a turn or more (1 MiB a turn would be a gigabyte by the
 //! end of a day's turns); the full soak and its 5 MiB goal are `scripts/footprint.sh`.
 //!
-//! Env: `YUI_SOAK_IDLE_SECS` (60), `YUI_SOAK_TURNS` (100), `YUI_SOAK_WINDOW_SECS` (10), and
+//! Env: `YUI_SOAK_IDLE_SECS` (60), `YUI_SOAK_TURNS` (100), `YUI_SOAK_WINDOW_SECS` (10),
+//! `YUI_SOAK_AFTER_SECS` (12, the quiet before the last checkpoint), `YUI_SOAK_SMAPS=1` (the web
+//! process's growth by mapping), `YUI_SOAK_WAIT=poll` (the harness polls each turn's end), and
 //! `YUI_SOAK_LEAK_KIB=N` (keep N KiB a turn alive in the page on purpose: the test must fail).
 
 use super::{app_binary, procstat::secs, soak};
@@ -33,7 +35,7 @@ async fn memory_stays_flat_over_idle_and_100_turns() {
         window: secs("YUI_SOAK_WINDOW_SECS", 10),
         idle: secs("YUI_SOAK_IDLE_SECS", 60),
         turns,
-        after_turns: Duration::from_secs(12),
+        after_turns: secs("YUI_SOAK_AFTER_SECS", 12),
         sample_every: 10,
         extra_character: false,
         context: Vec::new(),

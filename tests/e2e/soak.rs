@@ -20,6 +20,7 @@ use super::procstat::{self, Ticks};
 use super::{fake_backend, webdriver::Session};
 pub use report::{print_summary, Checkpoint, Report, Stored};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use yui_core::backend::Transport;
@@ -200,6 +201,23 @@ async fn one_turn(s: &Session, seat: &mut Seat, n: usize, leak_kib: usize) -> Re
     let input = seat.input.clone().unwrap_or_default();
     s.send_keys(&input, &format!("soak turn #{n}\u{E007}"))
         .await?;
+    if wait_in_page() {
+        // One script per turn, the same source every time (n is an argument): the page polls
+        // itself, so the harness adds no per-turn WebDriver traffic to what is measured.
+        let v = s
+            .exec_async(
+                WAIT_IN_PAGE,
+                json!([seat.last_turn, format!("Reply {n}."), 20_000]),
+            )
+            .await?;
+        return match v["turn"].as_str() {
+            Some(turn) => {
+                seat.last_turn = turn.to_string();
+                Ok(v["emotion"] == emotion(n))
+            }
+            None => Err(format!("{}: turn {n} did not end in 20 s", seat.label)),
+        };
+    }
     let probe = format!(
         "const st = document.getElementById('stage');
          const done = st.dataset.turnId && st.dataset.turnId !== arguments[0]
@@ -220,6 +238,109 @@ async fn one_turn(s: &Session, seat: &mut Seat, n: usize, leak_kib: usize) -> Re
         }
         tokio::time::sleep(Duration::from_millis(40)).await;
     }
+}
+
+/// `YUI_SOAK_WAIT=poll` polls each turn's end from the harness every 40 ms (the old way);
+/// otherwise the page waits for it itself ([`WAIT_IN_PAGE`]).
+fn wait_in_page() -> bool {
+    std::env::var("YUI_SOAK_WAIT").map_or(true, |v| v != "poll")
+}
+
+/// Resolves `{turn, emotion}` once the turn after `arguments[0]` ended with `arguments[1]` in
+/// its bubble, or `null` after `arguments[2]` ms.
+const WAIT_IN_PAGE: &str = "const [last, words, ms, done] = arguments;
+  const t0 = Date.now();
+  const check = () => {
+    const st = document.getElementById('stage');
+    if (st.dataset.turnId && st.dataset.turnId !== last
+        && st.dataset.playbackFinished === st.dataset.turnId
+        && document.getElementById('bubble').textContent.includes(words)) {
+      const face = document.querySelector('#character [data-emotion]');
+      return done({turn: st.dataset.turnId, emotion: face ? face.dataset.emotion : ''});
+    }
+    if (Date.now() - t0 > ms) return done(null);
+    setTimeout(check, 40);
+  };
+  check();";
+
+/// `YUI_SOAK_SMAPS=1`: the web process's PSS (KiB) by mapping (a file's name, or its kind:
+/// heap, anon, memfd name), so a checkpoint can say which kind of memory grew.
+fn web_maps(pid: u32) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    if std::env::var("YUI_SOAK_SMAPS").is_err() {
+        return out;
+    }
+    for (p, (name, _)) in procstat::memory(pid) {
+        if !name.starts_with("WebKitWebProcess") {
+            continue;
+        }
+        let text = std::fs::read_to_string(format!("/proc/{p}/smaps")).unwrap_or_default();
+        let mut key = String::new();
+        for line in text.lines() {
+            if let Some(kib) = line.strip_prefix("Pss:") {
+                let kib: u64 = kib
+                    .trim()
+                    .trim_end_matches(" kB")
+                    .trim()
+                    .parse()
+                    .unwrap_or(0);
+                *out.entry(key.clone()).or_insert(0) += kib;
+            } else if line
+                .split_whitespace()
+                .next()
+                .is_some_and(|f| f.contains('-') && f.len() > 12)
+            {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                key = fields
+                    .get(5..)
+                    .map(|f| f.join(" "))
+                    .filter(|k| !k.is_empty())
+                    .unwrap_or_else(|| format!("[anon {}]", fields[1]));
+            }
+        }
+    }
+    out
+}
+
+fn print_map_growth(from: &BTreeMap<String, u64>, to: &BTreeMap<String, u64>, what: &str) {
+    let mut d: Vec<(i64, &String)> = to
+        .iter()
+        .map(|(k, v)| (*v as i64 - *from.get(k).unwrap_or(&0) as i64, k))
+        .collect();
+    d.sort();
+    d.reverse();
+    let top: Vec<String> = d
+        .iter()
+        .take(6)
+        .map(|(kib, k)| format!("{k} {kib:+} KiB"))
+        .collect();
+    println!(
+        "soak: web process growth by mapping {what}: {}",
+        top.join("; ")
+    );
+}
+
+/// What each page holds (DOM nodes, Tauri IPC callbacks, event listeners): printed at the
+/// checkpoints, so a page that keeps something per turn shows here, not only in PSS.
+const CENSUS: &str = "const i = window.__TAURI_INTERNALS__;
+  return {nodes: document.getElementsByTagName('*').length,
+          callbacks: i && i.callbacks ? i.callbacks.size : -1,
+          bubble: (document.getElementById('bubble') || {textContent: ''}).textContent.length};";
+
+async fn census(s: &Session, seats: &[Seat], at: &str) {
+    let mut parts = Vec::new();
+    for seat in seats {
+        if s.switch_to(&seat.handle).await.is_err() {
+            continue;
+        }
+        if let Ok(v) = s.exec(CENSUS, json!([])).await {
+            parts.push(format!(
+                "{} nodes {} callbacks {} bubble {}",
+                seat.label, v["nodes"], v["callbacks"], v["bubble"]
+            ));
+        }
+    }
+    println!("soak: page census {at}: {}", parts.join("; "));
 }
 
 /// What the store in `dir` holds of the `turns` turns.
@@ -309,6 +430,7 @@ pub async fn run(plan: &Plan) -> Report {
             m.values().map(|(_, m)| m.own()).sum::<u64>(),
         )
     };
+    census(&s, &seats, "at start").await;
     let mut report = Report {
         checkpoints: vec![checkpoint("start", pid, plan, hz).await],
         samples: Vec::new(),
@@ -341,6 +463,7 @@ pub async fn run(plan: &Plan) -> Report {
         .checkpoints
         .push(checkpoint("after idle", pid, plan, hz).await);
 
+    let maps_before = web_maps(pid);
     println!("soak: {} turns over {} windows", plan.turns, seats.len());
     let (pss, own) = total(pid);
     report.samples.push((0, pss, own));
@@ -378,6 +501,10 @@ pub async fn run(plan: &Plan) -> Report {
     report
         .checkpoints
         .push(checkpoint("after turns", pid, plan, hz).await);
+    census(&s, &seats, "after turns").await;
+    if !maps_before.is_empty() {
+        print_map_growth(&maps_before, &web_maps(pid), "over the turns");
+    }
     close(s, pid).await;
     report.stored = check_store(dir.path(), plan.turns);
 
