@@ -103,7 +103,7 @@ case "$cmd" in
     cargo test --workspace --locked
     log "fuzz smoke in the background: every cargo-fuzz target for 30 s (scripts/fuzz.sh, docs/FUZZING.md)"
     # At nice 19 beside the UI checks and the end-to-end suite, which mostly wait on windows and
-    # timers: its build and 8 x 30 s fit in their time instead of adding to CI's.
+    # timers: its build and 8 x 30 s (two at a time) mostly fit in their time.
     fuzz_log=$(mktemp -t yui-fuzz-smoke-XXXXXX.log)
     SMOKE_SECS=30 nice -n 19 bash scripts/fuzz.sh smoke >"$fuzz_log" 2>&1 &
     fuzz_pid=$!

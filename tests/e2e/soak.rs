@@ -295,7 +295,7 @@ fn web_maps(pid: u32) -> BTreeMap<String, u64> {
                     .get(5..)
                     .map(|f| f.join(" "))
                     .filter(|k| !k.is_empty())
-                    .unwrap_or_else(|| format!("[anon {}]", fields[1]));
+                    .unwrap_or_else(|| format!("[anon {}]", fields.get(1).unwrap_or(&"?")));
             }
         }
     }
@@ -320,8 +320,9 @@ fn print_map_growth(from: &BTreeMap<String, u64>, to: &BTreeMap<String, u64>, wh
     );
 }
 
-/// What each page holds (DOM nodes, Tauri IPC callbacks, event listeners): printed at the
-/// checkpoints, so a page that keeps something per turn shows here, not only in PSS.
+/// What each page holds: DOM nodes, Tauri's IPC callbacks (a turn's channel and each event
+/// listener are one each) and the bubble's text length. Printed at start and after the turns, so
+/// a page that keeps something per turn shows here, not only in PSS.
 const CENSUS: &str = "const i = window.__TAURI_INTERNALS__;
   return {nodes: document.getElementsByTagName('*').length,
           callbacks: i && i.callbacks ? i.callbacks.size : -1,
