@@ -3,7 +3,7 @@
 //! when a turn did not end, when the store lost one, or on a clear leak: the app's own memory
 //! (anonymous + shared PSS over its processes, `soak_report.rs`) growing more than
 //! [`TURNS_LIMIT_MIB`] over the turns or [`IDLE_LIMIT_MIB`] while idle. Composited (WebKit's
-//! default, which YUI keeps: src-tauri/src/webkit.rs) the web process grows ~40–47 MiB over its
+//! default, which YUI keeps: src-tauri/src/webkit.rs) the web process grows ~40–49 MiB over its
 //! first 100 turns and ~7 MiB in the first idle minute (docs/PERFORMANCE.md, "Memory soak": the
 //! goal of 5 MiB is not met, the issue stays open); without compositing it was ~14 MiB. So CI
 //! catches only a clear leak, ~0.4 MiB a turn or more (1 MiB a turn would be a gigabyte by the
