@@ -27,11 +27,11 @@ pub fn choose_rendering() -> Choice {
     let choice = Choice {
         memory_monitor_off: set_unless(MEMORY, "YUI_WEBKIT_MEMORY_MONITOR"),
     };
-    let mine: Vec<String> = [(choice.memory_monitor_off, MEMORY)]
-        .iter()
-        .filter(|(set, _)| *set)
-        .map(|(_, v)| v.to_string())
-        .collect();
+    let mine = if choice.memory_monitor_off {
+        vec![MEMORY.to_string()]
+    } else {
+        Vec::new()
+    };
     yui_core::process::keep_env_to_self(mine);
     choice
 }

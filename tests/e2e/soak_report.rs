@@ -181,8 +181,9 @@ pub fn print_checkpoint(c: &Checkpoint, window: Duration) {
 }
 
 /// The summary after the run: every process at each checkpoint side by side, the growth over
-/// the idle phase against `idle_limit_mib` and over the turns against `limit_mib`, the turns and the store, the third character's cost against
-/// `extra_limit_mib`. Returns whether every check passed.
+/// the idle phase against `idle_limit_mib` and over the turns against `limit_mib`, the turns and
+/// the store, the third character's cost against `extra_limit_mib`. Returns whether every check
+/// passed.
 pub fn print_summary(
     r: &Report,
     idle_limit_mib: f64,
