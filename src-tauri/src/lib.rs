@@ -43,6 +43,7 @@ pub fn run() {
     let _log = yui_core::logging::init(&paths.log_dir, true);
     tracing::info!(data_dir = %paths.data_dir.display(), "starting YUI");
     tracing::info!(
+        cpu_painting = webkit.cpu_painting,
         memory_monitor_off = webkit.memory_monitor_off,
         "WebKit settings YUI chose (src-tauri/src/webkit.rs)"
     );

@@ -1,46 +1,117 @@
-//! How WebKitGTK runs YUI's windows. YUI turns off WebKit's memory pressure monitor
-//! (`WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR=1`): it reads `/proc/meminfo` and the cgroup files
-//! byte by byte every 5 s in the app, and makes the web process read its whole
-//! `/proc/self/smaps` every 30 s, which was nearly all an asleep or hidden app did (0.12 % of a
-//! core against 0.03 % without, docs/PERFORMANCE.md "Idle CPU"). Its job, telling pages to drop
-//! caches under system memory pressure, matters little for a few small pages whose memory YUI's
-//! own soak watches (`scripts/footprint.sh`).
+//! How WebKitGTK runs YUI's windows: two variables set before WebKit starts.
 //!
-//! Compositing stays on. Painting without it (`WEBKIT_DISABLE_COMPOSITING_MODE=1`) costs a
-//! third of the CPU here, but a transparent window then keeps what was painted before: a
-//! character that moves leaves ghost outlines behind (seen on screen after a spin and a wave).
+//! - **Skia paints on the CPU** (`WEBKIT_SKIA_ENABLE_CPU_RENDERING=1`). Compositing stays on, but
+//!   the tiles of the small character pages are painted by Skia's raster backend instead of its
+//!   GL backend. Where GL is software (llvmpipe: no GPU, a VM, a remote desktop) a repaint of the
+//!   character cost ~13–16 ms of CPU on GL against ~8.5 ms on the CPU, about what any frame
+//!   costs; and the web process holds ~50 MiB less (Skia's GL resource caches) and grows about
+//!   half as much over turns (docs/PERFORMANCE.md, "Idle CPU" and "Memory soak"). A few hundred
+//!   by three hundred pixels of vector art is cheap to raster on any CPU.
+//! - **No memory pressure monitor** (`WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR=1`): it reads
+//!   `/proc/meminfo` and the cgroup files byte by byte every 5 s in the app, and makes the web
+//!   process read its whole `/proc/self/smaps` every 30 s, which was nearly all an asleep or
+//!   hidden app did (0.12 % of a core against 0.03 % without). Its job, telling pages to drop
+//!   caches under system memory pressure, matters little for a few small pages whose memory
+//!   YUI's own soak watches (`scripts/footprint.sh`).
 //!
-//! `YUI_WEBKIT_MEMORY_MONITOR=1` keeps WebKit's monitor; a `WEBKIT_*` variable the user set is
-//! left as it is. What YUI sets here is for its own web views: the process runner keeps it from
-//! the programs YUI starts (`yui_core::process`).
+//! Compositing itself stays on. Painting without it (`WEBKIT_DISABLE_COMPOSITING_MODE=1`) costs
+//! a third of the CPU, but WebKit 2.50 then paints a transparent page over the old pixels
+//! without clearing them: a character that moves leaves ghost outlines behind.
+//!
+//! `YUI_WEBKIT_GPU_PAINTING=1` keeps Skia's GL painting and `YUI_WEBKIT_MEMORY_MONITOR=1` the
+//! monitor; a `WEBKIT_*` variable the user set is left as it is. What YUI sets here is for its own
+//! web views: the process runner keeps it from the programs YUI starts (`yui_core::process`).
 
 /// What [`choose_rendering`] changed.
 #[derive(Debug, Clone, Copy)]
 pub struct Choice {
+    pub cpu_painting: bool,
     pub memory_monitor_off: bool,
 }
+
+const CPU_PAINTING: (&str, &str) = (
+    "WEBKIT_SKIA_ENABLE_CPU_RENDERING",
+    "YUI_WEBKIT_GPU_PAINTING",
+);
+const MEMORY: (&str, &str) = (
+    "WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR",
+    "YUI_WEBKIT_MEMORY_MONITOR",
+);
 
 /// Choose before any thread starts (the environment is read by WebKit and its child processes).
 /// What YUI sets is kept from the processes YUI starts (the browser, voice, command tools).
 pub fn choose_rendering() -> Choice {
-    const MEMORY: &str = "WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR";
-    let choice = Choice {
-        memory_monitor_off: set_unless(MEMORY, "YUI_WEBKIT_MEMORY_MONITOR"),
-    };
-    let mine = if choice.memory_monitor_off {
-        vec![MEMORY.to_string()]
-    } else {
-        Vec::new()
-    };
-    yui_core::process::keep_env_to_self(mine);
-    choice
+    let env = |k: &str| std::env::var_os(k);
+    let plan = plan(&env);
+    for var in plan.vars() {
+        std::env::set_var(var, "1");
+    }
+    yui_core::process::keep_env_to_self(plan.vars().iter().map(|v| v.to_string()).collect());
+    plan
 }
 
-/// Set `var=1` unless the user set it, or set `keep=1` to keep WebKit's default.
-fn set_unless(var: &str, keep: &str) -> bool {
-    if std::env::var_os(keep).is_some_and(|v| v == "1") || std::env::var_os(var).is_some() {
-        return false;
+impl Choice {
+    /// The variables this choice sets to `1`.
+    pub fn vars(&self) -> Vec<&'static str> {
+        let mut vars = Vec::new();
+        if self.cpu_painting {
+            vars.push(CPU_PAINTING.0);
+        }
+        if self.memory_monitor_off {
+            vars.push(MEMORY.0);
+        }
+        vars
     }
-    std::env::set_var(var, "1");
-    true
+}
+
+/// What to set, given the environment: each variable unless the user set it or its `keep`.
+fn plan(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Choice {
+    let one = std::ffi::OsStr::new("1");
+    let wanted =
+        |(var, keep): (&str, &str)| env(var).is_none() && env(keep).as_deref() != Some(one);
+    Choice {
+        cpu_painting: wanted(CPU_PAINTING),
+        memory_monitor_off: wanted(MEMORY),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn plan_for(vars: &[(&str, &str)]) -> Choice {
+        let vars: Vec<(String, OsString)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        plan(&move |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn sets_both_on_a_bare_environment() {
+        let c = plan_for(&[]);
+        assert_eq!(
+            c.vars(),
+            vec![
+                "WEBKIT_SKIA_ENABLE_CPU_RENDERING",
+                "WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR"
+            ]
+        );
+    }
+
+    #[test]
+    fn keeps_what_the_user_set_or_asked_to_keep() {
+        // The user's own WEBKIT_* value wins, even "0".
+        let c = plan_for(&[("WEBKIT_SKIA_ENABLE_CPU_RENDERING", "0")]);
+        assert!(!c.cpu_painting && c.memory_monitor_off);
+        let c = plan_for(&[
+            ("YUI_WEBKIT_GPU_PAINTING", "1"),
+            ("YUI_WEBKIT_MEMORY_MONITOR", "1"),
+        ]);
+        assert_eq!(c.vars(), Vec::<&str>::new());
+        // Only "1" keeps WebKit's default.
+        let c = plan_for(&[("YUI_WEBKIT_GPU_PAINTING", "0")]);
+        assert!(c.cpu_painting);
+    }
 }

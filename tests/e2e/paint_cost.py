@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Per-paint cost of a character window (run by tests/e2e/paint_cost.sh): with every character
-asleep (nothing plays), change the main window N times at RATE Hz from inside the page, three
-ways, and count the CPU ticks of the app's process tree against the same time with no change.
+asleep (nothing plays), change the main window N times at RATE Hz from inside the page, five
+ways (two of them a `will-change` layer's transform or opacity: a frame with nothing painted),
+and count the CPU ticks of the app's process tree against the same time with no change.
 Args: the app binary, its data dir. Env: DRIVER (tauri-driver's URL), N, RATE."""
 import json, os, subprocess, sys, time, urllib.request
+
+from proctree import ticks
 
 DRIVER = os.environ.get("DRIVER", "http://127.0.0.1:4465")
 APP, DATA = sys.argv[1], sys.argv[2]
@@ -14,27 +17,6 @@ def req(method, path, body=None):
     r = urllib.request.Request(DRIVER + path, data=data, method=method, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(r, timeout=120) as f:
         return json.loads(f.read())["value"]
-
-def tree(pid):
-    out = [pid]
-    for t in os.listdir(f"/proc/{pid}/task"):
-        try:
-            for c in open(f"/proc/{pid}/task/{t}/children").read().split():
-                out += tree(int(c))
-        except OSError:
-            pass
-    return out
-
-def ticks(pid):
-    per = {}
-    for p in tree(pid):
-        try:
-            s = open(f"/proc/{p}/stat").read()
-            f = s[s.rindex(")") + 2:].split()
-            per[open(f"/proc/{p}/comm").read().strip() + f" {p}"] = int(f[11]) + int(f[12])
-        except OSError:
-            pass
-    return per
 
 sid = req("POST", "/session", {"capabilities": {"alwaysMatch": {"tauri:options": {"application": APP, "args": ["--data-dir", DATA]}}}})["sessionId"]
 try:
@@ -53,6 +35,8 @@ try:
       "quiet": None,
       "root data-frame (blink)": "const c = document.querySelector('#character .yui-char'); const f = (i) => { c.dataset.frame = (i % 2) ? '' : 'blink-shut'; };",
       "eyes inline transform": "const e = document.querySelector('#character .yui-face .eyes'); const f = (i) => { e.style.transform = (i % 2) ? '' : 'scaleY(0.1)'; };",
+      "layer transform (no paint)": "let d = document.getElementById('pl'); if (!d) { d = document.createElement('div'); d.id = 'pl'; d.style.cssText = 'position:absolute;left:60px;top:80px;width:40px;height:12px;background:#333;will-change:transform'; document.body.appendChild(d); } const f = (i) => { d.style.transform = (i % 2) ? '' : 'scaleY(0.1)'; };",
+      "layer opacity (no paint)": "let d = document.getElementById('po'); if (!d) { d = document.createElement('div'); d.id = 'po'; d.style.cssText = 'position:absolute;left:60px;top:100px;width:40px;height:12px;background:#333;will-change:opacity'; document.body.appendChild(d); } const f = (i) => { d.style.opacity = (i % 2) ? '1' : '0'; };",
       "1px div colour": "let d = document.getElementById('pp'); if (!d) { d = document.createElement('div'); d.id = 'pp'; d.style.cssText = 'position:absolute;left:0;top:0;width:1px;height:1px'; document.body.appendChild(d); } const f = (i) => { d.style.background = (i % 2) ? 'red' : 'blue'; };",
     }
     hz = os.sysconf("SC_CLK_TCK")

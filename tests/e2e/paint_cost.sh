@@ -2,9 +2,10 @@
 # What one paint of a character window costs (docs/PERFORMANCE.md, "Idle CPU"): the release app
 # with main + 2 pets, every character asleep (so nothing else paints), then tests/e2e/paint_cost.py
 # changes the main window 200 times at 10 Hz from inside the page (the blink frame, the eyes'
-# inline transform, a 1-pixel div's colour) and prints the CPU per change of each process over a
-# quiet window. Needs tauri-driver and python3. Usage: tests/e2e/paint_cost.sh [app binary]
-# (default target/release/yui-app, built first). Env: DISPLAY_NUM (65), DRIVER_PORT (4465), N, RATE.
+# inline transform, a `will-change` layer's transform and opacity, a 1-pixel div's colour) and
+# prints the CPU per change of each process over a quiet window. Needs tauri-driver and python3.
+# Usage: tests/e2e/paint_cost.sh [app binary] (default target/release/yui-app, built first).
+# Env: DISPLAY_NUM (65), DRIVER_PORT (4465), N, RATE.
 # Not part of CI: a script you run and report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

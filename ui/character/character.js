@@ -98,9 +98,9 @@ export const MOTIONS = {
  * Each entry is one paint of the window.
  */
 export const STEPPED = {
-  breathe: [[0, 'breathe-1'], [900, 'breathe-2'], [1800, 'breathe-1'], [2700, '']],
+  breathe: [[0, 'breathe-1'], [1200, 'breathe-2'], [2400, '']],
   blink: [[0, 'blink-shut'], [100, '']],
-  sway: [[0, 'sway-l'], [600, ''], [1200, 'sway-r'], [1800, '']],
+  sway: [[0, 'sway-l'], [900, 'sway-r'], [1800, '']],
 };
 
 /** States shown as accessories. */
@@ -114,17 +114,18 @@ const DEFAULT_AMBIENT = ['blink', 'sway'];
 
 /**
  * The ambient rhythm: [min, max] ms between two plays of each kind, awake and sleepy, for one
- * character alone on screen. Every frame costs a repaint of the window (about 5 ms of CPU across
- * the app and WebKit, docs/PERFORMANCE.md "Idle CPU"), so ambient motions are rare one-shots of
- * a few frames (STEPPED) and nothing runs in between. The desktop shares one budget: with n
- * characters on screen each waits n times as long (setCrowd), so idle costs the same however
- * many there are. After `sleepyAfterMs` without interaction or turns the character only blinks,
+ * character alone on screen. Every frame costs a composited frame of the window (9–11 ms of
+ * CPU across the app and WebKit, however small the change: docs/PERFORMANCE.md "Idle CPU"), so
+ * ambient motions are rare one-shots of a few frames (STEPPED) and nothing runs in between:
+ * this rhythm is about 0.3 frames a second, under 0.5 % of a core. The desktop shares one
+ * budget: with n characters on screen each waits n times as long (setCrowd), so idle costs the
+ * same however many there are. After `sleepyAfterMs` without interaction or turns the character only blinks,
  * slowly; while the window is hidden or the character asleep nothing is scheduled at all.
  */
 export const AMBIENT = {
-  blink: [3500, 8000],
-  breathe: [8000, 16000],
-  other: [30000, 60000], // sway and the vocabulary's other ambient motions
+  blink: [7000, 13000],
+  breathe: [40000, 60000],
+  other: [50000, 90000], // sway and the vocabulary's other ambient motions
   sleepyBlink: [20000, 30000],
   retry: [600, 1600], // a blink put off while another motion plays
   sleepyAfterMs: 10 * 60 * 1000,
