@@ -119,8 +119,8 @@ const DEFAULT_AMBIENT = ['blink', 'sway'];
  * ambient motions are rare one-shots of a few frames (STEPPED) and nothing runs in between:
  * this rhythm is about 0.3 frames a second, under 0.5 % of a core. The desktop shares one
  * budget: with n characters on screen each waits n times as long (setCrowd), so idle costs the
- * same however many there are. After `sleepyAfterMs` without interaction or turns the character only blinks,
- * slowly; while the window is hidden or the character asleep nothing is scheduled at all.
+ * same however many there are. After `sleepyAfterMs` without interaction or turns the character
+ * only blinks, slowly; while the window is hidden or the character asleep nothing is scheduled.
  */
 export const AMBIENT = {
   blink: [7000, 13000],
