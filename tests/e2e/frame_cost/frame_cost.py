@@ -10,7 +10,7 @@ Changes: `px` (a 1-pixel div's colour: a frame with next to nothing painted), `l
 transform of a `will-change` div: a frame with nothing painted), `blink`, `breathe`, `sway` (the
 character's ambient frames). `GHOST=1` instead checks whether what moved leaves pixels behind.
 Args: WINDOW_BINARY UI_DIR CONFIG... Env: N (100), RATE (10), CHANGES, PAGES, TOP (threads shown)."""
-import os, subprocess, sys, tempfile, time
+import atexit, os, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from proctree import thread_ticks  # noqa: E402
@@ -21,6 +21,7 @@ CONFIGS = sys.argv[3:] or [""]
 N, RATE = int(os.environ.get("N", "100")), float(os.environ.get("RATE", "10"))
 SETTLE = 8
 TMP = tempfile.mkdtemp(prefix="yui-frame-cost-")
+atexit.register(shutil.rmtree, TMP, True)
 
 SHAPES = """<svg width=200 height=280 viewBox="0 0 200 280"><g class=yui-whole><ellipse cx=100 cy=200 rx=60 ry=70 fill="#c8a"/>
 <circle cx=100 cy=110 r=60 fill="#fdb"/><path d="M40 100 Q100 20 160 100 L160 70 Q100 0 40 70Z" fill="#533"/>
@@ -69,8 +70,8 @@ def cost(page, change, config):
     return sum(per.values()), sorted(per.items(), key=lambda kv: -kv[1])
 
 def ghost(config):
-    """A red disc moves right, then shrinks: count the pure-red pixels left on screen (one small
-    disc, ~650, is right; ~15,000 means the old discs stayed)."""
+    """A red disc moves right, then shrinks: count the red pixels left on screen (one small disc,
+    ~650, is right; ~15,000 means the old discs stayed)."""
     js = "const d = document.createElement('div'); d.style.cssText = 'position:absolute;left:20px;top:20px;width:100px;height:100px;background:red;border-radius:50%'; document.body.appendChild(d); setTimeout(() => { d.style.left = '110px'; }, 3000); setTimeout(() => { d.style.transform = 'scale(0.3)'; }, 4000);"
     p = launch("shapes", "document.querySelector('svg').remove();" + js, config)
     try:
@@ -79,8 +80,12 @@ def ghost(config):
         subprocess.run(["/usr/bin/import", "-window", "root", shot], check=True)
     finally:
         p.terminate(); p.wait()
-    txt = subprocess.run(["/usr/bin/convert", shot, "txt:-"], capture_output=True, text=True, check=True).stdout
-    return sum(1 for line in txt.splitlines() if "#FF0000" in line)
+    txt = subprocess.run(["/usr/bin/convert", shot, "-depth", "8", "txt:-"], capture_output=True, text=True, check=True).stdout
+    # Red or nearly (a ghost under a faint view background is e.g. (252,0,0)).
+    def red(line):
+        rgb = line.split("(", 1)[1].split(")", 1)[0].split(",")[:3] if "(" in line else []
+        return len(rgb) == 3 and float(rgb[0]) >= 200 and float(rgb[1]) <= 60 and float(rgb[2]) <= 60
+    return sum(1 for line in txt.splitlines()[1:] if red(line))
 
 if os.environ.get("GHOST") == "1":
     for config in CONFIGS:
