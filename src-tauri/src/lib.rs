@@ -45,6 +45,7 @@ pub fn run() {
     tracing::info!(
         cpu_painting = webkit.cpu_painting,
         memory_monitor_off = webkit.memory_monitor_off,
+        jit_off = webkit.jit_off,
         "WebKit settings YUI chose (src-tauri/src/webkit.rs)"
     );
     // `--no-client-tools`: declare and run none of the configured command tools.

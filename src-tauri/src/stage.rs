@@ -9,6 +9,8 @@
 //!   `{preset_id, turn_id, origin, event}`.
 //! - `yui://character-addressed`, `yui://playback-finished` and `yui://relations-changed` go to
 //!   every window; `yui://connection` `{preset_id, state}` (push) too, for the quick controls.
+//! - When the stage goes idle the process trims its allocator after a quiet spell
+//!   ([`yui_core::memory::Trimmer`]); any stage event before then postpones it.
 
 use crate::state::AppState;
 use crate::windows::{self, BridgeEvent, WindowLabel};
@@ -16,6 +18,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
+use yui_core::memory::Trimmer;
 use yui_core::stage::{Origin, Stage, StageEvent, StageOptions};
 use yui_core::turn::TurnEvent;
 use yui_core::WindowKind;
@@ -55,10 +58,16 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
             channels: Mutex::new(HashMap::new()),
             targets: Mutex::new(HashMap::new()),
         };
+        // Gives the allocator's free pages back once the turns have ended (`yui_core::memory`).
+        let trimmer = Trimmer::new();
         if app.manage(fresh) {
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
                 while let Some(ev) = rx.recv().await {
+                    match &ev {
+                        StageEvent::Idle => trimmer.quiet(),
+                        _ => trimmer.busy(),
+                    }
                     forward(&app, ev);
                 }
             });
