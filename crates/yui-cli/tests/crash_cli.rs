@@ -147,11 +147,26 @@ fn run(dir: &Path, base: &str, plan: Option<Plan>) -> Run {
         .expect("spawn yui converse");
     let out = child.stdout.take().expect("stdout");
     let (tx, rx) = mpsc::channel::<String>();
+    // Only whole lines: a kill -9 in the middle of a write leaves a torn last line, which is
+    // what a killed writer does, not output to judge. A fragment the process left without
+    // being killed is sent to `torn` and judged below.
+    let (torn_tx, torn_rx) = mpsc::channel::<String>();
     let reader = std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
+        let mut out = BufReader::new(out);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match out.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let line = String::from_utf8_lossy(&buf).into_owned();
+            if let Some(whole) = line.strip_suffix('\n') {
+                if tx.send(whole.to_string()).is_err() {
+                    break;
+                }
+            } else {
+                let _ = torn_tx.send(line);
             }
         }
     });
@@ -191,6 +206,10 @@ fn run(dir: &Path, base: &str, plan: Option<Plan>) -> Run {
     let status = child.wait().expect("wait");
     reader.join().expect("reader");
     got.extend(rx.try_iter());
+    if !killed_alive {
+        // Not killed mid-write: an unfinished last line is the CLI's fault, judge it as output.
+        got.extend(torn_rx.try_iter());
+    }
     let lines = got
         .iter()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
