@@ -3,8 +3,8 @@
 //! glibc's malloc keeps the pages a burst of turns freed in its per-thread arenas: the app held
 //! ~2 MiB more after 300 turns though what it had allocated during them was at most ~0.5 MiB at
 //! once, and `malloc_trim` gave the 2 MiB back (docs/PERFORMANCE.md, "Memory soak"). So when
-//! no turn has run for a while the process trims once. A trim walks the arenas (well under a
-//! millisecond here) and only follows activity: an idle app never wakes for it.
+//! no turn has run for a while the process trims once. A trim only follows activity: an idle
+//! app never wakes for it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
