@@ -64,10 +64,7 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
                 while let Some(ev) = rx.recv().await {
-                    match &ev {
-                        StageEvent::Idle => trimmer.quiet(),
-                        _ => trimmer.busy(),
-                    }
+                    trimmer.observe(&ev);
                     forward(&app, ev);
                 }
             });

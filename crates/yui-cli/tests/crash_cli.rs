@@ -147,26 +147,25 @@ fn run(dir: &Path, base: &str, plan: Option<Plan>) -> Run {
         .expect("spawn yui converse");
     let out = child.stdout.take().expect("stdout");
     let (tx, rx) = mpsc::channel::<String>();
-    // Only whole lines: a kill -9 in the middle of a write leaves a torn last line, which is
-    // what a killed writer does, not output to judge. A fragment the process left without
-    // being killed is sent to `torn` and judged below.
-    let (torn_tx, torn_rx) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
+    // Only whole lines go to `tx`. A kill -9 in the middle of a write leaves a torn last line:
+    // the reader returns it, and it is judged only when the process was not killed.
+    let reader = std::thread::spawn(move || -> Option<String> {
         let mut out = BufReader::new(out);
         let mut buf = Vec::new();
         loop {
             buf.clear();
             match out.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
+                Ok(0) | Err(_) => return None,
                 Ok(_) => {}
             }
             let line = String::from_utf8_lossy(&buf).into_owned();
-            if let Some(whole) = line.strip_suffix('\n') {
-                if tx.send(whole.to_string()).is_err() {
-                    break;
+            match line.strip_suffix('\n') {
+                Some(whole) => {
+                    if tx.send(whole.to_string()).is_err() {
+                        return None;
+                    }
                 }
-            } else {
-                let _ = torn_tx.send(line);
+                None => return Some(line),
             }
         }
     });
@@ -204,11 +203,11 @@ fn run(dir: &Path, base: &str, plan: Option<Plan>) -> Run {
         child.kill().expect("kill -9");
     }
     let status = child.wait().expect("wait");
-    reader.join().expect("reader");
+    let torn = reader.join().expect("reader");
     got.extend(rx.try_iter());
     if !killed_alive {
         // Not killed mid-write: an unfinished last line is the CLI's fault, judge it as output.
-        got.extend(torn_rx.try_iter());
+        got.extend(torn);
     }
     let lines = got
         .iter()

@@ -6,6 +6,7 @@
 //! no turn has run for a while the process trims once. A trim only follows activity: an idle
 //! app never wakes for it.
 
+use crate::stage::StageEvent;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +39,14 @@ impl Trimmer {
             generation: Arc::new(AtomicU64::new(0)),
             delay,
             trim: Arc::new(trim),
+        }
+    }
+
+    /// Follow the stage: [`StageEvent::Idle`] asks for a trim, any other event postpones it.
+    pub fn observe(&self, ev: &StageEvent) {
+        match ev {
+            StageEvent::Idle => self.quiet(),
+            _ => self.busy(),
         }
     }
 
@@ -113,6 +122,17 @@ mod tests {
         // Nothing asked since: no second trim.
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert_eq!(n.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn the_stage_going_idle_trims_and_any_other_event_postpones_it() {
+        let (t, n) = counting(Duration::from_millis(200));
+        t.observe(&StageEvent::Idle);
+        t.observe(&StageEvent::RelationsChanged);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(n.load(Ordering::SeqCst), 0);
+        t.observe(&StageEvent::Idle);
+        assert_eq!(settle(&n, 1).await, 1);
     }
 
     #[tokio::test]
