@@ -126,12 +126,17 @@ fn respond(req: &Seen) -> Reply {
     let express = json!({"emotion_id": emotion(n)}).to_string();
     let rate =
         json!({"toward": toward(n), "delta": 1, "why": format!("soak turn {n}")}).to_string();
-    sse::chat_stream(&[
+    let mut chunks = vec![
         json!({"choices":[{"index":0,"delta":{"role":"assistant","content":format!("Turn {n}, noted. ")},"finish_reason":null}]}),
         json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":format!("call_e{n}"),"type":"function","function":{"name":"generate_express","arguments":express}}]},"finish_reason":null}]}),
         json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":format!("call_r{n}"),"type":"function","function":{"name":"rate_relation","arguments":rate}}]},"finish_reason":null}]}),
         json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
-    ])
+    ];
+    // An experiment: turns that leave the face as it is.
+    if std::env::var("YUI_SOAK_NO_EXPRESS").is_ok() {
+        chunks.remove(1);
+    }
+    sse::chat_stream(&chunks)
 }
 
 /// A fresh data dir: the backend, and Mio made (open unless `mio_open` is false).
@@ -183,6 +188,12 @@ async fn one_turn(s: &Session, seat: &mut Seat, n: usize, leak_kib: usize) -> Re
             json!([leak_kib]),
         )
         .await?;
+    }
+    // An experiment, not a turn: run this script in the page instead (what does it keep?).
+    if let Ok(js) = std::env::var("YUI_SOAK_PAGE_JS") {
+        s.exec(&js, json!([n])).await?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        return Ok(true);
     }
     let hidden = s
         .exec("return document.getElementById('chat').hidden", json!([]))

@@ -466,6 +466,27 @@ export function createCharacter(container, options = {}) {
     showEmotion(id);
   }
 
+  // Emotion id → its face and marks, drawn once and then only shown or hidden (CSS: visibility,
+  // so their renderers live on). WebKit 2.50 kept the renderers of every face replaced, ~5 MiB
+  // over 300 soak turns (docs/PERFORMANCE.md, "What WebKit keeps over the turns").
+  const drawnFaces = {};
+  function drawnFace(id, draw) {
+    let layer = drawnFaces[id];
+    if (!layer) {
+      const g = document.createElementNS(SVG_NS, 'g');
+      g.dataset.face = id;
+      g.innerHTML = draw(palette);
+      // Marks around the head (sparkles, tears of gloom, Zz, ?) sit above the hair.
+      const m = document.createElementNS(SVG_NS, 'g');
+      m.dataset.face = id;
+      m.replaceChildren(...g.querySelectorAll('.marks'));
+      face.appendChild(g);
+      marks.appendChild(m);
+      layer = drawnFaces[id] = { face: g, marks: m };
+    }
+    return layer;
+  }
+
   /** Draw emotion `id` (no activity: the sleep uses it too). */
   function showEmotion(id) {
     const draw = FACES[id];
@@ -479,9 +500,10 @@ export function createCharacter(container, options = {}) {
     root.dataset.emotion = id;
     showLayer();
     if (!draw) return; // an image-only emotion: the drawing keeps its last face underneath
-    face.innerHTML = draw(palette);
-    // Marks around the head (sparkles, tears of gloom, Zz, ?) sit above the hair.
-    marks.replaceChildren(...face.querySelectorAll('.marks'));
+    const shown = drawnFace(id, draw);
+    for (const layer of Object.values(drawnFaces)) {
+      for (const g of [layer.face, layer.marks]) g.toggleAttribute('data-on', layer === shown);
+    }
     // A short pop so a change of face catches the eye.
     face.classList.remove('yui-pop');
     void face.getBoundingClientRect();
