@@ -468,7 +468,7 @@ export function createCharacter(container, options = {}) {
 
   // Emotion id → its face and marks, drawn once and then only shown or hidden (CSS: visibility,
   // so their renderers live on). WebKit 2.50 kept the renderers of every face replaced, ~5 MiB
-  // over 300 soak turns (docs/PERFORMANCE.md, "What WebKit keeps over the turns").
+  // over 300 soak turns (docs/PERFORMANCE.md, "Faces drawn once").
   const drawnFaces = {};
   function drawnFace(id, draw) {
     let layer = drawnFaces[id];
