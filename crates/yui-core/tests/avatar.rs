@@ -390,6 +390,24 @@ async fn a_user_drag_interrupts_and_makes_new_actions_busy() {
 }
 
 #[tokio::test]
+async fn where_the_window_is_first_reported_is_no_drag() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = yui_core::Store::open(dir.path().join("y.db")).unwrap();
+    let avatar = Arc::new(yui_core::avatar::Avatar::with_timing(
+        Some(FakeDesktop::new(desktop())),
+        Some(FakeBody::at((1600, 740))),
+        Some(store),
+        timing(),
+    ));
+    // The window manager places the window at start: the body is there, nobody dragged it.
+    avatar.user_moved((1500, 700));
+    assert_eq!(avatar.act(Action::Stand).await, Outcome::Ok);
+    // The next move that is not YUI's is the user's.
+    avatar.user_moved((900, 200));
+    assert_eq!(avatar.act(Action::Stand).await, Outcome::Busy);
+}
+
+#[tokio::test]
 async fn a_window_that_never_moves_times_out() {
     let r = rig_with(desktop(), FakeBody::new((1600, 740), true));
     assert_eq!(body_action(&r, json!({"action":"stand"})).await, "ok"); // already on the floor

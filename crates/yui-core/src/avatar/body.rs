@@ -204,7 +204,10 @@ impl Avatar {
     /// stands where it was dropped, and actions answer `busy` while the drag goes on.
     pub fn user_moved(&self, pos: (i32, i32)) {
         let mut g = self.lock();
-        if g.known_at.replace(pos) == Some(pos) {
+        let before = g.known_at.replace(pos);
+        // The first place the window is reported at (where the window manager put it at start)
+        // is where the body is, not a drag, unless YUI was moving it.
+        if before == Some(pos) || (before.is_none() && g.current.is_none()) {
             return;
         }
         g.dragged_at = Some(Instant::now());
