@@ -13,8 +13,9 @@
 //! `YUI_SOAK_AFTER_SECS` (12, the quiet before the last checkpoint), `YUI_SOAK_SMAPS=1` (the web
 //! process's growth by mapping), `YUI_SOAK_WAIT=poll` (the harness polls each turn's end), and
 //! `YUI_SOAK_LEAK_KIB=N` (keep N KiB a turn alive in the page on purpose: the test must fail).
-//! Experiments (the store check then fails): `YUI_SOAK_NO_EXPRESS=1` (turns that leave the face
-//! as it is), `YUI_SOAK_PAGE_JS=script` (run the script in the page instead of each turn).
+//! Experiments: `YUI_SOAK_NO_EXPRESS=1` (turns that leave the face as it is) and
+//! `YUI_SOAK_PAGE_JS=script` (run the script in the page instead of each turn; with no turns the
+//! store check then fails).
 
 use super::{app_binary, procstat::secs, soak};
 use std::time::Duration;
