@@ -427,19 +427,25 @@ async fn generate_express_answers_ok_and_is_one_way() {
 
 #[test]
 fn every_default_id_has_a_drawing_in_the_built_in_character() {
-    let js = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/character/character.js"),
-    )
-    .unwrap();
+    let read = |file: &str| {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../ui/character")
+                .join(file),
+        )
+        .unwrap()
+    };
+    // The drawing (emotions, faces) and the character (motions) are two modules.
+    let (drawing, character) = (read("drawing.js"), read("character.js"));
     // The source text of one top-level declaration, up to its closing bracket.
-    let section = |start: &str, end: &str| {
+    let section = |js: &str, start: &str, end: &str| {
         let from = js.find(start).unwrap();
         let len = js[from..].find(end).unwrap();
         js[from..from + len].to_string()
     };
-    let emotions = section("export const EMOTIONS", "\n];");
-    let faces = section("const FACES", "\n};");
-    let motions = section("export const MOTIONS", "\n};");
+    let emotions = section(&drawing, "export const EMOTIONS", "\n];");
+    let faces = section(&drawing, "export const FACES", "\n};");
+    let motions = section(&character, "export const MOTIONS", "\n};");
     let v = Vocab::default();
     for e in &v.emotions {
         assert!(
