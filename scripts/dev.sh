@@ -99,6 +99,13 @@ case "$cmd" in
       echo "yui-core depends on tauri" >&2
       exit 1
     fi
+    log "tauri without tao's x11 feature"
+    # With it, tao reads every key press on the X display on a thread of its own and leaks the
+    # event data of each (Cargo.toml, docs/PERFORMANCE.md "Typed as a user types").
+    if cargo tree -p yui-app --locked -e features -i tao | grep -F 'tao feature "x11"'; then
+      echo "tao's x11 feature is on: keep tauri's default features off (Cargo.toml)" >&2
+      exit 1
+    fi
     log "unit and integration tests"
     cargo test --workspace --locked
     log "fuzz smoke in the background: every cargo-fuzz target for 30 s (scripts/fuzz.sh, docs/FUZZING.md)"
