@@ -10,7 +10,7 @@
 //! - `yui://character-addressed`, `yui://playback-finished` and `yui://relations-changed` go to
 //!   every window; `yui://connection` `{preset_id, state}` (push) too, for the quick controls.
 //! - When the stage goes idle the process trims its allocator after a quiet spell
-//!   ([`yui_core::memory::Trimmer`]); any stage event before then postpones it.
+//!   ([`yui_core::memory::Trimmer`]); a turn's event before then postpones it.
 
 use crate::state::AppState;
 use crate::windows::{self, BridgeEvent, WindowLabel};

@@ -42,11 +42,18 @@ impl Trimmer {
         }
     }
 
-    /// Follow the stage: [`StageEvent::Idle`] asks for a trim, any other event postpones it.
+    /// Follow the stage: [`StageEvent::Idle`] asks for a trim, a turn's event (or an addressed
+    /// turn starting) postpones it. Notices about turns that ended — playback finished (the
+    /// bubble reports it after the turn, so after the idle), relations changed, a push
+    /// connection's state — do neither: taking them for activity dropped the trim after the
+    /// last turn of a soak, which then kept ~3 MiB of glibc's free pages.
     pub fn observe(&self, ev: &StageEvent) {
         match ev {
             StageEvent::Idle => self.quiet(),
-            _ => self.busy(),
+            StageEvent::Turn { .. } | StageEvent::CharacterAddressed { .. } => self.busy(),
+            StageEvent::PlaybackFinished { .. }
+            | StageEvent::RelationsChanged
+            | StageEvent::Connection { .. } => {}
         }
     }
 
@@ -124,14 +131,38 @@ mod tests {
         assert_eq!(n.load(Ordering::SeqCst), 1);
     }
 
+    fn speech() -> StageEvent {
+        StageEvent::Turn {
+            preset_id: "yui".into(),
+            turn_id: "t1".into(),
+            window: crate::WindowKind::Main,
+            origin: crate::stage::Origin::User,
+            event: crate::turn::events::TurnEvent::Speech { delta: "hi".into() },
+        }
+    }
+
     #[tokio::test]
-    async fn the_stage_going_idle_trims_and_any_other_event_postpones_it() {
+    async fn the_stage_going_idle_trims_and_a_turn_event_postpones_it() {
         let (t, n) = counting(Duration::from_millis(200));
         t.observe(&StageEvent::Idle);
-        t.observe(&StageEvent::RelationsChanged);
+        t.observe(&speech());
         tokio::time::sleep(Duration::from_millis(400)).await;
         assert_eq!(n.load(Ordering::SeqCst), 0);
         t.observe(&StageEvent::Idle);
+        assert_eq!(settle(&n, 1).await, 1);
+    }
+
+    #[tokio::test]
+    async fn notices_after_the_idle_do_not_drop_the_trim() {
+        // The bubble reports playback finished after the turn ended, so after the stage's idle.
+        let (t, n) = counting(Duration::from_millis(100));
+        t.observe(&speech());
+        t.observe(&StageEvent::Idle);
+        t.observe(&StageEvent::PlaybackFinished {
+            preset_id: "yui".into(),
+            turn_id: "t1".into(),
+        });
+        t.observe(&StageEvent::RelationsChanged);
         assert_eq!(settle(&n, 1).await, 1);
     }
 
