@@ -4,6 +4,7 @@
 
 import { invoke, channel, currentWindow, windowContext, listen, EVENTS } from "./ipc.js";
 import { createCharacter } from "../character/character.js";
+import { forgetTyping, restCaret } from "./typing.js";
 
 const DRAG_THRESHOLD_PX = 4;
 const BUBBLE_LINGER_MS = 9000;
@@ -57,6 +58,19 @@ function mountCharacter(preset, role, sprites) {
 }
 
 /**
+ * The bubble's one text node, its text changed in place: streaming a reply changes the bubble
+ * dozens of times a turn, and a node made for each change (as `textContent =` does) is layout
+ * and rendering objects made and dropped each time; WebKit keeps some of them (docs/PERFORMANCE.md,
+ * "Typed as a user types").
+ */
+let bubbleTextNode = null;
+function bubbleText(text) {
+  if (!bubbleTextNode) bubbleTextNode = document.createTextNode(text);
+  else if (bubbleTextNode.data !== text) bubbleTextNode.data = text;
+  return bubbleTextNode;
+}
+
+/**
  * Show `text` in the bubble. The bubble never overflows the window: a long text scrolls inside it
  * (css/character-window.css). Streaming speech follows its end; an error or a message with an
  * action starts at its first line and stays until the next turn. `action`: {label, onClick}, a
@@ -64,11 +78,12 @@ function mountCharacter(preset, role, sprites) {
  */
 function showBubble(text, { error = false, linger = true, action = null } = {}) {
   clearTimeout(bubbleTimer);
-  bubble.textContent = text;
   if (action) {
     const b = Object.assign(document.createElement("button"), { type: "button", className: "bubble-action", textContent: action.label });
     b.addEventListener("click", (e) => { e.stopPropagation(); action.onClick(); });
-    bubble.append(document.createElement("br"), b);
+    bubble.replaceChildren(bubbleText(text), document.createElement("br"), b);
+  } else if (bubble.childNodes.length !== 1 || bubble.firstChild !== bubbleText(text)) {
+    bubble.replaceChildren(bubbleText(text));
   }
   bubble.classList.toggle("error", error);
   bubble.hidden = text === "";
@@ -193,11 +208,13 @@ function onTurnEvent(ev, acc, { mirrored = false } = {}) {
 }
 
 function wireChat() {
+  restCaret(input, { canType: () => !chat.hidden });
   chat.addEventListener("submit", async (e) => {
     e.preventDefault();
     const text = input.value.trim();
     if (!text || turnRunning) return;
     input.value = "";
+    forgetTyping();
     turnRunning = true;
     character.setState("thinking");
     showBubble("…", { linger: false });

@@ -5,6 +5,7 @@
 // shell mirrors it there). Presentation only: history and turns live in the core.
 
 import { invoke, channel, windowContext, listen, EVENTS } from "./ipc.js";
+import { forgetTyping, restCaret } from "./typing.js";
 
 const PAGE = 30;
 /** Colours of the avatar dot per built-in palette (ui/character/character.js PALETTES). */
@@ -160,6 +161,7 @@ compose.addEventListener("submit", async (e) => {
   const text = input.value.trim();
   if (!text || turnRunning) return;
   input.value = "";
+  forgetTyping();
   turnRunning = true;
   list.append(bubble({ role: "user", text, at: new Date().toISOString() }));
   const el = bubble({ role: "assistant", text: "…" });
@@ -184,6 +186,7 @@ compose.addEventListener("submit", async (e) => {
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && turnRunning) invoke("turn_stop").catch(() => {});
 });
+restCaret(input);
 
 thread.addEventListener("scroll", () => {
   if (thread.scrollTop < 60 && more) loadOlder();

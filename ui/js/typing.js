@@ -1,0 +1,58 @@
+// What typing leaves behind. WebKitGTK keeps an undo step for every edit made in a page (with the
+// text nodes it touched) in both processes until a frame of the page loads a document: a chat
+// input used all day kept every message ever typed in it (~5 KiB each in the web process,
+// docs/PERFORMANCE.md, "Typed as a user types"). A sent message is not something to undo, so
+// once one is sent a hidden frame of the page loads an empty document again, which empties the
+// page's undo history. One frame per page, reloaded in place: a new frame each time cost the
+// app ~1.7 KiB per frame that it never gave back.
+
+let sink = null;
+
+/** Forget the page's undo history (call after a typed message was sent and the input cleared). */
+export function forgetTyping() {
+  if (sink?.isConnected && sink.contentWindow) {
+    // `replace`: no entry in the page's session history.
+    sink.contentWindow.location.replace("about:blank");
+    return;
+  }
+  sink = document.createElement("iframe");
+  sink.hidden = true;
+  sink.setAttribute("aria-hidden", "true");
+  sink.tabIndex = -1;
+  // Its first load empties the history too. A srcdoc or about:blank frame is never fetched (the
+  // CSP's frame-src 'none' still holds for every URL).
+  sink.srcdoc = "";
+  document.body.append(sink);
+}
+
+/** How long a focused field waits without a key before it lets the focus go (GTK's default). */
+export const CARET_REST_MS = 10000;
+
+/**
+ * Let `input`'s caret rest. GTK stops a caret blinking 10 s after the last key; WebKitGTK blinks
+ * it for as long as the field has the focus, and each blink is a composited frame of the window:
+ * a chat input left focused after a message cost 2.4 % of a core at rest, against 0.1 % with
+ * the chat closed (docs/PERFORMANCE.md, "Typed as a user types"). A caret that does not blink
+ * cannot be had (WebKit 2.50 redraws a caret with no blink interval on every frame: worse). So after
+ * CARET_REST_MS without a key the field lets the focus go, and the next key typed in the window
+ * gives it back: WebKit looks up a key's target again after its keydown, so that key lands in
+ * the field, where the caret was. `canType()`: whether the field is there to type in.
+ */
+export function restCaret(input, { canType = () => true, afterMs = CARET_REST_MS } = {}) {
+  let timer = 0;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (document.activeElement === input) input.blur();
+    }, afterMs);
+  };
+  for (const ev of ["focus", "keydown", "input"]) input.addEventListener(ev, arm);
+  input.addEventListener("blur", () => clearTimeout(timer));
+  document.addEventListener("keydown", (e) => {
+    if (document.activeElement === input || e.ctrlKey || e.altKey || e.metaKey || !canType()) return;
+    // Text, and the keys that edit it: the ones a user types expecting the field to have them.
+    if (e.key.length === 1 || e.key === "Backspace" || e.key === "Delete" || e.key === "Enter") {
+      input.focus();
+    }
+  });
+}
