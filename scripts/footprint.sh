@@ -3,8 +3,9 @@
 # the app with main + 2 pets (Yui, Kai and Mio) on a fresh data dir; PSS / RSS of every process of
 # its tree (yui-app, WebKitWebProcess, WebKitNetworkProcess) and idle CPU over a 60 s window at
 # start, after IDLE seconds idle and after TURNS scripted turns (typed into the three chat
-# windows through WebDriver; the scripted backend answers with speech, a generate_express cue and
-# a rate_relation call); the growth of total PSS per phase against 5 MiB; then a second launch
+# windows as a user types: XTest clicks and key presses on the display; the scripted backend
+# answers with speech, a generate_express cue and a rate_relation call); the growth of the app's
+# own memory (anon + shmem PSS) per phase against 5 MiB; then a second launch
 # with Mio closed for the third character's cost (against 40 MiB). Checks that every turn ended
 # and that the store holds them all. Exits 1 when a check fails.
 #
@@ -18,9 +19,12 @@
 #   --short   CI-like lengths: 120 s idle, 100 turns, 10 s CPU windows
 # Env: DISPLAY_NUM (default 94), DRIVER_PORT (default 4494; WebKitWebDriver gets +1),
 # YUI_SOAK_IDLE_SECS (3600), YUI_SOAK_TURNS (500), YUI_SOAK_WINDOW_SECS (60),
-# YUI_SOAK_SETTLE_SECS (30), YUI_SOAK_EXTRA=0 (no second launch), YUI_SOAK_LEAK_KIB=N (keep N KiB
-# a turn alive in the page on purpose: the growth check must fail), YUI_APP_BIN (another build of
-# the app, e.g. a copy of the binary a run measured: then the app is not built).
+# YUI_SOAK_SETTLE_SECS (30), YUI_SOAK_EXTRA=0 (no second launch), YUI_SOAK_SMAPS=1 (the web
+# process's growth by mapping), YUI_SOAK_EVERY_SAMPLE=1 (a line after every turn, per process),
+# YUI_SOAK_INPUT=webdriver|page (send-keys, or a scripted submit, instead of key presses: for
+# comparison), YUI_SOAK_LEAK_KIB=N (keep N KiB a turn alive in the page on purpose: the growth
+# check must fail), YUI_APP_BIN (another build of the app, e.g. a copy of the binary a run
+# measured: then the app is not built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFILE=release

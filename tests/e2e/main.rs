@@ -21,8 +21,10 @@ mod presence;
 mod procstat;
 mod relations;
 mod soak;
+mod typing;
 mod webdriver;
 mod windows;
+mod xinput;
 
 use serde_json::json;
 use std::path::{Path, PathBuf};

@@ -17,7 +17,7 @@
 mod report;
 
 use super::procstat::{self, Ticks};
-use super::{fake_backend, webdriver::Session};
+use super::{fake_backend, webdriver::Session, xinput};
 pub use report::{print_summary, Checkpoint, Report, Stored};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -173,14 +173,124 @@ async fn checkpoint(name: &'static str, pid: u32, plan: &Plan, hz: f64) -> Check
 /// A window of a character: its WebDriver handle and the elements a turn uses.
 struct Seat {
     label: &'static str,
+    /// The window's title on the X display (`YUI — <name>`).
+    title: String,
     handle: String,
     input: Option<String>,
     last_turn: String,
 }
 
+/// How a soak turn's message goes in (`YUI_SOAK_INPUT`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Input {
+    /// `x11` (the default): a click and key presses on the X display (XTest), as a user types.
+    X11,
+    /// `webdriver`: WebDriver's element click and send-keys. WebKit's automation grows the web
+    /// process by itself (docs/PERFORMANCE.md, "Typed as a user types"): for comparison only.
+    WebDriver,
+    /// `page`: the page's form submitted by a script, no key events at all.
+    Page,
+}
+
+impl Input {
+    fn from_env() -> Self {
+        match std::env::var("YUI_SOAK_INPUT").as_deref() {
+            Ok("webdriver") => Self::WebDriver,
+            Ok("page") => Self::Page,
+            _ => Self::X11,
+        }
+    }
+}
+
+/// Where a user clicks to type in the window: the chat input when the chat is open, else the
+/// character's body (a click there opens the chat).
+const CLICK_TARGET: &str = "const chat = document.getElementById('chat');
+  const el = chat.hidden ? document.getElementById('character') : document.getElementById('chat-input');
+  const r = el.getBoundingClientRect();
+  return {x: Math.round(r.x + r.width / 2), y: Math.round(r.y + r.height * (chat.hidden ? 0.8 : 0.5))};";
+
+/// Turns whose typed words had to be typed again (printed with the report).
+static RETYPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The chat is open and its input has the keyboard.
+const CHAT_READY: &str = "const chat = document.getElementById('chat');
+  return !chat.hidden && document.hasFocus()
+    && document.activeElement === document.getElementById('chat-input');";
+
+/// Click into the chat input of the window titled `title` on the X display, as a user does (the
+/// first click of a window opens its chat), until the window has the keyboard and the input the
+/// focus. Every turn clicks: the keyboard is wherever the last turn left it, and a page may still
+/// think it has the focus after another window took it.
+pub async fn click_into_chat(
+    s: &Session,
+    hands: &xinput::Hands,
+    title: &str,
+) -> Result<(), String> {
+    let window = hands.window(title)?;
+    for _ in 0..3 {
+        let at = s.exec(CLICK_TARGET, json!([])).await?;
+        let (ox, oy) = hands.origin(window)?;
+        let coord = |k: &str| at[k].as_i64().unwrap_or(0) as i16;
+        hands.click(ox + coord("x"), oy + coord("y"))?;
+        let t = Instant::now();
+        while !hands.has_focus(window)? && t.elapsed() < Duration::from_secs(3) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // The chat just opened: the next round clicks into its input.
+        if hands.has_focus(window)?
+            && s.wait_script(CHAT_READY, Duration::from_secs(3))
+                .await
+                .is_ok()
+            && s.exec(CLICK_TARGET, json!([])).await? == at
+        {
+            return Ok(());
+        }
+    }
+    Err(format!("{title}: the chat input did not get the keyboard"))
+}
+
+/// Type `text` and Return into `seat`'s chat as a user does ([`click_into_chat`], then keys).
+async fn type_as_user(
+    s: &Session,
+    hands: &xinput::Hands,
+    seat: &Seat,
+    text: &str,
+) -> Result<(), String> {
+    for _ in 0..3 {
+        click_into_chat(s, hands, &seat.title).await?;
+        // Return only once the words are in the input: keys sent right after the focus moved
+        // were sometimes lost (about one turn in 20, with the page and X both saying the window
+        // had the focus), and the user would see that and type again too.
+        hands.type_text(text)?;
+        let typed = format!(
+            "return document.getElementById('chat-input').value === {};",
+            serde_json::to_string(text).unwrap_or_default()
+        );
+        if s.wait_script(&typed, Duration::from_secs(2)).await.is_ok() {
+            return hands.type_text("\n");
+        }
+        RETYPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        s.exec(
+            "document.getElementById('chat-input').value = ''; return true;",
+            json!([]),
+        )
+        .await?;
+    }
+    Err(format!(
+        "{}: the typed words did not reach the input",
+        seat.label
+    ))
+}
+
 /// Type turn `n` into `seat`'s chat and wait until it ended (bubble and playback finished).
 /// Returns whether the face ended on the turn's cue.
-async fn one_turn(s: &Session, seat: &mut Seat, n: usize, leak_kib: usize) -> Result<bool, String> {
+async fn one_turn(
+    s: &Session,
+    hands: Option<&xinput::Hands>,
+    seat: &mut Seat,
+    n: usize,
+    leak_kib: usize,
+) -> Result<bool, String> {
     s.switch_to(&seat.handle).await?;
     if leak_kib > 0 {
         s.exec(
@@ -195,23 +305,40 @@ async fn one_turn(s: &Session, seat: &mut Seat, n: usize, leak_kib: usize) -> Re
         tokio::time::sleep(Duration::from_millis(100)).await;
         return Ok(true);
     }
-    let hidden = s
-        .exec("return document.getElementById('chat').hidden", json!([]))
-        .await?;
-    if hidden == Value::Bool(true) || seat.input.is_none() {
-        if hidden == Value::Bool(true) {
-            s.click(&s.find("#character").await?).await?;
-            s.wait_script(
-                "return !document.getElementById('chat').hidden",
-                Duration::from_secs(5),
+    let text = format!("soak turn #{n}");
+    match Input::from_env() {
+        Input::X11 => {
+            let hands = hands.ok_or("no X display to type on")?;
+            type_as_user(s, hands, seat, &text).await?
+        }
+        Input::WebDriver => {
+            let hidden = s
+                .exec("return document.getElementById('chat').hidden", json!([]))
+                .await?;
+            if hidden == Value::Bool(true) || seat.input.is_none() {
+                if hidden == Value::Bool(true) {
+                    s.click(&s.find("#character").await?).await?;
+                    s.wait_script(
+                        "return !document.getElementById('chat').hidden",
+                        Duration::from_secs(5),
+                    )
+                    .await?;
+                }
+                seat.input = Some(s.find("#chat-input").await?);
+            }
+            let input = seat.input.clone().unwrap_or_default();
+            s.send_keys(&input, &format!("{text}\u{E007}")).await?;
+        }
+        Input::Page => {
+            s.exec(
+                "const chat = document.getElementById('chat'); chat.hidden = false;
+                 document.getElementById('chat-input').value = arguments[0];
+                 chat.requestSubmit(); return true;",
+                json!([text]),
             )
             .await?;
         }
-        seat.input = Some(s.find("#chat-input").await?);
     }
-    let input = seat.input.clone().unwrap_or_default();
-    s.send_keys(&input, &format!("soak turn #{n}\u{E007}"))
-        .await?;
     if wait_in_page() {
         // One script per turn, the same source every time (n is an argument): the page polls
         // itself, so the harness adds no per-turn WebDriver traffic to what is measured.
@@ -226,7 +353,10 @@ async fn one_turn(s: &Session, seat: &mut Seat, n: usize, leak_kib: usize) -> Re
                 seat.last_turn = turn.to_string();
                 Ok(v["emotion"] == emotion(n))
             }
-            None => Err(format!("{}: turn {n} did not end in 20 s", seat.label)),
+            None => Err(format!(
+                "{}: turn {n} did not end in 20 s (input {}, bubble {})",
+                seat.label, v["input"], v["bubble"]
+            )),
         };
     }
     let probe = format!(
@@ -269,7 +399,10 @@ const WAIT_IN_PAGE: &str = "const [last, words, ms, done] = arguments;
       const face = document.querySelector('#character [data-emotion]');
       return done({turn: st.dataset.turnId, emotion: face ? face.dataset.emotion : ''});
     }
-    if (Date.now() - t0 > ms) return done(null);
+    if (Date.now() - t0 > ms) {
+      return done({turn: null, input: document.getElementById('chat-input').value,
+                   bubble: document.getElementById('bubble').textContent});
+    }
     setTimeout(check, 40);
   };
   check();";
@@ -413,8 +546,9 @@ pub async fn run(plan: &Plan) -> Report {
     let handles = s.labels().await.expect("the windows");
     let mut seats: Vec<Seat> = CHARACTERS
         .iter()
-        .map(|&(_, _, label)| Seat {
+        .map(|&(_, name, label)| Seat {
             label,
+            title: format!("YUI — {name}"),
             handle: handles
                 .iter()
                 .find(|(l, _)| l == label)
@@ -475,14 +609,21 @@ pub async fn run(plan: &Plan) -> Report {
         .checkpoints
         .push(checkpoint("after idle", pid, plan, hz).await);
 
+    let hands = match Input::from_env() {
+        Input::X11 => Some(xinput::Hands::connect().expect("the X display to type on")),
+        _ => None,
+    };
     let maps_before = web_maps(pid);
     println!("soak: {} turns over {} windows", plan.turns, seats.len());
     let (pss, own) = total(pid);
     report.samples.push((0, pss, own));
+    // `YUI_SOAK_EVERY_SAMPLE=1`: a sample and a line after every turn, with each process's
+    // share (when does it grow, and where?).
+    let every_sample = std::env::var_os("YUI_SOAK_EVERY_SAMPLE").is_some();
     let t = Instant::now();
     for n in 1..=plan.turns {
         let seat = &mut seats[n % 3];
-        match one_turn(&s, seat, n, plan.leak_kib).await {
+        match one_turn(&s, hands.as_ref(), seat, n, plan.leak_kib).await {
             Ok(cue) => {
                 report.turns_done += 1;
                 report.cues_seen += cue as usize;
@@ -495,12 +636,22 @@ pub async fn run(plan: &Plan) -> Report {
                 }
             }
         }
-        if n.is_multiple_of(plan.sample_every) {
+        if n.is_multiple_of(plan.sample_every) || every_sample {
             let (pss, own) = total(pid);
             report.samples.push((n, pss, own));
-            if n.is_multiple_of(plan.sample_every * 10) {
+            if n.is_multiple_of(plan.sample_every * 10) || every_sample {
+                // Per sample, each process's share too: which one warms up, which one grows.
+                let each = if every_sample {
+                    let parts: Vec<String> = procstat::memory(pid)
+                        .values()
+                        .map(|(name, m)| format!("{name} {:.1}", m.own() as f64 / 1024.0))
+                        .collect();
+                    format!("; {}", parts.join(", "))
+                } else {
+                    String::new()
+                };
                 println!(
-                    "soak: {n} turns in {:.0} s, total PSS {:.1} MiB (anon + shmem {:.1} MiB)",
+                    "soak: {n} turns in {:.0} s, total PSS {:.1} MiB (anon + shmem {:.1} MiB{each})",
                     t.elapsed().as_secs_f64(),
                     pss as f64 / 1024.0,
                     own as f64 / 1024.0
@@ -509,6 +660,10 @@ pub async fn run(plan: &Plan) -> Report {
         }
     }
     report.turns_secs = t.elapsed().as_secs_f64();
+    let retyped = RETYPED.swap(0, std::sync::atomic::Ordering::Relaxed);
+    if retyped > 0 {
+        println!("soak: {retyped} turns' words were lost on the way in and typed again");
+    }
     tokio::time::sleep(plan.after_turns).await;
     report
         .checkpoints

@@ -25,6 +25,9 @@ mod soak;
 #[allow(dead_code)]
 #[path = "../../../tests/e2e/webdriver.rs"]
 mod webdriver;
+#[allow(dead_code)]
+#[path = "../../../tests/e2e/xinput.rs"]
+mod xinput;
 
 use procstat::secs;
 use std::path::{Path, PathBuf};

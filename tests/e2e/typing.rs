@@ -1,0 +1,138 @@
+//! Typing in a character's chat as a user does, on the X display (`xinput.rs`: XTest clicks and
+//! key presses, not WebDriver's): a sent message leaves no undo history behind (WebKitGTK keeps
+//! every edit's undo step until a frame loads a document: `ui/js/typing.js`), and a chat input
+//! left alone lets its caret rest after 10 s and takes the next key typed in the window back
+//! (docs/PERFORMANCE.md, "Typed as a user types").
+
+use super::soak::click_into_chat;
+use super::xinput::Hands;
+use super::{fake_backend, launch_showing, seed};
+use serde_json::{json, Value};
+use std::time::Duration;
+use yui_core::backend::Transport;
+use yui_core::settings;
+use yui_testkit::sse;
+
+const T: Duration = Duration::from_secs(20);
+const MAIN_TITLE: &str = "YUI — Yui";
+
+async fn exec(s: &super::webdriver::Session, script: &str) -> Value {
+    s.exec(script, json!([])).await.expect(script)
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn a_sent_message_leaves_no_undo_history_in_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srv, _requests) = fake_backend::serve(|_| sse::chat_say("Noted.")).await;
+    let base_url = srv.base_url.clone();
+    seed(dir.path(), |st| {
+        fake_backend::point_at(st, &base_url, Transport::ChatCompletions);
+        settings::set(st, settings::FIRST_RUN, &json!({"done": true})).unwrap();
+    });
+    let s = launch_showing(dir.path(), &["main"]).await;
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        "return !!document.querySelector('#character [data-emotion]')",
+        T,
+    )
+    .await
+    .expect("character drawn");
+    let hands = Hands::connect().expect("the e2e display");
+    click_into_chat(&s, &hands, MAIN_TITLE).await.unwrap();
+    hands.type_text("remember this").unwrap();
+    s.wait_script(
+        "return document.getElementById('chat-input').value === 'remember this'",
+        T,
+    )
+    .await
+    .expect("the keys reach the input");
+    assert_eq!(
+        exec(&s, "return document.queryCommandEnabled('undo')").await,
+        true,
+        "typing made an undo step (else this test proves nothing)"
+    );
+    hands.type_text("\n").unwrap();
+    s.wait_script(
+        "return document.getElementById('bubble').textContent === 'Noted.'",
+        T,
+    )
+    .await
+    .expect("the reply plays in the bubble");
+    s.wait_script("return !document.queryCommandEnabled('undo')", T)
+        .await
+        .expect("the sent message's undo history is gone");
+    assert_eq!(
+        exec(
+            &s,
+            "return [history.length, document.querySelectorAll('iframe').length]"
+        )
+        .await,
+        json!([1, 1]),
+        "one hidden frame emptied it, with no entry in the page's session history"
+    );
+    assert_eq!(
+        exec(&s, "return document.getElementById('chat-input').value").await,
+        "",
+        "the input is empty for the next message"
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn an_idle_chat_input_lets_its_caret_rest_and_the_next_key_takes_the_focus_back() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(dir.path(), |st| {
+        settings::set(st, settings::FIRST_RUN, &json!({"done": true})).unwrap();
+    });
+    let s = launch_showing(dir.path(), &["main"]).await;
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        "return !!document.querySelector('#character [data-emotion]')",
+        T,
+    )
+    .await
+    .expect("character drawn");
+    let hands = Hands::connect().expect("the e2e display");
+    click_into_chat(&s, &hands, MAIN_TITLE).await.unwrap();
+    hands.type_text("half a th").unwrap();
+    s.wait_script(
+        "return document.getElementById('chat-input').value === 'half a th'",
+        T,
+    )
+    .await
+    .expect("the keys reach the input");
+    // Under the rest (10 s): still focused.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    assert_eq!(
+        exec(
+            &s,
+            "return document.activeElement && document.activeElement.id"
+        )
+        .await,
+        "chat-input",
+        "the input keeps the focus while the user may still be typing"
+    );
+    // Past it (10 s after the last key): the focus is let go, the chat stays open.
+    s.wait_script(
+        "return document.activeElement !== document.getElementById('chat-input')",
+        Duration::from_secs(8),
+    )
+    .await
+    .expect("the idle input lets the focus (and its blinking caret) go");
+    assert_eq!(
+        exec(&s, "return document.getElementById('chat').hidden").await,
+        false
+    );
+    // The user comes back and types on: every key lands in the input, after the earlier words.
+    hands.type_text("ought").unwrap();
+    s.wait_script(
+        "return document.getElementById('chat-input').value === 'half a thought'
+           && document.activeElement === document.getElementById('chat-input')",
+        T,
+    )
+    .await
+    .unwrap_or_else(|e| {
+        panic!("the next keys go into the input where the caret was: {e}");
+    });
+}
