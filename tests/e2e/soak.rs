@@ -5,19 +5,23 @@
 //! second launch with Mio closed). Used by `crates/yui-x11/benches/footprint.rs` (the full soak
 //! `scripts/footprint.sh` runs) and the e2e test `memory.rs` (the short CI version).
 //!
-//! A turn is a real turn: "soak turn #N" typed into a character window's chat through WebDriver,
-//! the windows taken in turn (main, pet-kai, pet-mio). The scripted backend (the test kit's)
-//! answers with speech, a `generate_express` cue (happy or sad) and a `rate_relation` call (+1
-//! toward the user or one of the two others, in turn), and, after the tool results went back,
-//! "Reply N." — the bubble's last words. A turn is done when its window shows that bubble and
-//! the core's "playback finished" for its turn id. Afterwards the store must hold every turn:
+//! A turn is a real turn: "soak turn #N" typed into a character window's chat (as a user types:
+//! XTest key presses, `soak_input.rs`), the windows taken in turn (main, pet-kai, pet-mio). The
+//! scripted backend (the test kit's) answers with speech, a `generate_express` cue (happy or
+//! sad) and a `rate_relation` call (+1 toward the user or one of the two others, in turn), and,
+//! after the tool results went back, "Reply N." — the bubble's last words. A turn is done when
+//! its window shows that bubble and the core's "playback finished" for its turn id. Afterwards
+//! the store must hold every turn:
 //! both lines in the transcript and one `rate_relation` mark each (`relation_turns`).
 
+#[path = "soak_input.rs"]
+pub mod input;
 #[path = "soak_report.rs"]
 mod report;
 
 use super::procstat::{self, Ticks};
 use super::{fake_backend, webdriver::Session, xinput};
+use input::{type_as_user, Input, RETYPED};
 pub use report::{print_summary, Checkpoint, Report, Stored};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -180,108 +184,6 @@ struct Seat {
     last_turn: String,
 }
 
-/// How a soak turn's message goes in (`YUI_SOAK_INPUT`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Input {
-    /// `x11` (the default): a click and key presses on the X display (XTest), as a user types.
-    X11,
-    /// `webdriver`: WebDriver's element click and send-keys. WebKit's automation grows the web
-    /// process by itself (docs/PERFORMANCE.md, "Typed as a user types"): for comparison only.
-    WebDriver,
-    /// `page`: the page's form submitted by a script, no key events at all.
-    Page,
-}
-
-impl Input {
-    fn from_env() -> Self {
-        match std::env::var("YUI_SOAK_INPUT").as_deref() {
-            Ok("webdriver") => Self::WebDriver,
-            Ok("page") => Self::Page,
-            _ => Self::X11,
-        }
-    }
-}
-
-/// Where a user clicks to type in the window: the chat input when the chat is open, else the
-/// character's body (a click there opens the chat).
-const CLICK_TARGET: &str = "const chat = document.getElementById('chat');
-  const el = chat.hidden ? document.getElementById('character') : document.getElementById('chat-input');
-  const r = el.getBoundingClientRect();
-  return {x: Math.round(r.x + r.width / 2), y: Math.round(r.y + r.height * (chat.hidden ? 0.8 : 0.5))};";
-
-/// Turns whose typed words had to be typed again (printed with the report).
-static RETYPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// The chat is open and its input has the keyboard.
-const CHAT_READY: &str = "const chat = document.getElementById('chat');
-  return !chat.hidden && document.hasFocus()
-    && document.activeElement === document.getElementById('chat-input');";
-
-/// Click into the chat input of the window titled `title` on the X display, as a user does (the
-/// first click of a window opens its chat), until the window has the keyboard and the input the
-/// focus. Every turn clicks: the keyboard is wherever the last turn left it, and a page may still
-/// think it has the focus after another window took it.
-pub async fn click_into_chat(
-    s: &Session,
-    hands: &xinput::Hands,
-    title: &str,
-) -> Result<(), String> {
-    let window = hands.window(title)?;
-    for _ in 0..3 {
-        let at = s.exec(CLICK_TARGET, json!([])).await?;
-        let (ox, oy) = hands.origin(window)?;
-        let coord = |k: &str| at[k].as_i64().unwrap_or(0) as i16;
-        hands.click(ox + coord("x"), oy + coord("y"))?;
-        let t = Instant::now();
-        while !hands.has_focus(window)? && t.elapsed() < Duration::from_secs(3) {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        // The chat just opened: the next round clicks into its input.
-        if hands.has_focus(window)?
-            && s.wait_script(CHAT_READY, Duration::from_secs(3))
-                .await
-                .is_ok()
-            && s.exec(CLICK_TARGET, json!([])).await? == at
-        {
-            return Ok(());
-        }
-    }
-    Err(format!("{title}: the chat input did not get the keyboard"))
-}
-
-/// Type `text` and Return into `seat`'s chat as a user does ([`click_into_chat`], then keys).
-async fn type_as_user(
-    s: &Session,
-    hands: &xinput::Hands,
-    seat: &Seat,
-    text: &str,
-) -> Result<(), String> {
-    for _ in 0..3 {
-        click_into_chat(s, hands, &seat.title).await?;
-        // Return only once the words are in the input: keys sent right after the focus moved
-        // were sometimes lost (about one turn in 20, with the page and X both saying the window
-        // had the focus), and the user would see that and type again too.
-        hands.type_text(text)?;
-        let typed = format!(
-            "return document.getElementById('chat-input').value === {};",
-            serde_json::to_string(text).unwrap_or_default()
-        );
-        if s.wait_script(&typed, Duration::from_secs(2)).await.is_ok() {
-            return hands.type_text("\n");
-        }
-        RETYPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        s.exec(
-            "document.getElementById('chat-input').value = ''; return true;",
-            json!([]),
-        )
-        .await?;
-    }
-    Err(format!(
-        "{}: the typed words did not reach the input",
-        seat.label
-    ))
-}
-
 /// Type turn `n` into `seat`'s chat and wait until it ended (bubble and playback finished).
 /// Returns whether the face ended on the turn's cue.
 async fn one_turn(
@@ -309,7 +211,7 @@ async fn one_turn(
     match Input::from_env() {
         Input::X11 => {
             let hands = hands.ok_or("no X display to type on")?;
-            type_as_user(s, hands, seat, &text).await?
+            type_as_user(s, hands, &seat.title, &text).await?
         }
         Input::WebDriver => {
             let hidden = s

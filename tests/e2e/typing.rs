@@ -4,7 +4,7 @@
 //! left alone lets its caret rest after 10 s and takes the next key typed in the window back
 //! (docs/PERFORMANCE.md, "Typed as a user types").
 
-use super::soak::click_into_chat;
+use super::soak::input::click_into_chat;
 use super::xinput::Hands;
 use super::{fake_backend, launch_showing, seed};
 use serde_json::{json, Value};
