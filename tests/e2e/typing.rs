@@ -5,9 +5,11 @@
 //! (docs/PERFORMANCE.md, "Typed as a user types").
 
 use super::soak::input::click_into_chat;
+use super::webdriver::Session;
 use super::xinput::Hands;
 use super::{fake_backend, launch_showing, seed};
 use serde_json::{json, Value};
+use std::path::Path;
 use std::time::Duration;
 use yui_core::backend::Transport;
 use yui_core::settings;
@@ -16,7 +18,31 @@ use yui_testkit::sse;
 const T: Duration = Duration::from_secs(20);
 const MAIN_TITLE: &str = "YUI — Yui";
 
-async fn exec(s: &super::webdriver::Session, script: &str) -> Value {
+/// Launch the app on `dir` (seeded) with the main window, click into its chat and type `text`
+/// with XTest, until the input holds it.
+async fn type_in_main_chat(dir: &Path, text: &str) -> (Session, Hands) {
+    let s = launch_showing(dir, &["main"]).await;
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        "return !!document.querySelector('#character [data-emotion]')",
+        T,
+    )
+    .await
+    .expect("character drawn");
+    let hands = Hands::connect().expect("the e2e display");
+    click_into_chat(&s, &hands, MAIN_TITLE).await.unwrap();
+    hands.type_text(text).unwrap();
+    let typed = format!(
+        "return document.getElementById('chat-input').value === {}",
+        serde_json::to_string(text).unwrap()
+    );
+    s.wait_script(&typed, T)
+        .await
+        .expect("the keys reach the input");
+    (s, hands)
+}
+
+async fn exec(s: &Session, script: &str) -> Value {
     s.exec(script, json!([])).await.expect(script)
 }
 
@@ -30,23 +56,7 @@ async fn a_sent_message_leaves_no_undo_history_in_the_page() {
         fake_backend::point_at(st, &base_url, Transport::ChatCompletions);
         settings::set(st, settings::FIRST_RUN, &json!({"done": true})).unwrap();
     });
-    let s = launch_showing(dir.path(), &["main"]).await;
-    s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        "return !!document.querySelector('#character [data-emotion]')",
-        T,
-    )
-    .await
-    .expect("character drawn");
-    let hands = Hands::connect().expect("the e2e display");
-    click_into_chat(&s, &hands, MAIN_TITLE).await.unwrap();
-    hands.type_text("remember this").unwrap();
-    s.wait_script(
-        "return document.getElementById('chat-input').value === 'remember this'",
-        T,
-    )
-    .await
-    .expect("the keys reach the input");
+    let (s, hands) = type_in_main_chat(dir.path(), "remember this").await;
     assert_eq!(
         exec(&s, "return document.queryCommandEnabled('undo')").await,
         true,
@@ -85,23 +95,7 @@ async fn an_idle_chat_input_lets_its_caret_rest_and_the_next_key_takes_the_focus
     seed(dir.path(), |st| {
         settings::set(st, settings::FIRST_RUN, &json!({"done": true})).unwrap();
     });
-    let s = launch_showing(dir.path(), &["main"]).await;
-    s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        "return !!document.querySelector('#character [data-emotion]')",
-        T,
-    )
-    .await
-    .expect("character drawn");
-    let hands = Hands::connect().expect("the e2e display");
-    click_into_chat(&s, &hands, MAIN_TITLE).await.unwrap();
-    hands.type_text("half a th").unwrap();
-    s.wait_script(
-        "return document.getElementById('chat-input').value === 'half a th'",
-        T,
-    )
-    .await
-    .expect("the keys reach the input");
+    let (s, hands) = type_in_main_chat(dir.path(), "half a th").await;
     // Under the rest (10 s): still focused.
     tokio::time::sleep(Duration::from_secs(7)).await;
     assert_eq!(
