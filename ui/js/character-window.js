@@ -78,12 +78,13 @@ function bubbleText(text) {
  */
 function showBubble(text, { error = false, linger = true, action = null } = {}) {
   clearTimeout(bubbleTimer);
+  const node = bubbleText(text);
   if (action) {
     const b = Object.assign(document.createElement("button"), { type: "button", className: "bubble-action", textContent: action.label });
     b.addEventListener("click", (e) => { e.stopPropagation(); action.onClick(); });
-    bubble.replaceChildren(bubbleText(text), document.createElement("br"), b);
-  } else if (bubble.childNodes.length !== 1 || bubble.firstChild !== bubbleText(text)) {
-    bubble.replaceChildren(bubbleText(text));
+    bubble.replaceChildren(node, document.createElement("br"), b);
+  } else if (bubble.childNodes.length !== 1 || bubble.firstChild !== node) {
+    bubble.replaceChildren(node);
   }
   bubble.classList.toggle("error", error);
   bubble.hidden = text === "";
