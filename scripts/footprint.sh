@@ -24,7 +24,10 @@
 # YUI_SOAK_INPUT=webdriver|page (send-keys, or a scripted submit, instead of key presses: for
 # comparison), YUI_SOAK_LEAK_KIB=N (keep N KiB a turn alive in the page on purpose: the growth
 # check must fail), YUI_APP_BIN (another build of the app, e.g. a copy of the binary a run
-# measured: then the app is not built).
+# measured: then the app is not built). Experiments: YUI_SOAK_SLEEP_MINUTES=N (`yui.sleep` after
+# N minutes, 0 never; e.g. 1 with --idle 100 to see the turns after a sleep quickly),
+# YUI_SOAK_PAUSE=EVERY:SECS (idle SECS s before every EVERY-th turn: does each wake cost?),
+# YUI_SOAK_START_JS (a script run once in each page before the start checkpoint).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFILE=release

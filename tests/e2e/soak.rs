@@ -156,6 +156,12 @@ fn seed_dir(dir: &Path, base_url: &str, mio_open: bool) {
             },
         )
         .expect("make Mio");
+        // An experiment: another sleep threshold (0: never asleep).
+        if let Ok(m) = std::env::var("YUI_SOAK_SLEEP_MINUTES") {
+            let m: u64 = m.parse().expect("YUI_SOAK_SLEEP_MINUTES: minutes");
+            yui_core::settings::set(st, yui_core::settings::SLEEP, &json!({"after_minutes": m}))
+                .expect("set yui.sleep");
+        }
     });
 }
 
@@ -468,6 +474,10 @@ pub async fn run(plan: &Plan) -> Report {
         )
         .await
         .unwrap_or_else(|e| panic!("{} drawn: {e}", seat.label));
+        // An experiment: run this script in each page once, before the start checkpoint.
+        if let Ok(js) = std::env::var("YUI_SOAK_START_JS") {
+            s.exec(&js, json!([])).await.expect("YUI_SOAK_START_JS ran");
+        }
     }
     tokio::time::sleep(plan.settle).await;
 
@@ -523,7 +533,19 @@ pub async fn run(plan: &Plan) -> Report {
     // share (when does it grow, and where?).
     let every_sample = std::env::var_os("YUI_SOAK_EVERY_SAMPLE").is_some();
     let t = Instant::now();
+    // An experiment: `YUI_SOAK_PAUSE=EVERY:SECS` idles SECS seconds before every EVERY-th turn
+    // (the characters fall asleep again with a short `yui.sleep`): does each wake cost memory?
+    let pause: Option<(usize, u64)> = std::env::var("YUI_SOAK_PAUSE").ok().and_then(|v| {
+        let (a, b) = v.split_once(':')?;
+        Some((a.parse().ok()?, b.parse().ok()?))
+    });
     for n in 1..=plan.turns {
+        if let Some((every, secs)) = pause {
+            if n > 1 && (n - 1).is_multiple_of(every) {
+                println!("soak: pausing {secs} s before turn {n}");
+                tokio::time::sleep(Duration::from_secs(secs)).await;
+            }
+        }
         let seat = &mut seats[n % 3];
         match one_turn(&s, hands.as_ref(), seat, n, plan.leak_kib).await {
             Ok(cue) => {

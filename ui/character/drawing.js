@@ -81,7 +81,12 @@ function sparkle(x, y, s, color) {
 const stroke = (color, w = 3.5) =>
   `fill="none" stroke="${color}" stroke-width="${w}" stroke-linecap="round" stroke-linejoin="round"`;
 
-/** Emotion id → SVG markup of the face layer (eyes, brows, mouth, marks around the head). */
+/**
+ * Emotion id → SVG markup of the face layer (eyes, brows, mouth, marks around the head).
+ * Marks are paths, not <text>: the sleeping face's "Zz" in a heavy font cost the web process
+ * ~2 MiB a window, once, on the first turn after the characters slept (docs/PERFORMANCE.md,
+ * "The sleeping face's Zz"), and a path looks the same whatever fonts the machine has.
+ */
 export const FACES = {
   neutral: (p) => `
     <g class="eyes">${openEye(EYE_L, EYE_Y, p)}${openEye(EYE_R, EYE_Y, p)}</g>
@@ -179,10 +184,10 @@ export const FACES = {
     ${cheeks(p, 0.3)}
     <ellipse class="mouth" cx="102" cy="139" rx="4" ry="5" fill="#b8324f" stroke="${p.eye}" stroke-width="2"/>
     <circle cx="114" cy="128" r="7" fill="#cdeeff" stroke="#7cc6f2" stroke-width="1.5" opacity=".9"/>
-    <g class="marks zzz" fill="#7a8fd6" font-family="Arial Rounded MT Bold, Verdana, sans-serif" font-weight="900">
-      <text x="44" y="52" font-size="15">z</text>
-      <text x="24" y="34" font-size="22">Z</text>
-      <text x="0" y="12" font-size="30">Z</text>
+    <g class="marks zzz" fill="none" stroke="#7a8fd6" stroke-linecap="round" stroke-linejoin="round">
+      <path d="M44 43.6 h6.6 L44 52 h6.6" stroke-width="2"/>
+      <path d="M24 18.6 h12.1 L24 34 h12.1" stroke-width="3.7"/>
+      <path d="M2 -9 h16.5 L2 12 h16.5" stroke-width="5.1"/>
     </g>`,
 
   thinking: (p) => `
@@ -197,7 +202,8 @@ export const FACES = {
       <circle cx="148" cy="62" r="4" fill="#fff" stroke="#9aa6c8" stroke-width="2"/>
       <circle cx="158" cy="46" r="6" fill="#fff" stroke="#9aa6c8" stroke-width="2"/>
       <ellipse cx="172" cy="24" rx="20" ry="15" fill="#fff" stroke="#9aa6c8" stroke-width="2"/>
-      <text x="172" y="33" text-anchor="middle" font-size="24" font-weight="900" fill="#6a78a8" font-family="Verdana, sans-serif">?</text>
+      <path d="M166.5 19.5 Q166.5 13 172 13 Q177.5 13 177.5 18.5 Q177.5 22.5 172 25 L172 27.5" ${stroke('#6a78a8', 3.6)}/>
+      <circle cx="172" cy="33" r="2.3" fill="#6a78a8"/>
     </g>`,
 };
 
