@@ -86,6 +86,33 @@ async fn a_sent_message_leaves_no_undo_history_in_the_page() {
         "",
         "the input is empty for the next message"
     );
+    // The next message reloads that frame (its srcdoc), and empties the history again.
+    click_into_chat(&s, &hands, MAIN_TITLE).await.unwrap();
+    hands.type_text("and this").unwrap();
+    s.wait_script(
+        "return document.getElementById('chat-input').value === 'and this'",
+        T,
+    )
+    .await
+    .expect("the keys of the second message reach the input");
+    assert_eq!(
+        exec(&s, "return document.queryCommandEnabled('undo')").await,
+        true,
+        "typing the second message made an undo step"
+    );
+    hands.type_text("\n").unwrap();
+    s.wait_script("return !document.queryCommandEnabled('undo')", T)
+        .await
+        .expect("the second message's undo history is gone");
+    assert_eq!(
+        exec(
+            &s,
+            "return [history.length, document.querySelectorAll('iframe').length]"
+        )
+        .await,
+        json!([1, 1]),
+        "the same frame, reloaded, with no entry in the session history"
+    );
 }
 
 #[tokio::test]
