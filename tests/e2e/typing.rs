@@ -30,7 +30,13 @@ async fn type_in_main_chat(dir: &Path, text: &str) -> (Session, Hands) {
     .await
     .expect("character drawn");
     let hands = Hands::connect().expect("the e2e display");
-    click_into_chat(&s, &hands, MAIN_TITLE).await.unwrap();
+    type_into_chat(&s, &hands, text).await;
+    (s, hands)
+}
+
+/// Click into the main window's chat and type `text` with XTest, until the input holds it.
+async fn type_into_chat(s: &Session, hands: &Hands, text: &str) {
+    click_into_chat(s, hands, MAIN_TITLE).await.unwrap();
     hands.type_text(text).unwrap();
     let typed = format!(
         "return document.getElementById('chat-input').value === {}",
@@ -38,8 +44,32 @@ async fn type_in_main_chat(dir: &Path, text: &str) -> (Session, Hands) {
     );
     s.wait_script(&typed, T)
         .await
-        .expect("the keys reach the input");
-    (s, hands)
+        .unwrap_or_else(|e| panic!("the keys of {text:?} reach the input: {e}"));
+}
+
+/// Send what was typed (Return) and check that its undo history goes: typing it made an undo
+/// step (else this proves nothing), and after the send there is none, with the one hidden frame
+/// and no entry in the page's session history.
+async fn send_and_check_forgotten(s: &Session, hands: &Hands, which: &str) {
+    assert_eq!(
+        exec(s, "return document.queryCommandEnabled('undo')").await,
+        true,
+        "typing the {which} message made an undo step"
+    );
+    hands.type_text("\n").unwrap();
+    s.wait_script("return !document.queryCommandEnabled('undo')", T)
+        .await
+        .unwrap_or_else(|e| panic!("the {which} message's undo history is gone: {e}"));
+    assert_eq!(
+        exec(
+            s,
+            "return [history.length, document.querySelectorAll('iframe').length]"
+        )
+        .await,
+        json!([1, 1]),
+        "after the {which} message: one hidden frame emptied the history, with no entry in the \
+         page's session history"
+    );
 }
 
 async fn exec(s: &Session, script: &str) -> Value {
@@ -57,62 +87,21 @@ async fn a_sent_message_leaves_no_undo_history_in_the_page() {
         settings::set(st, settings::FIRST_RUN, &json!({"done": true})).unwrap();
     });
     let (s, hands) = type_in_main_chat(dir.path(), "remember this").await;
-    assert_eq!(
-        exec(&s, "return document.queryCommandEnabled('undo')").await,
-        true,
-        "typing made an undo step (else this test proves nothing)"
-    );
-    hands.type_text("\n").unwrap();
+    send_and_check_forgotten(&s, &hands, "first").await;
     s.wait_script(
         "return document.getElementById('bubble').textContent === 'Noted.'",
         T,
     )
     .await
     .expect("the reply plays in the bubble");
-    s.wait_script("return !document.queryCommandEnabled('undo')", T)
-        .await
-        .expect("the sent message's undo history is gone");
-    assert_eq!(
-        exec(
-            &s,
-            "return [history.length, document.querySelectorAll('iframe').length]"
-        )
-        .await,
-        json!([1, 1]),
-        "one hidden frame emptied it, with no entry in the page's session history"
-    );
     assert_eq!(
         exec(&s, "return document.getElementById('chat-input').value").await,
         "",
         "the input is empty for the next message"
     );
     // The next message reloads that frame (its srcdoc), and empties the history again.
-    click_into_chat(&s, &hands, MAIN_TITLE).await.unwrap();
-    hands.type_text("and this").unwrap();
-    s.wait_script(
-        "return document.getElementById('chat-input').value === 'and this'",
-        T,
-    )
-    .await
-    .expect("the keys of the second message reach the input");
-    assert_eq!(
-        exec(&s, "return document.queryCommandEnabled('undo')").await,
-        true,
-        "typing the second message made an undo step"
-    );
-    hands.type_text("\n").unwrap();
-    s.wait_script("return !document.queryCommandEnabled('undo')", T)
-        .await
-        .expect("the second message's undo history is gone");
-    assert_eq!(
-        exec(
-            &s,
-            "return [history.length, document.querySelectorAll('iframe').length]"
-        )
-        .await,
-        json!([1, 1]),
-        "the same frame, reloaded, with no entry in the session history"
-    );
+    type_into_chat(&s, &hands, "and this").await;
+    send_and_check_forgotten(&s, &hands, "second").await;
 }
 
 #[tokio::test]
