@@ -9,6 +9,7 @@ pub mod bridge;
 pub mod browser;
 pub mod commands;
 pub mod error;
+pub mod gestures;
 pub mod presence;
 pub mod stage;
 pub mod state;
@@ -17,6 +18,7 @@ pub mod visibility;
 pub mod webkit;
 pub mod windows;
 
+use gestures::RefuseNewWindows as _;
 use state::AppState;
 use tauri::{App, Builder, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
 use windows::WindowLabel;
@@ -123,6 +125,7 @@ fn run_fatal(paths: &Paths, what: &str, e: CoreError) {
                 WindowLabel::Fatal.as_label(),
                 WebviewUrl::App(format!("error.html#{fragment}").into()),
             )
+            .refuse_new_windows()
             .title("YUI — cannot start")
             .inner_size(520.0, 320.0)
             .build()?;

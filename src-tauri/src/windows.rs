@@ -2,6 +2,7 @@
 //! creates, shows and hides windows. Which preset is open lives in the core (`presets`); this
 //! module only turns that table into windows and remembers where the user dragged them.
 
+use crate::gestures::RefuseNewWindows as _;
 use crate::state::AppState;
 use std::time::Duration;
 use tauri::{
@@ -225,6 +226,7 @@ fn character_builder<'a, R: Runtime>(
         label_for(preset).as_label(),
         WebviewUrl::App("index.html".into()),
     )
+    .refuse_new_windows()
     .title(format!("YUI — {}", preset.name))
     .inner_size(w, h)
     .transparent(true)
@@ -424,7 +426,7 @@ fn build_or_show_tool_window<R: Runtime>(
             ))
         }
     };
-    builder.build().map_err(tauri_err)
+    builder.refuse_new_windows().build().map_err(tauri_err)
 }
 
 /// Open (or focus) the phone window of preset `id` (docs/characters.md).
@@ -438,6 +440,7 @@ pub fn show_phone<R: Runtime>(app: &AppHandle<R>, id: &str) -> Result<(), CoreEr
         return Ok(());
     }
     WebviewWindowBuilder::new(app, label, WebviewUrl::App("phone.html".into()))
+        .refuse_new_windows()
         .title(format!("{} — YUI phone", preset.name))
         .inner_size(PHONE_SIZE.0, PHONE_SIZE.1)
         .min_inner_size(300.0, 360.0)

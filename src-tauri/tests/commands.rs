@@ -145,6 +145,9 @@ fn window_context_names_the_preset_of_a_pet_window() {
     let ctx = invoke(&main, "window_context", json!({})).unwrap();
     assert_eq!(ctx["role"], "main");
     assert_eq!(ctx["preset"]["id"], "yui");
+    // No WebKit view on the mock runtime: nothing to empty, so the page is told not to try
+    // (tests/e2e/typing.rs checks the real views say yes).
+    assert_eq!(ctx["forgets_input"], false);
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! key presses, not WebDriver's): a sent message leaves no undo history behind (WebKitGTK keeps
 //! every edit's undo step until a frame loads a document: `ui/js/typing.js`), and a chat input
 //! left alone lets its caret rest after 10 s and takes the next key typed in the window back
-//! (docs/PERFORMANCE.md, "Typed as a user types").
+//! (docs/PERFORMANCE.md, "Typed as a user types"). The send also empties WebKitGTK's record of
+//! the page's key presses: a `window.open` during the Return's gesture, which the shell refuses
+//! (src-tauri/src/gestures.rs).
 
 use super::soak::input::click_into_chat;
 use super::webdriver::Session;
@@ -49,13 +51,30 @@ async fn type_into_chat(s: &Session, hands: &Hands, text: &str) {
 
 /// Send what was typed (Return) and check that its undo history goes: typing it made an undo
 /// step (else this proves nothing), and after the send there is none, with the one hidden frame
-/// and no entry in the page's session history.
+/// and no entry in the page's session history. And that the send asked for a new window once,
+/// during the key's user activation (what empties WebKit's record of the page's key presses),
+/// and got none.
 async fn send_and_check_forgotten(s: &Session, hands: &Hands, which: &str) {
     assert_eq!(
         exec(s, "return document.queryCommandEnabled('undo')").await,
         true,
         "typing the {which} message made an undo step"
     );
+    let windows = s.handles().await.unwrap().len();
+    // Watch window.open without changing what it does (the page's own, once per page).
+    exec(
+        s,
+        "window.__open ??= window.open;
+         window.__opens = [];
+         window.open = function (...args) {
+           const active = navigator.userActivation.isActive;
+           const got = window.__open.apply(window, args);
+           window.__opens.push({ args, active, opened: got !== null });
+           return got;
+         };
+         return true",
+    )
+    .await;
     hands.type_text("\n").unwrap();
     s.wait_script("return !document.queryCommandEnabled('undo')", T)
         .await
@@ -69,6 +88,16 @@ async fn send_and_check_forgotten(s: &Session, hands: &Hands, which: &str) {
         json!([1, 1]),
         "after the {which} message: one hidden frame emptied the history, with no entry in the \
          page's session history"
+    );
+    assert_eq!(
+        exec(s, "return window.__opens").await,
+        json!([{"args": ["about:blank", "_blank"], "active": true, "opened": false}]),
+        "the {which} send asks once for a window during the key's activation, and gets none"
+    );
+    assert_eq!(
+        s.handles().await.unwrap().len(),
+        windows,
+        "no window opened"
     );
 }
 

@@ -4,7 +4,7 @@
 
 import { invoke, channel, currentWindow, windowContext, listen, EVENTS } from "./ipc.js";
 import { createCharacter } from "../character/character.js";
-import { forgetTyping, restCaret } from "./typing.js";
+import { forgetTyping, restCaret, setForgetsInput } from "./typing.js";
 
 const DRAG_THRESHOLD_PX = 4;
 const BUBBLE_LINGER_MS = 9000;
@@ -258,6 +258,7 @@ async function main() {
     return;
   }
   document.body.classList.add(ctx.role);
+  setForgetsInput(ctx.forgets_input);
   presetId = ctx.preset?.id ?? "";
   document.title = `YUI — ${ctx.preset?.name ?? ""}`;
   host.setAttribute("aria-label", ctx.preset?.name ?? "character");

@@ -5,7 +5,7 @@
 // shell mirrors it there). Presentation only: history and turns live in the core.
 
 import { invoke, channel, windowContext, listen, EVENTS } from "./ipc.js";
-import { forgetTyping, restCaret } from "./typing.js";
+import { forgetTyping, restCaret, setForgetsInput } from "./typing.js";
 
 const PAGE = 30;
 /** Colours of the avatar dot per built-in palette (ui/character/character.js PALETTES). */
@@ -209,6 +209,7 @@ async function main() {
     status.textContent = err.message;
     return;
   }
+  setForgetsInput(ctx.forgets_input);
   showPreset(ctx.preset);
   listen(EVENTS.presetsChanged, (all) => {
     const me = Array.isArray(all) ? all.find((p) => p.id === preset.id) : null;

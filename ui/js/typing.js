@@ -5,11 +5,28 @@
 // once one is sent a hidden frame of the page loads an empty document again, which empties the
 // page's undo history. One frame per page, reloaded in place: a new frame each time cost the
 // app ~1.7 KiB per frame that it never gave back.
+//
+// WebKitGTK's UI process also keeps a record of every key and mouse press of a page and never
+// drops it (~0.3 KiB a key for the life of the app). A `window.open` made during a user gesture
+// empties it, once the shell has turned WebKit's check of such gestures on for the page's view
+// (`window_context`'s `forgets_input`; src-tauri/src/gestures.rs). The shell refuses every new
+// window, so nothing opens.
 
 let sink = null;
+let forgetsInput = false;
 
-/** Forget the page's undo history (call after a typed message was sent and the input cleared). */
+/** Whether the shell empties WebKit's record of this page's input on a `window.open`. */
+export function setForgetsInput(on) {
+  forgetsInput = on === true;
+}
+
+/**
+ * Forget the page's undo history and WebKit's record of its key presses. Call it after a typed
+ * message was sent and the input cleared, in the handler of the key or click that sent it: the
+ * record is dropped only during that user gesture (not after an `await`).
+ */
 export function forgetTyping() {
+  if (forgetsInput) window.open("about:blank", "_blank");
   if (sink?.isConnected) {
     // A new srcdoc loads a new empty document in the frame, with no entry in the page's session
     // history. Not `contentWindow.location.replace`: a script reaching into the frame made WebKit

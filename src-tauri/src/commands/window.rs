@@ -21,6 +21,9 @@ pub struct WindowContext {
     /// How many characters are open (they share one ambient budget; later changes come with
     /// `yui://presets-changed`).
     pub open_characters: usize,
+    /// Whether a `window.open` during a user gesture empties WebKit's record of this page's key
+    /// and mouse presses (`crate::gestures`): the page then makes one as it sends a typed message.
+    pub forgets_input: bool,
 }
 
 #[tauri::command]
@@ -39,6 +42,7 @@ pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<W
         asleep: window.state::<AppState>().asleep(),
         open_characters: yui_core::presets::list_open(&window.state::<AppState>().store)
             .map_or(1, |l| l.len()),
+        forgets_input: crate::gestures::forget_input_records(&window).await,
     })
 }
 
