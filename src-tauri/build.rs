@@ -54,6 +54,9 @@ const COMMANDS: &[&str] = &[
     "relations_list",
     "relation_set",
     "relation_bands",
+    // start with the desktop (settings window only)
+    "autostart_get",
+    "autostart_set",
 ];
 
 fn main() {

@@ -10,6 +10,7 @@ pub mod browser;
 pub mod commands;
 pub mod error;
 pub mod gestures;
+pub mod instance;
 pub mod presence;
 pub mod stage;
 pub mod state;
@@ -20,7 +21,7 @@ pub mod windows;
 
 use gestures::RefuseNewWindows as _;
 use state::AppState;
-use tauri::{App, Builder, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
+use tauri::{App, Builder, Manager, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
 use windows::WindowLabel;
 use yui_core::paths::Paths;
 use yui_core::{CoreError, Store};
@@ -69,9 +70,12 @@ fn startup_check(store: &Store) -> Result<(), CoreError> {
 }
 
 fn run_desktop(state: AppState) {
-    let builder = tauri::Builder::default().setup(|app| {
+    // First: a second launch hands over its arguments and exits before anything is built.
+    let builder = tauri::Builder::default().plugin(instance::plugin());
+    let builder = builder.setup(|app| {
         let handle = app.handle();
         browser::cleanup_at_start();
+        commands::autostart::reconcile_at_start(&handle.state::<AppState>());
         if let Err(e) = tray::create(handle) {
             // No tray (e.g. no status-notifier host): the characters' menu still opens settings.
             tracing::warn!(error = %e, "tray icon unavailable");
@@ -80,6 +84,12 @@ fn run_desktop(state: AppState) {
             tracing::error!(error = %e.message, "restoring character windows failed");
         }
         avatar::install(handle);
+        if std::env::args()
+            .skip(1)
+            .any(|a| a == instance::SETTINGS_ARG)
+        {
+            instance::come_forward(handle, true);
+        }
         Ok(())
     });
     let app = match run_app(builder, state) {

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod autostart_commands;
 mod browser;
 mod characters_commands;
 mod commands;

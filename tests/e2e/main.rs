@@ -5,6 +5,7 @@
 //! Each test starts the app on its own temporary data dir (`--data-dir`), seeded through
 //! `yui-core` before launch, and checks the store after the UI acted.
 
+mod autostart;
 mod avatar;
 mod browser;
 mod characters;
@@ -20,6 +21,7 @@ mod presence;
 #[allow(dead_code)]
 mod procstat;
 mod relations;
+mod single_instance;
 mod soak;
 mod typing;
 mod webdriver;

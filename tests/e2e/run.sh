@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of the real YUI app: starts Xvfb, a window manager and tauri-driver, builds the
-# app, runs `cargo test -p yui-app --test e2e -- --ignored`, and cleans up whatever it started.
+# app, runs `cargo test --workspace --test e2e -- --ignored` (the one-instance test apart, under
+# dbus-run-session), and cleans up whatever it started.
 #
 # Needs: Xvfb, openbox (optional), WebKitWebDriver (webkit2gtk-driver), tauri-driver
 # (`cargo install tauri-driver --locked`), and the Tauri build deps (libwebkit2gtk-4.1-dev, ...).
@@ -14,7 +15,13 @@ DISPLAY_NUM="${DISPLAY_NUM:-99}"
 DRIVER_PORT="${DRIVER_PORT:-4444}"
 export TAURI_DRIVER_URL="http://127.0.0.1:${DRIVER_PORT}"
 export DISPLAY=":${DISPLAY_NUM}"
-TAURI_DRIVER="${TAURI_DRIVER:-$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")}"
+# tauri-driver: the prebuilt one scripts/dev.sh installs from npm (scripts/tools), else one on PATH
+# or in ~/.cargo/bin (`cargo install tauri-driver --locked`).
+TOOLS_BIN="$PWD/scripts/tools/node_modules/.bin"
+if [ -z "${TAURI_DRIVER:-}" ]; then
+  if [ -x "$TOOLS_BIN/tauri-driver" ]; then TAURI_DRIVER="$TOOLS_BIN/tauri-driver"
+  else TAURI_DRIVER="$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")"; fi
+fi
 LOG_DIR="$(mktemp -d -t yui-e2e-XXXXXX)"
 PIDS=()
 
@@ -27,11 +34,13 @@ trap cleanup EXIT
 for tool in Xvfb WebKitWebDriver; do
   command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (apt install xvfb webkit2gtk-driver)" >&2; exit 1; }
 done
-[ -x "$TAURI_DRIVER" ] || { echo "e2e: tauri-driver is missing (cargo install tauri-driver --locked)" >&2; exit 1; }
+[ -x "$TAURI_DRIVER" ] || { echo "e2e: tauri-driver is missing (scripts/dev.sh test installs it; or cargo install tauri-driver --locked)" >&2; exit 1; }
 
+# Built with the whole workspace's features, as `cargo test --workspace` builds them: the app
+# binary and the test then come from the build the unit tests already made (with `-p yui-app`,
+# feature unification differs and ~30 crates, the app and yui-core among them, built again).
 echo "e2e: building the app and the tests"
-cargo build -p yui-app --bin yui-app
-cargo test -p yui-app --test e2e --no-run
+cargo test --workspace --locked --test e2e --no-run
 
 echo "e2e: starting Xvfb on $DISPLAY (logs in $LOG_DIR)"
 Xvfb "$DISPLAY" -screen 0 1280x800x24 -nolisten tcp >"$LOG_DIR/xvfb.log" 2>&1 &
@@ -59,8 +68,16 @@ if command -v xcompmgr >/dev/null; then
   PIDS+=($!)
 fi
 
-# No session bus here: keep WebKit and the keyring from trying to reach one.
+# No session bus here: keep WebKit and the keyring from trying to reach one. (The one-instance
+# test gets a bus of its own below.)
+# A bus address that leads nowhere, so nothing falls back to $XDG_RUNTIME_DIR/bus either (the
+# one-instance plugin would hand a launch over to a YUI running on the desktop's bus).
 export NO_AT_BRIDGE=1
+export DBUS_SESSION_BUS_ADDRESS="unix:path=$LOG_DIR/no-session-bus"
+# A config folder of the suite's own: the autostart test writes an autostart entry, and no test
+# reads the user's client-tools.json.
+export XDG_CONFIG_HOME="$LOG_DIR/config"
+mkdir -p "$XDG_CONFIG_HOME"
 # First run looks for local model servers on fixed ports: probe none, so what happens to run on
 # this machine does not change the tests (set YUI_DISCOVER_PORTS to probe some).
 export YUI_DISCOVER_PORTS="${YUI_DISCOVER_PORTS-none}"
@@ -77,7 +94,20 @@ if [ -n "${E2E_SCREENSHOT:-}" ]; then
   mkdir -p "$(dirname "$E2E_SCREENSHOT")"
   export YUI_E2E_SCREENSHOT="$(cd "$(dirname "$E2E_SCREENSHOT")" && pwd)/$(basename "$E2E_SCREENSHOT")"
 fi
-YUI_APP_BIN="${YUI_APP_BIN:-$PWD/target/debug/yui-app}" cargo test -p yui-app --test e2e -- --ignored --test-threads=1 "$@" || status=$?
+export YUI_APP_BIN="${YUI_APP_BIN:-$PWD/target/debug/yui-app}"
+cargo test --workspace --locked --test e2e -- --ignored --test-threads=1 --skip single_instance "$@" || status=$?
+# One instance: its app claims a name on the D-Bus session bus, so it runs apart, on a private
+# bus (dbus-run-session), after the rest; with filters, only when one names it.
+run_single=1
+if [ $# -gt 0 ]; then
+  run_single=0
+  for f in "$@"; do case "single_instance::a_second_launch_brings_the_running_app_forward_and_exits" in *"$f"*) run_single=1 ;; esac; done
+fi
+if [ "$run_single" = 1 ] && [ "$status" -eq 0 ]; then
+  command -v dbus-run-session >/dev/null || { echo "e2e: dbus-run-session is missing (apt install dbus-bin)" >&2; exit 1; }
+  echo "e2e: one instance, on a private session bus"
+  dbus-run-session -- cargo test --workspace --locked --test e2e -- --ignored --test-threads=1 single_instance || status=$?
+fi
 if [ -n "${YUI_E2E_SCREENSHOT:-}" ] && [ -f "$YUI_E2E_SCREENSHOT" ] && command -v convert >/dev/null; then
   # The characters stand at the bottom right: keep that corner of the 1280x800 screen.
   convert "$YUI_E2E_SCREENSHOT" -gravity SouthEast -crop 640x440+0+0 +repage "$YUI_E2E_SCREENSHOT"

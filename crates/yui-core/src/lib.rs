@@ -3,6 +3,7 @@
 //! The Tauri shell (`src-tauri/`) and the headless `yui` CLI are thin adapters over this crate.
 //! See `docs/ARCHITECTURE.md` for the code map and the invariants.
 
+pub mod autostart;
 pub mod avatar;
 pub mod backend;
 pub mod cards;

@@ -144,6 +144,13 @@ pub const KNOWN: &[Known] = &[
         doc: "The characters fall asleep after the user has given no keyboard or pointer input for after_minutes (10), and wake at the next input; asleep they show a sleeping face and play no ambient motion. 0: never asleep.",
     },
     Known {
+        key: crate::autostart::KEY,
+        kind: SWITCH_KIND,
+        default: crate::autostart::default_value,
+        validate: |v| crate::autostart::from_value(v).map(drop),
+        doc: "Start with the desktop: while on, an XDG autostart entry ($XDG_CONFIG_HOME/autostart/yui.desktop) starts YUI at login; switching it off removes the entry. Off by default. Settings → General, or `yui settings set` (both write or remove the entry).",
+    },
+    Known {
         key: ADDRESSED_CHAIN_MAX,
         kind: "integer 0-50",
         default: || json!(ADDRESSED_CHAIN_MAX_DEFAULT),

@@ -5,6 +5,7 @@
 mod avatar_support;
 mod turn_support;
 
+mod autostart;
 mod avatar;
 mod browser;
 mod characters;

@@ -14,6 +14,7 @@ const DOMAINS: &[&str] = &[
     "crate::tools::command::select::",
     "crate::avatar::",
     "crate::presence::",
+    "crate::autostart::",
 ];
 
 /// The source files of a module path: `src/a/b.rs`, or every file under `src/a/b/`.

@@ -3,6 +3,7 @@
 //! `src-tauri/build.rs` (its `allow-<command>` permission) and granted per window in
 //! `capabilities/`.
 
+pub mod autostart;
 pub mod backend;
 pub mod phone;
 pub mod playback;
@@ -57,6 +58,8 @@ macro_rules! yui_invoke_handler {
             $crate::commands::relations::relations_list,
             $crate::commands::relations::relation_set,
             $crate::commands::relations::relation_bands,
+            $crate::commands::autostart::autostart_get,
+            $crate::commands::autostart::autostart_set,
         ]
     };
 }
