@@ -37,11 +37,11 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-# The Tauri CLI, prebuilt (npm's @tauri-apps/cli, pinned in scripts/tools/package-lock.json).
+# The Tauri CLI, prebuilt (npm's @tauri-apps/cli, pinned in scripts/tools/package.json).
 TOOLS=scripts/tools
 if [ ! -x "$TOOLS/node_modules/.bin/tauri" ]; then
   command -v npm >/dev/null || { echo "package: npm is missing (scripts/dev.sh installs it)" >&2; exit 1; }
-  npm ci --prefix "$TOOLS" --no-audit --no-fund --loglevel=error
+  npm install --prefix "$TOOLS" --no-package-lock --no-audit --no-fund --loglevel=error
 fi
 TAURI="$TOOLS/node_modules/.bin/tauri"
 
@@ -69,10 +69,12 @@ args=(bundle --bundles "$bundles" --config "$overlay")
 if [ "$profile" = debug ]; then args+=(--debug); fi
 echo "==> tauri ${args[*]:0:3} ($profile)" >&2
 # The bundler reads the target folder from cargo, and the app's version from Cargo.toml.
+stamp=$(mktemp)
+trap 'rm -f "$stamp"' EXIT
 CARGO_TARGET_DIR="$target" "$TAURI" "${args[@]}" >&2
 for f in "$target/$profile"/bundle/{deb/*.deb,rpm/*.rpm,appimage/*.AppImage}; do
   [ -f "$f" ] || continue
   # Only this run's packages (an older version's file may still lie there).
-  [ "$f" -nt "$target/$profile/yui-app" ] || continue
+  [ "$f" -nt "$stamp" ] || continue
   printf '%s\t%s\n' "$f" "$(du -h "$f" | cut -f1)"
 done
