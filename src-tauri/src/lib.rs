@@ -71,7 +71,7 @@ fn startup_check(store: &Store) -> Result<(), CoreError> {
 
 fn run_desktop(state: AppState) {
     // First: a second launch hands over its arguments and exits before anything is built.
-    let builder = tauri::Builder::default().plugin(instance::plugin());
+    let builder = tauri::Builder::default().plugin(instance::plugin(&state.paths.data_dir));
     let builder = builder.setup(|app| {
         let handle = app.handle();
         browser::cleanup_at_start();

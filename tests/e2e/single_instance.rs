@@ -1,6 +1,7 @@
-//! One instance (src-tauri/src/instance.rs): a second launch hands its arguments to the running
-//! app over the D-Bus session bus and exits; the running app shows its characters (here: out of
-//! the minimized state the window manager put them in) and, for `--settings`, opens Settings.
+//! One instance (src-tauri/src/instance.rs): a second launch on the same data dir hands its
+//! arguments to the running app over the D-Bus session bus and exits; the running app shows its
+//! characters (here: out of the minimized state the window manager put them in) and, for
+//! `--settings`, opens Settings. A launch on another data dir runs on its own.
 //!
 //! The app is started directly (not through tauri-driver) so both launches share this process's
 //! session bus: tests/e2e/run.sh runs this module on its own under `dbus-run-session`, after the
@@ -179,4 +180,20 @@ fn a_second_launch_brings_the_running_app_forward_and_exits() {
         first.0.try_wait().unwrap().is_none(),
         "the first app must keep running"
     );
+
+    // One instance per data dir: an app on another one is another YUI, and runs.
+    let other_dir = tempfile::tempdir().unwrap();
+    let mut other = Running(launch(other_dir.path(), &[]));
+    let until = Instant::now() + Duration::from_secs(60);
+    while x.windows("YUI — Yui").len() < 2 {
+        assert!(
+            other.0.try_wait().unwrap().is_none(),
+            "the app on another data dir exited instead of running"
+        );
+        assert!(
+            Instant::now() < until,
+            "no second set of characters for the other data dir"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
