@@ -190,6 +190,13 @@ case "$cmd" in
       (cd fuzz && cargo fetch --locked --quiet)
       if command -v npm >/dev/null 2>&1; then ensure_node_tools; fi
     }
+    # A developer's own display numbers (DISPLAY_NUM, also read by tests/e2e/run.sh and
+    # scripts/check-package.sh) move the X servers of the crate tests beside it, so runs of
+    # several people on one machine do not share a display.
+    if [ -n "${DISPLAY_NUM:-}" ]; then
+      export YUI_X11_TEST_DISPLAY=${YUI_X11_TEST_DISPLAY:-$((DISPLAY_NUM + 1))}
+      export YUI_CLI_TEST_DISPLAY=${YUI_CLI_TEST_DISPLAY:-$((DISPLAY_NUM + 4))}
+    fi
     bg_start "fetch crates and tools" fetch
     phase "system packages (apt)" apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
     bg_wait "fetch crates and tools"
