@@ -127,17 +127,24 @@ fn cli_look_sees_windows_and_screens_and_body_action_is_unsupported() {
     .unwrap();
     conn.map_window(win).unwrap();
     conn.flush().unwrap();
-    std::thread::sleep(Duration::from_millis(400));
 
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let args = |at: &str| format!(r#"{{"at":"{at}"}}"#);
-    let perch = result(&yui(
-        data,
-        Some(&d),
-        &["tool", "look", "--args", &args("perch_targets")],
-    ));
-    let perch: Value = serde_json::from_str(perch.as_str().unwrap()).unwrap();
+    // Until openbox manages the window (a fixed wait was too short on a loaded machine).
+    let until = Instant::now() + Duration::from_secs(10);
+    let perch: Value = loop {
+        let out = result(&yui(
+            data,
+            Some(&d),
+            &["tool", "look", "--args", &args("perch_targets")],
+        ));
+        let perch: Value = serde_json::from_str(out.as_str().unwrap()).unwrap();
+        if perch["windows"].as_array().is_some_and(|w| !w.is_empty()) || Instant::now() > until {
+            break perch;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
     assert_eq!(perch["supported"], true);
     let w = &perch["windows"][0];
     assert_eq!(
