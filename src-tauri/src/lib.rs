@@ -71,6 +71,7 @@ fn startup_check(store: &Store) -> Result<(), CoreError> {
 fn run_desktop(state: AppState) {
     let builder = tauri::Builder::default().setup(|app| {
         let handle = app.handle();
+        windows::learn_window_system();
         browser::cleanup_at_start();
         if let Err(e) = tray::create(handle) {
             // No tray (e.g. no status-notifier host): the characters' menu still opens settings.
