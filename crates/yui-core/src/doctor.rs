@@ -67,7 +67,10 @@ pub async fn run(backend: &Backend, opts: &Options) -> Report {
         Ok(h) => h,
         Err(e) => {
             return Report {
-                checks: vec![fail(REACHABLE, format!("no HTTP client: {e}"))],
+                checks: vec![{
+                    tracing::warn!(error = %e, "doctor: no HTTP client");
+                    fail(REACHABLE, "YUI could not start its HTTP client")
+                }],
                 transport: None,
                 cues: false,
                 summary: "YUI could not start its HTTP client.".into(),
@@ -147,23 +150,6 @@ struct Doctor<'a> {
     first_problem: Option<String>,
 }
 
-/// Shorten the evidence of an error to one line for a detail.
-fn tech(e: &BackendError) -> String {
-    let s = match e {
-        // The root cause ("Connection refused (os error 111)") is the chain's last link.
-        BackendError::Connect { message, .. } => {
-            message.rsplit(": ").next().unwrap_or(message).to_string()
-        }
-        _ => e.to_string(),
-    };
-    let s = s.replace(['\n', '\r'], " ");
-    let mut out: String = s.chars().take(160).collect();
-    if s.chars().count() > 160 {
-        out.push('…');
-    }
-    out
-}
-
 impl Doctor<'_> {
     fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
@@ -207,12 +193,14 @@ impl Doctor<'_> {
         if matches!(e, BackendError::Stall { .. }) {
             self.stalls += 1;
         }
-        tracing::info!(check = name, error = %e, "doctor: check failed");
+        // Plain words in the report; the technical chain ("Connection refused (os error
+        // 111)", the status and body) goes to the log.
+        tracing::warn!(check = name, error = %e, "doctor: check failed");
         let mut b = self.b.clone();
         b.transport = t;
         let sentence = plain(e, &b);
         self.first_problem.get_or_insert_with(|| sentence.clone());
-        fail(name, format!("{sentence} ({})", tech(e)))
+        fail(name, sentence)
     }
 
     async fn run(&mut self) -> Report {
@@ -324,16 +312,15 @@ impl Doctor<'_> {
                 Err("the key was refused")
             }
             Err(e) => {
+                tracing::warn!(error = %e, "doctor: the model list could not be read");
                 self.checks
                     .push(pass(REACHABLE, format!("the server answered in {ms} ms")));
                 self.checks.push(pass(
                     AUTH,
                     "not refused (the model list could not be read; the next requests tell)",
                 ));
-                self.checks.push(skip(
-                    MODEL,
-                    &format!("the server gives no model list ({})", tech(&e)),
-                ));
+                self.checks
+                    .push(skip(MODEL, "the server gives no model list"));
                 Ok(())
             }
             Ok(models) => {
