@@ -14,7 +14,6 @@ use yui_core::paths::Paths;
 use yui_core::turn::{self, Backend, CancellationToken, Timeouts, TurnDeps, TurnEvent, TurnStatus};
 use yui_core::{CoreError, Store, SystemClock, WindowKind};
 
-
 #[derive(Debug, Args)]
 pub struct TurnArgs {
     /// The user's message.
