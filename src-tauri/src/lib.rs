@@ -74,6 +74,7 @@ fn run_desktop(state: AppState) {
     let builder = tauri::Builder::default().plugin(instance::plugin(&state.paths.data_dir));
     let builder = builder.setup(|app| {
         let handle = app.handle();
+        windows::learn_window_system();
         browser::cleanup_at_start();
         commands::autostart::reconcile_at_start(&handle.state::<AppState>());
         if let Err(e) = tray::create(handle) {

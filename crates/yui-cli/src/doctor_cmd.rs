@@ -4,12 +4,10 @@
 //! `{"checks":[{"name","ok","detail"}…],"transport":…,"cues":…}`. The exit code is 0 whenever the
 //! report was made (a failing backend is a finding, not a failed command).
 
-use crate::turn_cmd::API_KEY_ENV;
 use clap::Args;
 use yui_core::backend::Transport;
-use yui_core::doctor::{self, Options, Overrides};
+use yui_core::doctor::{self, Overrides};
 use yui_core::paths::Paths;
-use yui_core::turn::Backend;
 use yui_core::{CoreError, Store};
 
 #[derive(Debug, Args)]
@@ -30,22 +28,15 @@ pub struct DoctorArgs {
 
 pub fn run(paths: &Paths, args: &DoctorArgs) -> Result<u8, CoreError> {
     let store = Store::open(paths.db_path())?;
-    let cfg = yui_core::backend::load(&store)?;
-    let key = std::env::var(API_KEY_ENV)
-        .ok()
-        .filter(|k| !k.is_empty())
-        // Never in a log line, whatever a server quotes back.
-        .inspect(|k| yui_core::logging::redact_secret(k))
-        .or_else(|| yui_core::backend::api_key(paths));
-    let mut backend = Backend::from_config(&cfg, key);
-    Overrides {
+    let overrides = Overrides {
         base_url: args.base_url.clone(),
         model: args.model.clone(),
         transport: args.transport,
+        ..Default::default()
     }
-    .apply(&mut backend);
+    .with_env_key();
     let rt = crate::turn_cmd::runtime()?;
-    let report = rt.block_on(doctor::run(&backend, &Options::default()));
+    let report = rt.block_on(doctor::run_configured(&store, paths, &overrides))?;
     if args.json {
         let text = serde_json::to_string(&report)?;
         println!("{text}");

@@ -14,9 +14,6 @@ use yui_core::paths::Paths;
 use yui_core::turn::{self, Backend, CancellationToken, Timeouts, TurnDeps, TurnEvent, TurnStatus};
 use yui_core::{CoreError, Store, SystemClock, WindowKind};
 
-/// Environment variable that overrides the stored API key for one run.
-pub const API_KEY_ENV: &str = "YUI_API_KEY";
-
 #[derive(Debug, Args)]
 pub struct TurnArgs {
     /// The user's message.
@@ -103,26 +100,15 @@ pub fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
     let preset = resolve_preset(&store, t.preset.as_deref())?;
     // The start-up check: every window kind's tools build, or nothing runs.
     yui_core::tools::registry::startup_check(&store, &preset)?;
-    let cfg = yui_core::backend::load(&store)?;
-    let key = std::env::var(API_KEY_ENV)
-        .ok()
-        .filter(|k| !k.is_empty())
-        // Never in a log line, whatever a server quotes back.
-        .inspect(|k| yui_core::logging::redact_secret(k))
-        .or_else(|| yui_core::backend::api_key(paths));
-    let mut backend = Backend::from_config(&cfg, key);
-    if let Some(tr) = t.transport {
-        backend.transport = tr;
+    let overrides = yui_core::backend::Overrides {
+        transport: t.transport,
+        base_url: t.base_url.clone(),
+        model: t.model.clone(),
+        push_url: t.push_url.clone(),
+        api_key: None,
     }
-    if let Some(u) = &t.base_url {
-        backend.base_url = u.clone();
-    }
-    if let Some(m) = &t.model {
-        backend.model = m.clone();
-    }
-    if let Some(u) = &t.push_url {
-        backend.push_url = Some(u.clone());
-    }
+    .with_env_key();
+    let backend = yui_core::backend::resolve(&store, paths, &overrides)?;
     if backend.transport == Transport::Push && backend.push_url.is_none() {
         return Err(CoreError::invalid(
             "the push transport needs a push URL: pass --push-url ws://… or set it with `yui backend set --push-url`",

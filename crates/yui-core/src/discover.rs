@@ -260,10 +260,11 @@ pub async fn configured_models(
     paths: &crate::paths::Paths,
     base_url: Option<&str>,
 ) -> crate::error::Result<Vec<String>> {
-    let mut b = crate::turn::Backend::configured(store, paths)?;
-    if let Some(u) = base_url.map(str::trim).filter(|u| !u.is_empty()) {
-        b.base_url = u.to_string();
-    }
+    let o = crate::backend::Overrides {
+        base_url: base_url.map(str::to_string),
+        ..Default::default()
+    };
+    let b = crate::backend::resolve(store, paths, &o)?;
     let http = probe_client().map_err(|e| crate::CoreError::internal(e.to_string()))?;
     list_models(
         &http,

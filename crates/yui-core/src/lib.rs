@@ -13,6 +13,7 @@ pub mod discover;
 pub mod doctor;
 pub mod error;
 pub mod firstrun;
+pub mod layout;
 pub mod logging;
 pub mod memory;
 pub mod paths;

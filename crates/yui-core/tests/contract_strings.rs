@@ -715,6 +715,8 @@ async fn empty_registry_request_has_no_tools_key() {
         srv.bodies(),
         vec![json!({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})]
     );
+    // A character of its own: a Responses turn without a chain carries the transcript.
+    let h = Harness::new();
     let srv = ScriptServer::start(vec![responses_say("resp_1", "Hi.")]).await;
     h.run(
         &h.request(&srv.base_url, Transport::Responses, "hi"),

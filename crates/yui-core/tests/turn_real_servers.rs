@@ -139,8 +139,8 @@ async fn responses_refused_previous_response_id_goes_stateless_and_remembers_the
     assert_eq!(
         bodies[1]["input"],
         json!([
-            {"role":"user","content":"hi"},
-            {"role":"assistant","content":"Hello there."},
+            said("user", "hi"),
+            said("assistant", "Hello there."),
             {"role":"user","content":"are you there?"}
         ]),
         "the retry carries the conversation rebuilt from the transcript"
@@ -156,6 +156,105 @@ async fn responses_refused_previous_response_id_goes_stateless_and_remembers_the
     assert_eq!(bodies[2]["input"].as_array().unwrap().len(), 5);
     // Another endpoint still chains.
     assert!(endpoints::chains(&h.store, &srv0.base_url, "m").unwrap());
+}
+
+/// A line of history as the stateless Responses request carries it: a typed message item.
+fn said(role: &str, text: &str) -> serde_json::Value {
+    let part = if role == "user" {
+        "input_text"
+    } else {
+        "output_text"
+    };
+    json!({"type":"message","role":role,"content":[{"type":part,"text":text}]})
+}
+
+/// Found as a user would, against llama-server: turn 1 chains, turn 2 is refused for
+/// `previous_response_id` and retried stateless, and turn 3 (the endpoint now remembered as
+/// refusing) still carries the whole conversation, as typed message items: llama.cpp refuses
+/// an assistant item without `"type": "message"` ("Cannot determine type of 'item'").
+#[tokio::test]
+async fn responses_forgets_nothing_after_a_refused_chain_and_sends_typed_history() {
+    let h = Harness::new();
+    let refusal = r#"{"error":{"code":400,"message":"llama.cpp does not support 'previous_response_id'.","type":"invalid_request_error"}}"#;
+    let srv = ScriptServer::start(vec![
+        responses_say("resp_1", "Hello Robin."),
+        Reply::Status(400, refusal.into()),
+        responses_say("resp_2", "Noted."),
+        responses_say("resp_3", "You are Robin."),
+    ])
+    .await;
+    let (reg, _, _) = express_and_lookup();
+    for msg in ["my name is Robin", "second", "third"] {
+        let (_, out) = h.run(&h.request(&srv.base_url, RESP, msg), &reg).await;
+        assert_eq!(out.status, TurnStatus::Ok, "{msg}: {:?}", out.error);
+    }
+    let bodies = srv.bodies();
+    assert_eq!(bodies.len(), 4);
+    assert_eq!(bodies[1]["previous_response_id"], "resp_1");
+    let turn2 = json!([
+        said("user", "my name is Robin"),
+        said("assistant", "Hello Robin."),
+        {"role":"user","content":"second"}
+    ]);
+    assert_eq!(bodies[2]["input"], turn2, "the stateless retry");
+    assert!(bodies[3].get("previous_response_id").is_none());
+    assert_eq!(
+        bodies[3]["input"],
+        json!([
+            said("user", "my name is Robin"),
+            said("assistant", "Hello Robin."),
+            said("user", "second"),
+            said("assistant", "Noted."),
+            {"role":"user","content":"third"}
+        ]),
+        "a stateless turn carries the conversation rebuilt from the transcript"
+    );
+}
+
+/// A Responses request sent without `previous_response_id` for any reason (the server forgot
+/// the stored id, a session reset) is stateless too: it carries the conversation rebuilt from
+/// the transcript, under the Chat Completions history budget, instead of the bare message.
+#[tokio::test]
+async fn responses_turn_without_a_chain_carries_the_conversation_under_the_history_budget() {
+    let h = Harness::new();
+    let srv0 = ScriptServer::start(vec![responses_say("resp_1", "Hello Robin.")]).await;
+    let (reg, _, _) = express_and_lookup();
+    h.run(&h.request(&srv0.base_url, RESP, "my name is Robin"), &reg)
+        .await;
+    let gone = r#"{"error":{"message":"Previous response with id 'resp_1' not found."}}"#;
+    let srv = ScriptServer::start(vec![
+        Reply::Status(404, gone.into()),
+        responses_say("resp_2", "Robin."),
+        responses_say("resp_3", "Yes."),
+    ])
+    .await;
+    let (_, out) = h
+        .run(&h.request(&srv.base_url, RESP, "who am I?"), &reg)
+        .await;
+    assert_eq!(out.status, TurnStatus::Ok, "{:?}", out.error);
+    assert_eq!(
+        srv.bodies()[1]["input"],
+        json!([
+            said("user", "my name is Robin"),
+            said("assistant", "Hello Robin."),
+            {"role":"user","content":"who am I?"}
+        ])
+    );
+    // After a session reset, under a budget of 2 lines: the last two lines and the message.
+    chain::reset(&h.store, "yui").unwrap();
+    let mut req = h.request(&srv.base_url, RESP, "again");
+    req.history_limit = 2;
+    h.run(&req, &reg).await;
+    let bodies = srv.bodies();
+    assert!(bodies[2].get("previous_response_id").is_none());
+    assert_eq!(
+        bodies[2]["input"],
+        json!([
+            said("user", "who am I?"),
+            said("assistant", "Robin."),
+            {"role":"user","content":"again"}
+        ])
+    );
 }
 
 #[tokio::test]

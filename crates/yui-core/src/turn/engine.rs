@@ -14,7 +14,7 @@ use super::map_responses::ResponsesMapper;
 use super::model::Mapper;
 use super::rounds::{request_turn, ChatConversation, ResponsesConversation};
 use super::sse::{self, SseStream, Timeouts};
-use crate::backend::{BackendConfig, Transport};
+use crate::backend::Transport;
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
 use crate::error::{CoreError, Result};
@@ -40,44 +40,8 @@ pub const EVENT_BUFFER: usize = 1024;
 pub const IMAGE_NOTE_ONE: &str = "[the image follows in the next user message]";
 pub const IMAGE_NOTE_MANY: &str = "[the images follow in the next user message]";
 
-/// Where a turn goes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Backend {
-    pub transport: Transport,
-    /// e.g. `http://127.0.0.1:8080/v1` (the paths `/chat/completions`, `/responses` are added).
-    pub base_url: String,
-    pub model: String,
-    pub api_key: Option<String>,
-    /// Reply length cap (`max_tokens` / `max_output_tokens`); `None` sends none.
-    pub max_output_tokens: Option<u32>,
-    pub temperature: Option<f64>,
-    /// The push transport's WebSocket URL.
-    pub push_url: Option<String>,
-}
-
-impl Backend {
-    /// The backend configured in settings (`yui.backend`) with the stored API key.
-    pub fn configured(store: &Store, paths: &crate::paths::Paths) -> Result<Self> {
-        let cfg = crate::backend::load(store)?;
-        Ok(Self::from_config(&cfg, crate::backend::api_key(paths)))
-    }
-
-    pub fn from_config(cfg: &BackendConfig, api_key: Option<String>) -> Self {
-        Self {
-            transport: cfg.transport,
-            base_url: cfg.base_url.clone(),
-            model: cfg.model.clone(),
-            api_key,
-            max_output_tokens: Some(cfg.max_output_tokens),
-            temperature: cfg.temperature,
-            push_url: cfg.push_url.clone(),
-        }
-    }
-
-    pub fn endpoint(&self, path: &str) -> String {
-        format!("{}/{path}", self.base_url.trim_end_matches('/'))
-    }
-}
+/// Where a turn goes: resolved once, in `backend::resolve`.
+pub use crate::backend::Backend;
 
 /// Everything one turn needs besides the tools.
 #[derive(Debug, Clone)]

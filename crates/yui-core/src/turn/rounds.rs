@@ -251,7 +251,7 @@ pub(crate) struct ResponsesConversation {
     /// The endpoint chains on `previous_response_id` (else the input carries the history).
     chaining: bool,
     retried: bool,
-    /// For a stateless retry: the conversation rebuilt from the transcript.
+    /// For a stateless request: the conversation rebuilt from the transcript.
     history: Vec<Value>,
     user: Value,
 }
@@ -270,20 +270,25 @@ impl ResponsesConversation {
             .map_err(store_failed("the endpoint notes could not be read"))?;
         let history: Vec<Value> = history
             .iter()
-            .map(|e| wresp::message_item(e.role.as_str(), &e.history_text()))
+            .map(|e| wresp::history_item(e.role, &e.history_text()))
             .collect();
         let user = wresp::message_item("user", &user);
-        let (prev_id, mut input) = if chaining {
-            let stored = chain::load(store, &req.preset_id)
-                .map_err(store_failed("the response chain could not be read"))?;
-            match stored {
-                Some(c) => (Some(c.response_id), c.pending),
-                None => (None, Vec::new()),
-            }
+        let stored = if chaining {
+            chain::load(store, &req.preset_id)
+                .map_err(store_failed("the response chain could not be read"))?
         } else {
-            (None, history.clone())
+            None
         };
-        let pending_len = if chaining { input.len() } else { 0 };
+        // A request with no previous_response_id is stateless: whatever the reason (the endpoint
+        // refuses chaining, no chain yet, a reset), it carries the conversation rebuilt from the
+        // transcript, under the same history budget as Chat Completions.
+        let (prev_id, mut input, pending_len) = match stored {
+            Some(c) => {
+                let n = c.pending.len();
+                (Some(c.response_id), c.pending, n)
+            }
+            None => (None, history.clone(), 0),
+        };
         input.push(user.clone());
         Ok(Self {
             url: req.backend.endpoint("responses"),
@@ -350,7 +355,6 @@ impl Conversation for ResponsesConversation {
             tracing::info!(preset = %self.preset_id, "previous_response_id unknown (404): chain reset");
             chain::reset(store, &self.preset_id)
                 .map_err(store_failed("the response chain could not be reset"))?;
-            self.input.drain(..self.pending_len);
         } else if refuses_chaining(err) {
             // The server never chains: note it, send the conversation from the transcript.
             tracing::info!(preset = %self.preset_id, error = %err, "the endpoint refuses previous_response_id: going stateless");
@@ -365,13 +369,15 @@ impl Conversation for ResponsesConversation {
             )
             .map_err(store_failed("the endpoint note could not be stored"))?;
             self.chaining = false;
-            let rounds: Vec<Value> = self.input.drain(self.pending_len + 1..).collect();
-            self.input = self.history.clone();
-            self.input.push(self.user.clone());
-            self.input.extend(rounds);
         } else {
             return Ok(false);
         }
+        // Stateless now: the stored outputs go with the id, the transcript's conversation comes
+        // in front of the user's message (and of any round trip already made).
+        let rounds: Vec<Value> = self.input.drain(self.pending_len + 1..).collect();
+        self.input = self.history.clone();
+        self.input.push(self.user.clone());
+        self.input.extend(rounds);
         self.retried = true;
         self.prev_id = None;
         self.pending_len = 0;

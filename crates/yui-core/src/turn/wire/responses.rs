@@ -156,3 +156,14 @@ pub struct Request<'a> {
 pub fn message_item(role: &str, content: &str) -> Value {
     json!({"role": role, "content": content})
 }
+
+/// A line of the conversation rebuilt from the transcript, as a typed message item: user text
+/// as an `input_text` part, assistant text as an `output_text` part. Servers that translate
+/// Responses to chat (llama.cpp) refuse an assistant item without `"type": "message"`.
+pub fn history_item(role: crate::transcript::Role, text: &str) -> Value {
+    let (role, part) = match role {
+        crate::transcript::Role::User => ("user", "input_text"),
+        crate::transcript::Role::Assistant => ("assistant", "output_text"),
+    };
+    json!({"type": "message", "role": role, "content": [{"type": part, "text": text}]})
+}

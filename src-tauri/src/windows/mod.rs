@@ -1,0 +1,37 @@
+//! Windows: labels (`labels.rs`), building and opening them (`build.rs`), and where character
+//! windows are (`positions.rs`; the placement rules themselves are pure, in
+//! `yui_core::layout`). Which preset is open lives in the core (`presets`); this module only turns
+//! that table into windows and remembers where the user dragged them.
+
+mod build;
+mod labels;
+mod positions;
+
+pub use build::*;
+pub use labels::*;
+pub use positions::*;
+
+pub use crate::bridge::{emit, BridgeEvent};
+use yui_core::CoreError;
+
+pub fn tauri_err(e: tauri::Error) -> CoreError {
+    CoreError::internal(format!("window error: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `EVENTS` in ui/js/ipc.js mirrors this enum: the UI must listen for the names we emit.
+    #[test]
+    fn ui_event_names_mirror_bridge_events() {
+        let ipc_js = include_str!("../../../ui/js/ipc.js");
+        for ev in BridgeEvent::ALL {
+            assert!(
+                ipc_js.contains(&format!("\"{}\"", ev.name())),
+                "ui/js/ipc.js EVENTS lacks {}",
+                ev.name()
+            );
+        }
+    }
+}
