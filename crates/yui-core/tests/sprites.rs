@@ -114,7 +114,12 @@ fn only_regular_files_directly_in_the_folder_are_read() {
     write_webp(&dir.path().join("neutral.webp"));
 
     let set = load_sprite_set(dir.path(), &Vocab::default()).unwrap();
-    assert_eq!(set.emotions.keys().collect::<Vec<_>>(), vec!["neutral"]);
+    // sleepy takes neutral's image when nothing closer is there (sprite_labels::STAND_INS).
+    assert_eq!(
+        set.emotions.keys().collect::<Vec<_>>(),
+        vec!["neutral", "sleepy"]
+    );
+    assert_eq!(set.sources["sleepy"], "neutral.png");
     assert!(set.emotions["neutral"].starts_with("data:image/png"));
     assert_eq!(
         skipped_reason(&set, "thinking.png"),
