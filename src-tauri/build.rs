@@ -54,6 +54,10 @@ const COMMANDS: &[&str] = &[
     "relations_list",
     "relation_set",
     "relation_bands",
+    // looks (settings window only: the look picker, commands/looks.rs)
+    "look_options",
+    "look_preview",
+    "look_import_folder",
 ];
 
 fn main() {

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod error;
 pub mod gestures;
 pub mod presence;
+pub mod settings_window;
 pub mod stage;
 pub mod state;
 pub mod tray;

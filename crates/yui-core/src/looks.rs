@@ -178,6 +178,30 @@ pub struct LookOption {
     pub current: bool,
 }
 
+/// The looks a new character can take: the built-in palettes.
+pub fn offer_new() -> Vec<LookOption> {
+    palette_options(&Value::Null)
+}
+
+fn palette_options(now: &Value) -> Vec<LookOption> {
+    PALETTES
+        .iter()
+        .map(|p| {
+            let mut label = p.to_string();
+            label[..1].make_ascii_uppercase();
+            let avatar = json!({"kind": "builtin", "palette": p});
+            LookOption {
+                id: format!("palette:{p}"),
+                label: format!("Built-in: {label}"),
+                kind: "palette",
+                current: &avatar == now,
+                palette: p.to_string(),
+                avatar,
+            }
+        })
+        .collect()
+}
+
 /// The looks `preset` can take: the built-in palettes, its card's picture and its pack when the
 /// data dir has them, and the sprite folder it uses now if that is another one.
 pub fn offer(data_dir: &Path, preset: &Preset) -> Vec<LookOption> {
@@ -200,19 +224,7 @@ pub fn offer(data_dir: &Path, preset: &Preset) -> Vec<LookOption> {
         kind,
         avatar,
     };
-    let mut out: Vec<LookOption> = PALETTES
-        .iter()
-        .map(|p| {
-            let mut label = p.to_string();
-            label[..1].make_ascii_uppercase();
-            option(
-                format!("palette:{p}"),
-                format!("Built-in: {label}"),
-                "palette",
-                json!({"kind": "builtin", "palette": p}),
-            )
-        })
-        .collect();
+    let mut out = palette_options(now);
     let look = dir_for(data_dir, &preset.id);
     let picture = look.join(PICTURE_FILE);
     let pack = look.join(PACK_DIR);

@@ -4,6 +4,7 @@
 //! `capabilities/`.
 
 pub mod backend;
+pub mod looks;
 pub mod phone;
 pub mod playback;
 pub mod presets;
@@ -57,6 +58,9 @@ macro_rules! yui_invoke_handler {
             $crate::commands::relations::relations_list,
             $crate::commands::relations::relation_set,
             $crate::commands::relations::relation_bands,
+            $crate::commands::looks::look_options,
+            $crate::commands::looks::look_preview,
+            $crate::commands::looks::look_import_folder,
         ]
     };
 }
