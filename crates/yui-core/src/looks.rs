@@ -28,6 +28,8 @@ pub const LOOK_HEIGHT: u32 = 240;
 pub const PICTURE_FILE: &str = "picture.png";
 /// The expression pack in a look folder.
 pub const PACK_DIR: &str = "sprites";
+/// The most a pack's files may weigh together at import (before scaling).
+const IMPORT_MAX_TOTAL: u64 = 128 * 1024 * 1024;
 /// The largest image decoded at import (pixels per side); a card is rarely over 2048.
 const MAX_SIDE: u32 = 8192;
 
@@ -110,7 +112,10 @@ pub struct PackImport {
 /// look's box, motion images as they are. Replaces a pack copied before. A folder with no image
 /// that passes is an error (nothing is replaced).
 pub fn import_pack(data_dir: &Path, preset_id: &str, src: &Path) -> Result<PackImport> {
-    let (images, mut skipped) = sprites::read_folder(src)?;
+    // The pack is scaled before any window sees it: its total limit is the scaled images', so
+    // here only a bound on what import holds in memory at once (a full 28-image pack of 4 MiB
+    // files fits).
+    let (images, mut skipped) = sprites::read_folder(src, IMPORT_MAX_TOTAL)?;
     let look = dir_for(data_dir, preset_id);
     let staging = look.join("sprites.new");
     let _ = std::fs::remove_dir_all(&staging);

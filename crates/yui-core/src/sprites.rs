@@ -125,8 +125,9 @@ fn data_url(mime: &str, bytes: &[u8]) -> String {
 }
 
 /// The images of the folder `dir` that pass the checks (regular file, PNG/WebP as named, at
-/// most [`MAX_FILE_BYTES`], within [`MAX_TOTAL_BYTES`], one per id), and the files skipped.
-pub fn read_folder(dir: &Path) -> Result<(Vec<FolderImage>, Vec<Skipped>)> {
+/// most [`MAX_FILE_BYTES`], within `max_total` bytes together, one per id), and the files
+/// skipped.
+pub fn read_folder(dir: &Path, max_total: u64) -> Result<(Vec<FolderImage>, Vec<Skipped>)> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
         CoreError::not_found(format!(
             "sprite folder {} cannot be read: {e}",
@@ -185,8 +186,11 @@ pub fn read_folder(dir: &Path) -> Result<(Vec<FolderImage>, Vec<Skipped>)> {
             skip(format!("another image already gives {kind} {id}"));
             continue;
         }
-        if total + meta.len() > MAX_TOTAL_BYTES {
-            skip("the sprite set is over its 32 MiB total".into());
+        if total + meta.len() > max_total {
+            skip(format!(
+                "the sprite set is over its {} MiB total",
+                max_total / (1024 * 1024)
+            ));
             continue;
         }
         let bytes = match std::fs::read(entry.path()) {
@@ -223,7 +227,7 @@ pub fn read_folder(dir: &Path) -> Result<(Vec<FolderImage>, Vec<Skipped>)> {
 /// Load the sprite set in `dir`, mapping file names onto `vocab`'s emotions (own id first, then
 /// SillyTavern's labels, [`crate::sprite_labels`]).
 pub fn load_sprite_set(dir: &Path, vocab: &Vocab) -> Result<SpriteSet> {
-    let (images, skipped) = read_folder(dir)?;
+    let (images, skipped) = read_folder(dir, MAX_TOTAL_BYTES)?;
     let mut set = SpriteSet {
         skipped,
         ..SpriteSet::default()
