@@ -106,9 +106,6 @@ async function showPreview(option, preview) {
   }
   if (current?.chosen !== option) return; // another look was chosen meanwhile
   const ids = current.vocab.emotions.map((e) => ({ id: e.id, label: e.label }));
-  for (const extra of Object.keys(images?.emotions ?? {})) {
-    if (!ids.some((e) => e.id === extra)) ids.push({ id: extra, label: `${extra} (extra)` });
-  }
   preview.replaceChildren();
   for (const { id, label } of ids) {
     const host = el("span", { class: "look-face" });
@@ -118,6 +115,11 @@ async function showPreview(option, preview) {
       el("figcaption", { class: "small" }, label, el("br"), el("span", { class: "muted" }, how))));
     const c = draw(host, option, images, PREVIEW_PX, id);
     c.element.parentElement.parentElement.dataset.sprite = c.element.dataset.sprite ?? "";
+  }
+  const extra = Object.keys(images?.extra ?? {});
+  if (extra.length) {
+    preview.append(el("p", { class: "muted small look-extra" },
+      `Also in the folder, for emotions your vocabulary does not have yet (add them under Expression to use them): ${extra.join(", ")}`));
   }
   const skipped = images?.skipped ?? [];
   if (skipped.length) {

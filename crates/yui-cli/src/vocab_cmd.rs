@@ -83,6 +83,7 @@ pub fn run(store: &Store, cmd: &VocabCmd) -> Result<String, CoreError> {
             Ok(serde_json::to_string_pretty(&json!({
                 "emotions": sizes(&set.emotions),
                 "mapping": set.sources,
+                "extra": set.extra,
                 "motions": sizes(&set.motions),
                 "missing": set.missing,
                 "skipped": set.skipped,

@@ -51,6 +51,10 @@ pub struct SpriteSet {
     pub picture: Option<String>,
     /// Emotion id → the file it came from (`happy` ← `joy.png`): what `yui vocab sprites` shows.
     pub sources: BTreeMap<String, String>,
+    /// Extra ids: images for ids the vocabulary does not have (a pack's other labels, `blush`),
+    /// id → file. Not loaded (no window can play them until the vocabulary has the id; saving
+    /// the vocabulary makes the windows load their sprites again).
+    pub extra: BTreeMap<String, String>,
     /// Emotion ids of the vocabulary with no image (the built-in face is shown for them).
     pub missing: Vec<String>,
     /// Files not loaded: too large, not a PNG/WebP, a duplicate id, not a regular file.
@@ -248,11 +252,11 @@ pub fn load_sprite_set(dir: &Path, vocab: &Vocab) -> Result<SpriteSet> {
             set.sources.insert(e.id.clone(), image.file.clone());
         }
     }
-    // The labels no id took: extra ids, played if a cue names them.
+    // The labels no id took: extra ids, named but not loaded (a cue can name only the
+    // vocabulary's ids; each image loaded costs every window that shows the character).
     for (id, image) in &by_id {
         if !taken.contains(id) && !set.emotions.contains_key(*id) {
-            set.emotions.insert(id.to_string(), image.data_url());
-            set.sources.insert(id.to_string(), image.file.clone());
+            set.extra.insert(id.to_string(), image.file.clone());
         }
     }
     for image in images.iter().filter(|i| i.motion) {

@@ -326,9 +326,26 @@ fn a_sillytavern_pack_maps_onto_every_emotion_and_loads_the_rest_as_extra_ids() 
         "pride",
         "love",
     ] {
-        assert_eq!(set.sources[extra], format!("{extra}.png"));
+        assert_eq!(set.extra[extra], format!("{extra}.png"));
+        assert!(
+            !set.emotions.contains_key(extra),
+            "named, not loaded: {extra}"
+        );
     }
-    assert_eq!(set.emotions.len(), 8 + 28 - 8);
+    assert_eq!(
+        set.emotions.len(),
+        8,
+        "only the vocabulary's ids are loaded"
+    );
+    assert_eq!(set.extra.len(), 28 - 8, "the labels no id took");
+    // Once the vocabulary has an extra id, its image loads.
+    let mut more = Vocab::default();
+    let mut pride = more.emotions[0].clone();
+    pride.id = "pride".into();
+    more.emotions.push(pride);
+    let set = load_sprite_set(pack.path(), &more).unwrap();
+    assert_eq!(set.sources["pride"], "pride.png");
+    assert!(set.emotions["pride"].starts_with("data:image/png;base64,"));
     assert!(set.skipped.is_empty());
 }
 
@@ -340,7 +357,7 @@ fn own_names_come_first_and_missing_labels_fall_back_to_the_built_in_face() {
     write_png(&pack.path().join("grief.png"), 6, 6, [7, 8, 9]);
     let set = load_sprite_set(pack.path(), &Vocab::default()).unwrap();
     assert_eq!(set.sources["happy"], "happy.png", "YUI's own name wins");
-    assert_eq!(set.sources["joy"], "joy.png", "then joy is an extra id");
+    assert_eq!(set.extra["joy"], "joy.png", "then joy is an extra id");
     assert_eq!(
         set.sources["sad"], "grief.png",
         "a later stand-in when the first is missing"
