@@ -49,7 +49,15 @@ pub async fn look_import_folder<R: Runtime>(
 ) -> CmdResult<(Preset, PackImport)> {
     let data_dir = &state.paths.data_dir;
     presets::get(&state.store, &id)?;
-    let pack = looks::import_pack(data_dir, &id, std::path::Path::new(dir.trim()))?;
+    // Decoding and scaling a pack is seconds of CPU: off the async runtime's threads.
+    let pack = {
+        let (data_dir, id) = (data_dir.clone(), id.clone());
+        tauri::async_runtime::spawn_blocking(move || {
+            looks::import_pack(&data_dir, &id, std::path::Path::new(dir.trim()))
+        })
+        .await
+        .map_err(|e| yui_core::CoreError::internal(format!("copying the folder stopped: {e}")))??
+    };
     let mut avatar = json!({"kind": "sprites", "dir": pack.dir});
     let picture = looks::dir_for(data_dir, &id).join(looks::PICTURE_FILE);
     if picture.is_file() {
