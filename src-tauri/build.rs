@@ -57,6 +57,10 @@ const COMMANDS: &[&str] = &[
     // start with the desktop (settings window only)
     "autostart_get",
     "autostart_set",
+    // looks (settings window only: the look picker, commands/looks.rs)
+    "look_options",
+    "look_preview",
+    "look_import_folder",
 ];
 
 fn main() {

@@ -1,5 +1,6 @@
 //! Character-card import: a file's bytes (PNG with a `chara`/`ccv3` text chunk, or V1/V2/V3
-//! JSON) through `cards::parse`, the PNG chunk reader, and the persona built from the card.
+//! JSON) through `cards::parse`, the PNG chunk reader, the persona built from the card, and the
+//! card's picture reference (`cards::picture_of`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use yui_core::cards;
@@ -9,4 +10,5 @@ fuzz_target!(|data: &[u8]| {
         let _ = cards::persona(&card);
     }
     let _ = cards::png_text_chunks(data);
+    let _ = cards::picture_of(data);
 });

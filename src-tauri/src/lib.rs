@@ -12,6 +12,7 @@ pub mod error;
 pub mod gestures;
 pub mod instance;
 pub mod presence;
+pub mod settings_window;
 pub mod stage;
 pub mod state;
 pub mod tray;

@@ -133,3 +133,89 @@ fn a_phone_reads_its_own_history_in_pages() {
         json!({"key": "yui.browser", "enabled": true}),
     );
 }
+
+/// The look picker's commands: the looks offered (palettes for a new character; a character's
+/// own pack once copied), a look's images for the previews, copying a sprite folder (scaled into
+/// the data dir), and no other window may call them.
+#[test]
+fn the_look_picker_offers_previews_and_copies_a_folder() {
+    let h = harness();
+    let settings = window(&h, "settings");
+    let palettes = invoke(&settings, "look_options", json!({"id": null})).unwrap();
+    let ids: Vec<&str> = palettes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        presets::PALETTES
+            .iter()
+            .map(|p| format!("palette:{p}"))
+            .collect::<Vec<_>>()
+    );
+
+    let pack = tempfile::tempdir().unwrap();
+    image::RgbaImage::from_pixel(400, 600, image::Rgba([250, 200, 0, 255]))
+        .save(pack.path().join("joy.png"))
+        .unwrap();
+    std::fs::write(pack.path().join("anger.png"), b"not a picture").unwrap();
+    let r = invoke(
+        &settings,
+        "look_import_folder",
+        json!({"id": "kai", "dir": pack.path()}),
+    )
+    .unwrap();
+    let copied = h.dir.path().join("looks").join("kai").join("sprites");
+    assert_eq!(r[0]["avatar"], json!({"kind": "sprites", "dir": copied}));
+    assert_eq!(r[1]["images"], 1);
+    assert_eq!(r[1]["skipped"][0]["file"], "anger.png");
+    let joy = image::open(copied.join("joy.png")).unwrap();
+    assert_eq!((joy.width(), joy.height()), (160, 240), "scaled once");
+    assert_eq!(
+        presets::get(&h.store, "kai").unwrap().avatar["dir"],
+        json!(copied)
+    );
+
+    let offered = invoke(&settings, "look_options", json!({"id": "kai"})).unwrap();
+    let pack_option = offered
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "pack")
+        .expect("the copied pack is offered");
+    assert_eq!(pack_option["current"], true);
+    let preview = invoke(
+        &settings,
+        "look_preview",
+        json!({"avatar": pack_option["avatar"]}),
+    )
+    .unwrap();
+    assert_eq!(preview["sources"]["happy"], "joy.png");
+    assert!(preview["missing"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("neutral")));
+    let palette = invoke(
+        &settings,
+        "look_preview",
+        json!({"avatar": {"kind": "builtin", "palette": "sky"}}),
+    )
+    .unwrap();
+    assert!(palette.is_null(), "a palette has no images");
+    let err = invoke(
+        &settings,
+        "look_preview",
+        json!({"avatar": {"kind": "picture", "file": "relative.png"}}),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "invalid_input");
+
+    for label in ["main", "pet-kai", "quick", "phone-yui"] {
+        let w = window(&h, label);
+        for cmd in ["look_options", "look_preview", "look_import_folder"] {
+            assert_refused(&w, cmd, json!({"id": "kai", "avatar": {}, "dir": "/tmp"}));
+        }
+    }
+}

@@ -6,7 +6,7 @@
 //!
 //! `YUI_E2E_PHONE_SHOT=path.png` saves a screenshot of the phone window (docs/img/phone.png).
 
-use super::{fake_backend, launch_showing, open_settings, read_store, seed};
+use super::{fake_backend, launch_showing, open_settings, read_store, seed, settings_section};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -23,8 +23,10 @@ async fn a_character_created_in_settings_appears_on_the_desktop() {
     let dir = tempfile::tempdir().unwrap();
     let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
     open_settings(&s).await;
+    settings_section(&s, "character").await;
     s.wait_script(
-        "return !!document.querySelector('#preset-list li[data-preset-id=\"kai\"] .character-actions')",
+        "return !!document.querySelector('#preset-list li[data-preset-id=\"kai\"] .character-actions')
+           && document.getElementById('character-look').dataset.loaded === 'true'",
         T,
     )
     .await

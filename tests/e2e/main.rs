@@ -16,6 +16,7 @@ mod expression;
 mod fake_backend;
 mod firstrun;
 mod ipc_surface;
+mod looks;
 mod memory;
 mod presence;
 #[allow(dead_code)]
@@ -109,6 +110,22 @@ async fn open_settings(s: &Session) {
     )
     .await
     .expect("settings loaded its switches");
+}
+
+/// Show settings section `id` as a user does: its entry in the section list (ui/js/settings-nav.js
+/// shows one section at a time; WebDriver clicks only what is shown).
+async fn settings_section(s: &Session, id: &str) {
+    let entry = s
+        .find(&format!("#settings-nav a[data-section=\"{id}\"]"))
+        .await
+        .unwrap_or_else(|e| panic!("settings has no {id} entry: {e}"));
+    s.click(&entry).await.expect("click the section's entry");
+    s.wait_script(
+        &format!("return document.body.dataset.section === '{id}'"),
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("the {id} section shows: {e}"));
 }
 
 /// Open the quick controls from the main window.
@@ -212,6 +229,7 @@ async fn settings_shows_stored_switches_and_a_toggle_survives_restart() {
         "browser off by default"
     );
 
+    settings_section(&s, "character").await;
     let browser = s.find("#switch-browser").await.unwrap();
     s.click(&browser).await.unwrap();
     s.wait_script(

@@ -7,6 +7,7 @@
 #   bare-tauri  the baseline (two windows, each in its own WebKit web process: WebKitGTK's default)
 #   yui         main + one pet (the pet is a related view of main: one shared web process)
 #   yui-main    main alone (kai closed), so yui - yui-main is the cost of one extra character
+#   yui-card    main + a character imported from a card with its expression pack (kai closed)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 IDLE="${1:-20}"
@@ -54,4 +55,9 @@ for _ in $(seq 1 "${RUNS:-1}"); do
   measure "bare-tauri" "" target/debug/examples/bare-tauri
   measure "yui" "" target/debug/yui-app
   measure "yui-main" 'target/debug/yui --data-dir "$data" preset close kai >/dev/null' target/debug/yui-app
+  # main + a character imported from a large PNG card with a full 28-image SillyTavern pack
+  # beside it (make_card.py): yui-card - yui-main is what such a character costs.
+  measure "yui-card" 'target/debug/yui --data-dir "$data" preset close kai >/dev/null
+    python3 tests/e2e/make_card.py "$data/cards"
+    target/debug/yui --data-dir "$data" preset import "$data/cards/Seraphina.png" --open >/dev/null' target/debug/yui-app
 done

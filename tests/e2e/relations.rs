@@ -1,7 +1,10 @@
 //! Relations in the real app: moving a slider in settings → Character → Relations changes the
 //! band word shown in the quick controls' preset row, live, and reaches the store.
 
-use super::{fake_backend, launch_showing, open_quick, open_settings, read_store, say_in_chat};
+use super::{
+    fake_backend, launch_showing, open_quick, open_settings, read_store, say_in_chat,
+    settings_section,
+};
 use serde_json::json;
 use std::time::Duration;
 use yui_core::backend::Transport;
@@ -26,6 +29,7 @@ async fn moving_a_slider_in_settings_changes_the_band_in_quick_controls() {
 
     // Settings: the Relations section with its switch and a slider per preset and target.
     open_settings(&s).await;
+    settings_section(&s, "character").await;
     s.wait_script(
         "return document.getElementById('relations')?.dataset.relationsLoaded === 'true'",
         Duration::from_secs(10),

@@ -12,8 +12,9 @@
 // and which the shell may also fire through react(trigger) or the exported triggerReaction().
 // An unknown id is ignored with a console.warn: a cue never puts an error on screen.
 //
-// Sprite sets (docs/sprites.md): `sprites` = {emotions: {id: url}, motions: {id: url}} (the core's
-// SpriteSet, data: URLs). An emotion with an image shows the image instead of the drawing; one
+// Sprite sets (docs/sprites.md): `sprites` = {emotions: {id: url}, motions: {id: url}, picture}
+// (the core's SpriteSet, data: URLs; `picture`, a card's still picture, shows for every emotion
+// without its own image). An emotion with an image shows the image instead of the drawing; one
 // without falls back to the built-in face. A motion with an image shows it for the motion's
 // duration; a motion without one, while an image is shown, gives the image a small hop.
 
@@ -168,17 +169,18 @@ export function createCharacter(container, options = {}) {
   let reactions = { ...DEFAULT_REACTIONS };
   let ambient = [...DEFAULT_AMBIENT];
   const reactCount = {};
-  let sprites = { emotions: {}, motions: {} };
+  let sprites = { emotions: {}, motions: {}, picture: '' };
   let spriteMotion = null; // id of the motion whose image shows now
 
   /** Show the image for the current emotion / motion, or the drawing when there is none. */
   function showLayer() {
-    const url = (spriteMotion && sprites.motions[spriteMotion]) || sprites.emotions[emotion];
+    const url = (spriteMotion && sprites.motions[spriteMotion]) || sprites.emotions[emotion] || sprites.picture;
     if (url) {
       if (sprite.getAttribute('src') !== url) sprite.src = url;
       sprite.hidden = false;
       root.classList.add('yui-sprite-on');
-      root.dataset.sprite = spriteMotion && sprites.motions[spriteMotion] ? `motion:${spriteMotion}` : `emotion:${emotion}`;
+      root.dataset.sprite = spriteMotion && sprites.motions[spriteMotion] ? `motion:${spriteMotion}`
+        : sprites.emotions[emotion] ? `emotion:${emotion}` : 'picture';
     } else {
       sprite.hidden = true;
       sprite.removeAttribute('src');
@@ -195,7 +197,8 @@ export function createCharacter(container, options = {}) {
       }
       return out;
     };
-    sprites = { emotions: pick(next?.emotions), motions: pick(next?.motions) };
+    const picture = typeof next?.picture === 'string' && next.picture ? next.picture : '';
+    sprites = { emotions: pick(next?.emotions), motions: pick(next?.motions), picture };
     if (!destroyed) showLayer();
   }
 

@@ -148,7 +148,10 @@ function wirePointer() {
     if (!which) return;
     if (which === "phone") which = `phone-${presetId}`; // this character's phone
     menu.hidden = true;
-    invoke("window_open", { which }).catch((err) => showBubble(err.message, { error: true }));
+    // A settings section for this character (Look…: settings.html#character/<presetId>).
+    const section = e.target.dataset.section ? `${e.target.dataset.section}/${presetId}` : null;
+    invoke("window_open", section ? { which, section } : { which })
+      .catch((err) => showBubble(err.message, { error: true }));
   });
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape") {

@@ -4,12 +4,19 @@
 
 import { invoke } from "./ipc.js";
 import { el, setStatus } from "./panels.js";
+import { openLook } from "./looks-panel.js";
 
-/** The built-in looks (yui_core::presets::PALETTES) and voices (presets::VOICE_TYPES). */
-const PALETTES = ["rose", "sky", "mint", "amber", "lilac", "slate"];
+/** The built-in palettes, as the core offers them (look_options; yui_core::presets::PALETTES). */
+let PALETTES = [];
+/** The voices (yui_core::presets::VOICE_TYPES). */
 const VOICES = ["male1", "male2", "male3", "female1", "female2", "female3", "child_male", "child_female"];
 
 let presets = [];
+/** A character whose look the address asked for (`settings.html#character/<id>`), until the rows are drawn. */
+let lookWanted = "";
+let lookBox = null;
+/** A picture look the edited character has (the form keeps it unless another look is picked). */
+let keptLook = null;
 /** The preset being edited; null while creating a new one. */
 let editing = null;
 
@@ -21,17 +28,26 @@ export function mountCharacters(section, list) {
   const file = el("input", { type: "file", id: "card-file", accept: ".png,.json,image/png,application/json", hidden: true });
   const importBtn = el("button", { type: "button", id: "character-import" }, "Import card…");
   const addBtn = el("button", { type: "button", id: "character-add" }, "Add character");
+  lookBox = el("div", { id: "look-picker", class: "look-picker", hidden: true });
   section.replaceChildren(
     el("div", { class: "row character-tools" }, addBtn, importBtn, file),
-    el("p", { class: "muted small" }, "Cards: Character Card V2/V3 JSON, or a PNG card (SillyTavern and most character sites)."),
+    el("p", { class: "muted small" }, "Cards: Character Card V2/V3 JSON, or a PNG card (SillyTavern and most character sites). The card's picture becomes the character's look."),
     form,
+    lookBox,
   );
+  // Opened from a character's menu (Look…): that character's look picker.
+  document.addEventListener("yui:settings-section", (e) => {
+    if (e.detail?.id !== "character" || !e.detail.arg) return;
+    lookWanted = e.detail.arg;
+    showWantedLook();
+  });
   addBtn.addEventListener("click", () => openForm(form, null));
   importBtn.addEventListener("click", () => file.click());
   file.addEventListener("change", () => importCard(file));
   document.addEventListener("yui:presets-rendered", (e) => {
     presets = e.detail ?? [];
     decorateRows(list, form);
+    showWantedLook();
   });
 }
 
@@ -39,9 +55,16 @@ function buildForm() {
   const look = el(
     "select",
     { name: "look", id: "character-look" },
-    ...PALETTES.map((p) => el("option", { value: p }, `Built-in: ${p}`)),
     el("option", { value: "sprites" }, "Sprite set (a folder of images)…"),
+    el("option", { value: "kept", id: "character-look-kept" }, "The card's picture (see Look)"),
   );
+  // The palettes come from the core, first in the list.
+  invoke("look_options", { id: null }).then((options) => {
+    const palettes = options.filter((o) => o.kind === "palette");
+    PALETTES = palettes.map((o) => o.avatar.palette);
+    look.prepend(...palettes.map((o) => el("option", { value: o.avatar.palette }, o.label)));
+    look.dataset.loaded = "true";
+  }).catch((err) => setStatus(err.message, true));
   const voice = el(
     "select",
     { name: "voice_type", id: "character-voice" },
@@ -81,9 +104,11 @@ function openForm(form, preset) {
   f.name.value = preset?.name ?? "";
   f.persona.value = preset?.persona ?? "";
   const avatar = preset?.avatar ?? {};
-  f.look.value = avatar.kind === "sprites" ? "sprites" : PALETTES.includes(avatar.palette) ? avatar.palette
+  keptLook = avatar.kind === "picture" || (avatar.kind === "sprites" && avatar.picture) ? avatar : null;
+  f.look.value = keptLook ? "kept" : avatar.kind === "sprites" ? "sprites" : PALETTES.includes(avatar.palette) ? avatar.palette
     : PALETTES[presets.length % PALETTES.length];
   f.dir.value = avatar.kind === "sprites" ? avatar.dir ?? "" : "";
+  $("character-look-kept").hidden = !keptLook;
   $("character-dir-label").hidden = f.look.value !== "sprites";
   f.voice_type.value = preset?.voice?.voice_type ?? "";
   f.rate.value = String(preset?.voice?.rate ?? 0);
@@ -95,8 +120,8 @@ function openForm(form, preset) {
 /** What the form says, as the core's NewPreset / PresetUpdate fields. */
 function fields(form) {
   const f = form.elements;
-  const avatar = f.look.value === "sprites"
-    ? { kind: "sprites", dir: f.dir.value.trim() }
+  const avatar = f.look.value === "kept" && keptLook ? keptLook
+    : f.look.value === "sprites" ? { kind: "sprites", dir: f.dir.value.trim() }
     : { kind: "builtin", palette: f.look.value };
   const voice = {};
   if (f.voice_type.value) voice.voice_type = f.voice_type.value;
@@ -136,13 +161,22 @@ async function importCard(input) {
       r.readAsDataURL(file);
     });
     const p = await invoke("preset_import", { data });
-    setStatus(`Imported ${p.name} from ${file.name}; it is on your desktop now.`);
+    const look = p.picture ? " with its picture" : "";
+    const notes = p.notes?.length ? ` (${p.notes.join("; ")})` : "";
+    setStatus(`Imported ${p.name} from ${file.name}${look}; it is on your desktop now.${notes}`);
   } catch (err) {
     setStatus(`${file.name}: ${err.message}`, true);
   }
 }
 
-/** Add Edit / Phone / Make main / Delete to each settings preset row. */
+function showWantedLook() {
+  const p = presets.find((x) => x.id === lookWanted);
+  if (!p) return;
+  lookWanted = "";
+  openLook(lookBox, p).then(() => lookBox.scrollIntoView?.({ block: "start" }));
+}
+
+/** Add Edit / Look / Phone / Make main / Delete to each settings preset row. */
 function decorateRows(list, form) {
   for (const li of list.querySelectorAll("li[data-preset-id]")) {
     const p = presets.find((x) => x.id === li.dataset.presetId);
@@ -156,6 +190,7 @@ function decorateRows(list, form) {
       "span",
       { class: "character-actions" },
       button("edit", "Edit", () => openForm(form, p)),
+      button("look", "Look", () => openLook(lookBox, p)),
       button("phone", "Phone", () =>
         invoke("window_open", { which: `phone-${p.id}` }).catch((err) => setStatus(err.message, true))),
       p.is_main ? null : button("make-main", "Make main", async () => {

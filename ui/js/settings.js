@@ -5,6 +5,7 @@ import { setStatus, wirePresets, wireSwitches } from "./panels.js";
 import { mountSettings } from "./relations-panel.js";
 import { mountCharacters } from "./characters-panel.js";
 import { mountTools } from "./tools-panel.js";
+import { mountNav } from "./settings-nav.js";
 
 const backendForm = document.getElementById("backend-form");
 const keyForm = document.getElementById("key-form");
@@ -170,6 +171,8 @@ keyForm.addEventListener("submit", async (e) => {
 async function main() {
   // Before the rows are drawn: the panel adds its buttons to each row as it is rendered.
   mountCharacters(document.getElementById("characters"), document.getElementById("preset-list"));
+  // The section list, from the page's sections (each its own page; the address picks one).
+  mountNav(document.getElementById("settings-nav"));
   try {
     await Promise.all([
       wireSwitches(),

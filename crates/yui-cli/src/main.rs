@@ -89,7 +89,7 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
     let store = || Store::open(paths.db_path());
     Ok(match command {
         Command::Settings(cmd) => Out::Json(settings_cmd::run(&store()?, cmd)?),
-        Command::Preset(cmd) => Out::Json(preset_cmd::run(&store()?, cmd)?),
+        Command::Preset(cmd) => Out::Json(preset_cmd::run(&store()?, &paths.data_dir, cmd)?),
         Command::Backend(cmd) => Out::Json(backend_cmd::run(&store()?, paths, cmd)?),
         Command::Vocab(cmd) => Out::Text(vocab_cmd::run(&store()?, cmd)?),
         Command::Relation(cmd) => Out::Json(relation_cmd::run(&store()?, cmd)?),

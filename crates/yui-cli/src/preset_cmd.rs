@@ -3,7 +3,8 @@
 
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use yui_core::looks::{self, CardImport};
 use yui_core::presets::{self, NewPreset, PresetUpdate};
 use yui_core::{cards, CoreError, Store};
 
@@ -38,11 +39,19 @@ pub enum PresetCmd {
         yes: bool,
     },
     /// Import a character card (Character Card V2/V3 JSON, or a PNG card with a `chara`/`ccv3`
-    /// chunk) as a new character. Prints the new preset.
+    /// chunk) as a new character, with its picture as its look. An expression pack in a folder
+    /// beside the card named as the card (or the character) is taken too, unless --no-sprites.
+    /// Prints the new preset, `picture`, `pack` and `notes`.
     Import {
         file: PathBuf,
         #[arg(long)]
         open: bool,
+        /// An expression pack (a sprite folder, SillyTavern labels or YUI ids) to copy with it.
+        #[arg(long, conflicts_with = "no_sprites")]
+        sprites: Option<PathBuf>,
+        /// Do not take the folder beside the card.
+        #[arg(long)]
+        no_sprites: bool,
     },
     /// Make a preset the main character (it opens; the previous main one stays open as a pet).
     Main { id: String },
@@ -112,7 +121,7 @@ impl Fields {
     }
 }
 
-pub fn run(store: &Store, cmd: &PresetCmd) -> Result<Value, CoreError> {
+pub fn run(store: &Store, data_dir: &Path, cmd: &PresetCmd) -> Result<Value, CoreError> {
     let out = match cmd {
         PresetCmd::List => serde_json::to_value(presets::list(store)?)?,
         PresetCmd::Add { name, fields, open } => {
@@ -143,13 +152,36 @@ pub fn run(store: &Store, cmd: &PresetCmd) -> Result<Value, CoreError> {
                     preset.name
                 )));
             }
-            serde_json::to_value(presets::delete(store, id)?)?
+            let gone = presets::delete(store, id)?;
+            looks::remove(data_dir, id);
+            serde_json::to_value(gone)?
         }
-        PresetCmd::Import { file, open } => {
+        PresetCmd::Import {
+            file,
+            open,
+            sprites,
+            no_sprites,
+        } => {
             let bytes = std::fs::read(file).map_err(|e| {
                 CoreError::not_found(format!("cannot read {}: {e}", file.display()))
             })?;
-            serde_json::to_value(cards::import(store, &bytes, *open)?)?
+            let beside = if sprites.is_none() && !no_sprites {
+                let name = cards::parse(&bytes)?.name;
+                looks::pack_beside(file, &name)
+            } else {
+                None
+            };
+            let pack = sprites.clone().or(beside);
+            serde_json::to_value(looks::import_card(
+                store,
+                data_dir,
+                &CardImport {
+                    bytes: &bytes,
+                    open: *open,
+                    card_dir: file.parent(),
+                    sprites: pack.as_deref(),
+                },
+            )?)?
         }
         PresetCmd::Main { id } => serde_json::to_value(presets::set_main(store, id)?)?,
         PresetCmd::Open { id } => serde_json::to_value(presets::open(store, id)?)?,

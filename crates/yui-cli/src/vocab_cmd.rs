@@ -79,8 +79,11 @@ pub fn run(store: &Store, cmd: &VocabCmd) -> Result<String, CoreError> {
                 |m: &std::collections::BTreeMap<String, String>| -> serde_json::Map<String, Value> {
                     m.iter().map(|(k, v)| (k.clone(), json!(v.len()))).collect()
                 };
+            // The mapping made: each emotion id and the file it took (`happy` ← `joy.png`).
             Ok(serde_json::to_string_pretty(&json!({
                 "emotions": sizes(&set.emotions),
+                "mapping": set.sources,
+                "extra": set.extra,
                 "motions": sizes(&set.motions),
                 "missing": set.missing,
                 "skipped": set.skipped,

@@ -182,6 +182,57 @@ fn preset_import_png_and_json_cards() {
     assert_eq!(names(dir), ["Yui", "Kai", "Akari", "Ren"]);
 }
 
+/// A PNG card's picture becomes the look; a SillyTavern pack in the folder beside the card,
+/// named as the card, comes with it; `yui vocab sprites` shows the mapping it made.
+#[test]
+fn preset_import_keeps_the_picture_and_the_pack_beside_the_card() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let cards = tempfile::tempdir().unwrap();
+    let card = cards.path().join("akari.png");
+    std::fs::copy(fixture("akari.png"), &card).unwrap();
+    let pack = cards.path().join("akari");
+    std::fs::create_dir(&pack).unwrap();
+    for (label, rgb) in [("joy", [250, 200, 0]), ("sadness", [0, 0, 250])] {
+        image::RgbaImage::from_pixel(400, 600, image::Rgba([rgb[0], rgb[1], rgb[2], 255]))
+            .save(pack.join(format!("{label}.png")))
+            .unwrap();
+    }
+    let akari = ok(dir, &["preset", "import", card.to_str().unwrap()]);
+    assert_eq!(akari["picture"], true, "{akari}");
+    assert_eq!(akari["pack"]["images"], 2, "{akari}");
+    let look = dir.join("looks").join("akari");
+    assert_eq!(akari["avatar"]["kind"], "sprites");
+    assert_eq!(
+        akari["avatar"]["dir"],
+        look.join("sprites").display().to_string()
+    );
+    assert_eq!(
+        akari["avatar"]["picture"],
+        look.join("picture.png").display().to_string()
+    );
+    let mapping = ok(
+        dir,
+        &["vocab", "sprites", look.join("sprites").to_str().unwrap()],
+    );
+    assert_eq!(mapping["mapping"]["happy"], "joy.png", "{mapping}");
+    assert_eq!(mapping["mapping"]["sad"], "sadness.png");
+    assert!(mapping["missing"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("neutral")));
+
+    // --no-sprites: the picture only; removing the character removes its look folder.
+    ok(dir, &["preset", "remove", "akari", "--yes"]);
+    assert!(!look.exists());
+    let again = ok(
+        dir,
+        &["preset", "import", card.to_str().unwrap(), "--no-sprites"],
+    );
+    assert_eq!(again["avatar"]["kind"], "picture", "{again}");
+    assert!(again["pack"].is_null());
+}
+
 #[test]
 fn transcript_prints_json_lines_in_pages() {
     let d = tempfile::tempdir().unwrap();

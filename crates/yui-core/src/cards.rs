@@ -319,12 +319,83 @@ pub fn import(store: &Store, bytes: &[u8], open: bool) -> Result<Preset> {
     )
 }
 
-/// [`import`] of a file the settings window read and sent as base64 (the IPC carries text).
-pub fn import_base64(store: &Store, data: &str, open: bool) -> Result<Preset> {
-    let bytes = base64::engine::general_purpose::STANDARD
+/// The bytes of a file the settings window read and sent as base64 (the IPC carries text).
+pub fn decode_base64(data: &str) -> Result<Vec<u8>> {
+    base64::engine::general_purpose::STANDARD
         .decode(data.trim())
-        .map_err(|e| CoreError::invalid(format!("the card file did not arrive intact: {e}")))?;
-    import(store, &bytes, open)
+        .map_err(|e| CoreError::invalid(format!("the card file did not arrive intact: {e}")))
+}
+
+/// [`import`] of a file the settings window read and sent as base64.
+pub fn import_base64(store: &Store, data: &str, open: bool) -> Result<Preset> {
+    import(store, &decode_base64(data)?, open)
+}
+
+/// Where a card's picture is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PictureSource {
+    /// The image's bytes: a PNG card itself, or an image a JSON card embeds as a `data:` URL.
+    Bytes(Vec<u8>),
+    /// A file the card names (a bare file name, read from the card's own folder).
+    File(String),
+}
+
+/// The picture of a card file, if it has one: a PNG card is its own picture; a JSON card may
+/// embed one (`data:image/…;base64,…`) or name a file beside it, in a V3 `assets` entry of type
+/// `icon` (the one named `main` first) or in an `avatar` field (top level or under `data`).
+/// Web addresses, `embeded://` (CHARX archives) and `ccdefault:` are not followed.
+pub fn picture_of(bytes: &[u8]) -> Option<PictureSource> {
+    if bytes.starts_with(PNG_SIGNATURE) {
+        return Some(PictureSource::Bytes(bytes.to_vec()));
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    let value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).ok()?;
+    let data = value.get("data");
+    let mut refs: Vec<&str> = Vec::new();
+    if let Some(assets) = data.and_then(|d| d.get("assets")).and_then(Value::as_array) {
+        let icons = assets
+            .iter()
+            .filter(|a| a.get("type").and_then(Value::as_str) == Some("icon"));
+        let (main, other): (Vec<&Value>, Vec<&Value>) =
+            icons.partition(|a| a.get("name").and_then(Value::as_str) == Some("main"));
+        refs.extend(
+            main.into_iter()
+                .chain(other)
+                .filter_map(|a| a.get("uri").and_then(Value::as_str)),
+        );
+    }
+    for holder in [Some(&value), data].into_iter().flatten() {
+        if let Some(a) = holder.get("avatar").and_then(Value::as_str) {
+            refs.push(a);
+        }
+    }
+    refs.into_iter().find_map(picture_ref)
+}
+
+/// One picture reference of a JSON card: an embedded image or a bare file name.
+fn picture_ref(uri: &str) -> Option<PictureSource> {
+    let uri = uri.trim();
+    if let Some(rest) = uri.strip_prefix("data:") {
+        let (meta, payload) = rest.split_once(',')?;
+        if !meta.starts_with("image/") || !meta.ends_with(";base64") {
+            return None;
+        }
+        let compact: String = payload
+            .chars()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect();
+        return base64::engine::general_purpose::STANDARD
+            .decode(compact)
+            .ok()
+            .map(PictureSource::Bytes);
+    }
+    let lower = uri.to_ascii_lowercase();
+    let image_name = [".png", ".webp", ".jpg", ".jpeg"]
+        .iter()
+        .any(|e| lower.ends_with(e));
+    // A bare name only: no scheme, no folder, so nothing outside the card's folder is read.
+    let bare = !uri.contains(['/', '\\', ':']) && !uri.starts_with('.');
+    (image_name && bare).then(|| PictureSource::File(uri.to_string()))
 }
 
 #[cfg(test)]

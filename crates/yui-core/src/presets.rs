@@ -286,8 +286,9 @@ fn clean_persona(persona: &str) -> Result<String> {
     Ok(persona.to_string())
 }
 
-/// A look is `{"kind":"builtin","palette":<one of PALETTES>}` or `{"kind":"sprites","dir":<an
-/// absolute path to a folder>}` (docs/sprites.md).
+/// A look is `{"kind":"builtin","palette":<one of PALETTES>}`, `{"kind":"sprites","dir":<an
+/// absolute path to a folder>}` (with an optional `"picture"`: an absolute image file path) or
+/// `{"kind":"picture","file":<an absolute image file path>}` (docs/sprites.md).
 pub fn check_avatar(avatar: &Value) -> Result<()> {
     let obj = avatar
         .as_object()
@@ -315,12 +316,33 @@ pub fn check_avatar(avatar: &Value) -> Result<()> {
                     "the sprite folder {dir} is not a folder that can be read"
                 )));
             }
+            if obj.contains_key("picture") {
+                check_picture(obj.get("picture"))?;
+            }
         }
+        Some("picture") => check_picture(obj.get("file"))?,
         _ => {
             return Err(CoreError::invalid(
-                "avatar kind must be \"builtin\" (a palette) or \"sprites\" (a folder)",
+                "avatar kind must be \"builtin\" (a palette), \"sprites\" (a folder) or \"picture\" (an image file)",
             ))
         }
+    }
+    Ok(())
+}
+
+/// A still picture of a look: an absolute path to an image file (docs/sprites.md).
+fn check_picture(file: Option<&Value>) -> Result<()> {
+    let file = file.and_then(Value::as_str).unwrap_or("");
+    let path = std::path::Path::new(file);
+    if !path.is_absolute() {
+        return Err(CoreError::invalid(
+            "a picture needs an absolute path to an image file",
+        ));
+    }
+    if !path.is_file() {
+        return Err(CoreError::invalid(format!(
+            "the picture {file} is not a file that can be read"
+        )));
     }
     Ok(())
 }

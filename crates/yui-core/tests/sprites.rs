@@ -38,8 +38,17 @@ fn loads_emotions_and_motions_as_data_urls_and_lists_missing_emotions() {
     let set = load_sprite_set(dir.path(), &Vocab::default()).unwrap();
     assert_eq!(
         set.emotions.keys().collect::<Vec<_>>(),
-        vec!["blush", "happy", "sad"]
+        vec!["happy", "sad"]
     );
+    // An id the vocabulary lacks is named, not loaded: no cue can play it yet.
+    assert_eq!(set.extra["blush"], "blush.png");
+    let mut with_blush = Vocab::default();
+    let mut blush = with_blush.emotions[0].clone();
+    blush.id = "blush".into();
+    with_blush.emotions.push(blush);
+    let loaded = load_sprite_set(dir.path(), &with_blush).unwrap();
+    assert!(loaded.emotions["blush"].starts_with("data:image/png;base64,"));
+    assert!(loaded.extra.is_empty());
     assert!(set.emotions["happy"].starts_with("data:image/png;base64,iVBORw0KGgo"));
     assert!(set.emotions["sad"].starts_with("data:image/webp;base64,UklGR"));
     assert_eq!(set.motions.keys().collect::<Vec<_>>(), vec!["wave"]);
@@ -114,7 +123,12 @@ fn only_regular_files_directly_in_the_folder_are_read() {
     write_webp(&dir.path().join("neutral.webp"));
 
     let set = load_sprite_set(dir.path(), &Vocab::default()).unwrap();
-    assert_eq!(set.emotions.keys().collect::<Vec<_>>(), vec!["neutral"]);
+    // sleepy takes neutral's image when nothing closer is there (sprite_labels::STAND_INS).
+    assert_eq!(
+        set.emotions.keys().collect::<Vec<_>>(),
+        vec!["neutral", "sleepy"]
+    );
+    assert_eq!(set.sources["sleepy"], "neutral.png");
     assert!(set.emotions["neutral"].starts_with("data:image/png"));
     assert_eq!(
         skipped_reason(&set, "thinking.png"),

@@ -5,6 +5,7 @@
 
 pub mod autostart;
 pub mod backend;
+pub mod looks;
 pub mod phone;
 pub mod playback;
 pub mod presets;
@@ -60,6 +61,9 @@ macro_rules! yui_invoke_handler {
             $crate::commands::relations::relation_bands,
             $crate::commands::autostart::autostart_get,
             $crate::commands::autostart::autostart_set,
+            $crate::commands::looks::look_options,
+            $crate::commands::looks::look_preview,
+            $crate::commands::looks::look_import_folder,
         ]
     };
 }

@@ -7,6 +7,7 @@ use crate::state::AppState;
 use crate::windows::{self, BridgeEvent};
 use tauri::{AppHandle, Runtime, State};
 use yui_core::cards;
+use yui_core::looks::{self, CardImport, Imported};
 use yui_core::presets::{self, Deleted, NewPreset, Preset, PresetUpdate};
 
 #[tauri::command]
@@ -55,15 +56,28 @@ pub async fn preset_create<R: Runtime>(
     shown(&app, &state, created)
 }
 
-/// Import a character card (the file's bytes as base64); it opens on the desktop at once.
+/// Import a character card (the file's bytes as base64) with its picture; it opens on the
+/// desktop at once. The webview gives no file path, so a picture the card names by file (and a
+/// pack beside it) is for `yui preset import`; the result's notes say so.
 #[tauri::command]
 pub async fn preset_import<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     data: String,
-) -> CmdResult<Preset> {
-    let created = cards::import_base64(&state.store, &data, true)?;
-    shown(&app, &state, created)
+) -> CmdResult<Imported> {
+    let bytes = cards::decode_base64(&data)?;
+    let mut imported = looks::import_card(
+        &state.store,
+        &state.paths.data_dir,
+        &CardImport {
+            bytes: &bytes,
+            open: true,
+            card_dir: None,
+            sprites: None,
+        },
+    )?;
+    imported.preset = shown(&app, &state, imported.preset)?;
+    Ok(imported)
 }
 
 /// Change a character's name, persona, look or voice.
@@ -87,6 +101,7 @@ pub async fn preset_delete<R: Runtime>(
     id: String,
 ) -> CmdResult<Deleted> {
     let gone = presets::delete(&state.store, &id)?;
+    looks::remove(&state.paths.data_dir, &id);
     windows::close_character(&app, &gone.preset)?;
     windows::close_phone(&app, &gone.preset.id)?;
     changed(&app, &state);

@@ -47,13 +47,20 @@ pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<W
 }
 
 /// Open (or focus) the `settings` or the `quick` window, or a character's phone
-/// (`phone-<presetId>`).
+/// (`phone-<presetId>`). Settings may be opened at one of its sections: `section` is the
+/// section's id, optionally with a preset id (`character/kai`: Kai's look).
 #[tauri::command]
-pub async fn window_open<R: Runtime>(app: AppHandle<R>, which: String) -> CmdResult<()> {
+pub async fn window_open<R: Runtime>(
+    app: AppHandle<R>,
+    which: String,
+    section: Option<String>,
+) -> CmdResult<()> {
     match WindowLabel::parse(&which) {
-        Some(l @ (WindowLabel::Settings | WindowLabel::Quick)) => {
-            windows::show_tool_window(&app, &l)
-        }
+        Some(WindowLabel::Settings) => crate::settings_window::show_settings(
+            &app,
+            section.as_deref().filter(|s| !s.is_empty()),
+        ),
+        Some(l @ WindowLabel::Quick) => windows::show_tool_window(&app, &l),
         Some(WindowLabel::Phone(id)) => windows::show_phone(&app, &id),
         _ => Err(CoreError::invalid(format!("cannot open window {which:?}"))),
     }

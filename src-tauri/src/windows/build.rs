@@ -14,7 +14,7 @@ use yui_core::presets::{self, Preset};
 use yui_core::{CoreError, WindowKind};
 
 /// Logical sizes of the tool windows (the characters' are in [`yui_core::layout`]).
-const SETTINGS_SIZE: (f64, f64) = (560.0, 640.0);
+const SETTINGS_SIZE: (f64, f64) = (720.0, 640.0);
 pub(super) const QUICK_SIZE: (f64, f64) = (320.0, 360.0);
 const PHONE_SIZE: (f64, f64) = (360.0, 580.0);
 
@@ -174,7 +174,7 @@ pub fn show_tool_window<R: Runtime>(
     if *which == WindowLabel::Quick {
         return show_quick(app, None);
     }
-    build_or_show_tool_window(app, which).map(|_| ())
+    build_tool_window(app, which, None).map(|_| ())
 }
 
 /// Show quick controls as a popover: next to `anchor` (the tray icon's rectangle, where the
@@ -187,7 +187,7 @@ pub fn show_quick<R: Runtime>(
     // An existing (hidden) popover is placed before it shows, so it does not jump.
     let w = match app.get_webview_window(&WindowLabel::Quick.as_label()) {
         Some(w) => w,
-        None => build_or_show_tool_window(app, &WindowLabel::Quick)?, // built hidden
+        None => build_tool_window(app, &WindowLabel::Quick, None)?, // built hidden
     };
     if let Some(pos) = popover_position(&w, anchor) {
         w.set_position(pos).map_err(tauri_err)?;
@@ -234,9 +234,10 @@ fn popover_position<R: Runtime>(
     ))
 }
 
-fn build_or_show_tool_window<R: Runtime>(
+pub(crate) fn build_tool_window<R: Runtime>(
     app: &AppHandle<R>,
     which: &WindowLabel,
+    section: Option<&str>,
 ) -> Result<WebviewWindow<R>, CoreError> {
     let label = which.as_label();
     if let Some(w) = app.get_webview_window(&label) {
@@ -247,7 +248,9 @@ fn build_or_show_tool_window<R: Runtime>(
     }
     let builder = match which {
         WindowLabel::Settings => {
-            WebviewWindowBuilder::new(app, label, WebviewUrl::App("settings.html".into()))
+            // At a section: settings.html#<section> (crate::settings_window).
+            let page = section.map_or("settings.html".into(), |s| format!("settings.html#{s}"));
+            WebviewWindowBuilder::new(app, label, WebviewUrl::App(page.into()))
                 .title("YUI settings")
                 .inner_size(SETTINGS_SIZE.0, SETTINGS_SIZE.1)
                 .min_inner_size(420.0, 400.0)
