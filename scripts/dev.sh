@@ -151,6 +151,16 @@ check_dependency_rules() {
   fi
 }
 
+# The tests with a temp dir of their own: a test that counts the files in it must not see what
+# other processes (the fuzz smoke, other people's builds on a shared machine) put in /tmp.
+unit_tests() {
+  local tmp rc=0
+  tmp=$(mktemp -d -t yui-tests-XXXXXX)
+  TMPDIR="$tmp" cargo test --workspace --locked || rc=$?
+  rm -rf "$tmp"
+  return "$rc"
+}
+
 ui_checks() {
   local check
   for check in tests/ui/check-*.sh; do
@@ -207,10 +217,14 @@ case "$cmd" in
     # takes the CPU the foreground leaves (the serial ends of builds, the tests' waits, the
     # end-to-end suite's windows and timers), so most of its ~7 minutes of build is off the
     # critical path. Every target runs SMOKE_SECS; the long runs are `scripts/fuzz.sh long`.
-    bg_start "fuzz build + smoke" env SMOKE_SECS="${SMOKE_SECS:-20}" nice -n 19 bash scripts/fuzz.sh smoke
+    # Its own TMPDIR: the unit tests run beside it, and one of them checks that a capture leaves
+    # no new file in the temp dir.
+    mkdir -p fuzz/target/tmp
+    bg_start "fuzz build + smoke" env TMPDIR="$PWD/fuzz/target/tmp" SMOKE_SECS="${SMOKE_SECS:-20}" \
+      nice -n 19 bash scripts/fuzz.sh smoke
     phase "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
     phase "build the tests (cargo test --no-run)" cargo test --workspace --locked --no-run
-    phase "unit and integration tests" cargo test --workspace --locked
+    phase "unit and integration tests" unit_tests
     phase "UI checks in headless Chromium (tests/ui)" ui_checks
     phase "end-to-end tests (Xvfb + tauri-driver)" bash tests/e2e/run.sh
     phase "package: .deb of the debug build, installed and started" package_check_debug
