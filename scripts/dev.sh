@@ -151,6 +151,16 @@ check_dependency_rules() {
   fi
 }
 
+# The tests with a temp dir of their own: a test that counts the files in it must not see what
+# other processes (the fuzz smoke, other people's builds on a shared machine) put in /tmp.
+unit_tests() {
+  local tmp rc=0
+  tmp=$(mktemp -d -t yui-tests-XXXXXX)
+  TMPDIR="$tmp" cargo test --workspace --locked || rc=$?
+  rm -rf "$tmp"
+  return "$rc"
+}
+
 ui_checks() {
   local check
   for check in tests/ui/check-*.sh; do
@@ -203,18 +213,25 @@ case "$cmd" in
     phase "tools (tauri-driver, Tauri CLI, cargo-fuzz)" eval 'ensure_node_tools; ensure_cargo_fuzz'
     phase "cargo fmt --check" cargo fmt --all -- --check
     phase "dependency rules (cargo tree)" check_dependency_rules
-    # The fuzz build and smoke (scripts/fuzz.sh, docs/FUZZING.md) from here on at nice 19: it
-    # takes the CPU the foreground leaves (the serial ends of builds, the tests' waits, the
-    # end-to-end suite's windows and timers), so most of its ~7 minutes of build is off the
-    # critical path. Every target runs SMOKE_SECS; the long runs are `scripts/fuzz.sh long`.
-    bg_start "fuzz build + smoke" env SMOKE_SECS="${SMOKE_SECS:-20}" nice -n 19 bash scripts/fuzz.sh smoke
+    # The fuzz build (scripts/fuzz.sh, docs/FUZZING.md) from here on at nice 19: it takes the CPU
+    # the foreground leaves (the serial ends of builds, the tests' waits), so most of its ~7
+    # minutes is off the critical path. Its runs start after the unit tests (below): targets
+    # running beside them made X11 tests fail. Its own TMPDIR (rustc's and the targets' files).
+    mkdir -p fuzz/target/tmp
+    bg_start "fuzz build" env TMPDIR="$PWD/fuzz/target/tmp" nice -n 19 bash scripts/fuzz.sh build
     phase "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
     phase "build the tests (cargo test --no-run)" cargo test --workspace --locked --no-run
-    phase "unit and integration tests" cargo test --workspace --locked
+    phase "unit and integration tests" unit_tests
+    # Every target SMOKE_SECS (20), two at a time, beside the UI checks and the e2e suite (which
+    # mostly wait on windows and timers); the long runs are `scripts/fuzz.sh long`. Its cargo
+    # waits for the early build to finish (cargo's lock on fuzz/target).
+    bg_start "fuzz smoke" env TMPDIR="$PWD/fuzz/target/tmp" SMOKE_SECS="${SMOKE_SECS:-20}" \
+      nice -n 19 bash scripts/fuzz.sh smoke
     phase "UI checks in headless Chromium (tests/ui)" ui_checks
     phase "end-to-end tests (Xvfb + tauri-driver)" bash tests/e2e/run.sh
     phase "package: .deb of the debug build, installed and started" package_check_debug
-    bg_wait "fuzz build + smoke"
+    bg_wait "fuzz build"
+    bg_wait "fuzz smoke"
     ;;
   package)
     apt_install "${APP_PKGS[@]}"

@@ -6,6 +6,8 @@
 #                                             (FUZZ_JOBS); fails on any crash (CI)
 #   scripts/fuzz.sh long [secs] [targets...]  run each for secs (default 1800) and print a table
 #                                             of target / executions / seconds / crashes
+#   scripts/fuzz.sh build                     build every target as `smoke` does, run none
+#                                             (CI builds early, runs after the unit tests)
 #   scripts/fuzz.sh list                      the target names
 # New inputs go to fuzz/corpus/<target>/ (not committed), read together with the committed seeds
 # in fuzz/seeds/<target>/. A crash leaves its input in fuzz/artifacts/<target>/ and the run's
@@ -57,6 +59,7 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
   list) all_targets ;;
+  build) cargo +nightly fuzz build "${BUILD[@]}" --dev ;;
   smoke | long)
     if [ "$cmd" = smoke ]; then
       secs=${SMOKE_SECS:-20}
@@ -101,7 +104,7 @@ case "$cmd" in
     exit "$failed"
     ;;
   *)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac
