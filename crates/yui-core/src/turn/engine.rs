@@ -154,7 +154,9 @@ pub fn prepare(
 }
 
 /// Prepare and start a turn of `preset_id` in a `window` against the configured backend (and the
-/// stored API key), with the default timeouts: the app's path from a chat input to a running turn.
+/// stored API key, through `backend::resolve`), with the configured timeouts: one turn in one
+/// call. The app and `yui converse` go through the stage (`stage::Stage::user_turn`), `yui turn`
+/// through [`prepare`] and [`start`] with its overrides.
 pub fn start_configured(
     store: &Store,
     clock: &SharedClock,
