@@ -16,3 +16,4 @@ mod secrets_cli;
 mod tools_cli;
 mod turn_cli;
 mod vocab_cli;
+mod voice_cli;

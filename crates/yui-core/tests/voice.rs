@@ -97,7 +97,7 @@ fn voice_setting_refuses_bad_shapes_and_unknown_engines() {
     let e = voice::update(&store, true, Some("espeak".into())).unwrap_err();
     assert_eq!(
         e.message,
-        "unknown voice engine \"espeak\"; known: speech-dispatcher"
+        "unknown voice engine \"espeak\"; known: speech-dispatcher, openai"
     );
     assert!(
         !voice::load(&store).unwrap().enabled,

@@ -30,12 +30,26 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
+pub mod audio;
+pub mod chunk;
+pub mod config;
+pub mod cpal_host;
 mod direction;
+mod engine;
+pub mod listen;
+pub mod pcm;
+pub mod speak;
+pub mod stt;
+pub mod tts;
+pub mod vad;
 pub use direction::Direction;
+pub use engine::{engine_for, EngineChoice};
 
-/// The speech engines YUI can drive. Only speech-dispatcher today.
-pub const ENGINES: &[&str] = &[SPEECH_DISPATCHER];
+/// The speech engines YUI can drive: speech-dispatcher (plays by itself) and an
+/// OpenAI-compatible `/audio/speech` server (`yui.voice.tts`; docs/voice.md).
+pub const ENGINES: &[&str] = &[SPEECH_DISPATCHER, OPENAI];
 pub const SPEECH_DISPATCHER: &str = "speech-dispatcher";
+pub const OPENAI: &str = "openai";
 /// The speech-dispatcher client program.
 pub const SPD_SAY: &str = "spd-say";
 /// The most one utterance may take before `spd-say` is stopped (a hung speech service must not
@@ -74,7 +88,7 @@ pub fn default_value() -> Value {
 pub fn from_value(value: &Value) -> Result<VoiceSetting> {
     let v: VoiceSetting = serde_json::from_value(value.clone()).map_err(|e| {
         CoreError::invalid(format!(
-            "yui.voice must be {{\"enabled\": true|false, \"engine\": \"{SPEECH_DISPATCHER}\"}}: {e}"
+            "yui.voice must be {{\"enabled\": true|false, \"engine\": \"{SPEECH_DISPATCHER}\"|\"{OPENAI}\"}}: {e}"
         ))
     })?;
     if !ENGINES.contains(&v.engine.as_str()) {
@@ -138,6 +152,13 @@ pub fn update(store: &Store, enabled: bool, engine: Option<String>) -> Result<Vo
 pub fn status_of(setting: &VoiceSetting, path: Option<&OsStr>) -> VoiceStatus {
     let found = Speaker::detect_on(path);
     let (available, status) = match &found {
+        _ if setting.engine == OPENAI => (
+            true,
+            format!(
+                "{OPENAI}: the OpenAI-compatible speech server of {} (`yui doctor` checks it)",
+                config::TTS_KEY
+            ),
+        ),
         Ok(s) => (
             true,
             format!("{}: ready ({})", setting.engine, s.program.display()),
