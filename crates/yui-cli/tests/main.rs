@@ -17,3 +17,4 @@ mod tools_cli;
 mod turn_cli;
 mod vocab_cli;
 mod voice_cli;
+mod voice_loop_cli;

@@ -156,10 +156,7 @@ impl Drop for SpeechServer {
 
 impl SpeechServer {
     /// Start on a runtime of its own thread (works from plain and async tests alike).
-    pub fn start(
-        script: Vec<SpeechReply>,
-        responder: Option<BoxResponder>,
-    ) -> Self {
+    pub fn start(script: Vec<SpeechReply>, responder: Option<BoxResponder>) -> Self {
         let shared = Arc::new(Shared {
             script: Mutex::new(script.into()),
             responder: responder.map(Arc::from),

@@ -110,6 +110,24 @@ fn vanished(dir: &Dir, name: &str, e: &cpal::Error) -> AudioError {
     }
 }
 
+/// The device's default config with a buffer of about `ms` milliseconds where the device says
+/// what it takes. Small buffers matter on PulseAudio: with its defaults a null sink's monitor
+/// (and a real one's) delivers audio in 2 s bursts, and a playback stream holds 2 s that a stop
+/// cannot take back.
+fn with_buffer(supported: &cpal::SupportedStreamConfig, ms: u32) -> cpal::StreamConfig {
+    let mut config = supported.config();
+    if let cpal::SupportedBufferSize::Range { min, max } = supported.buffer_size() {
+        let frames = (config.sample_rate * ms / 1000).clamp(*min, *max);
+        config.buffer_size = cpal::BufferSize::Fixed(frames);
+    }
+    config
+}
+
+/// Playback buffer: short enough that a stop is heard within the 200 ms barge-in goal.
+const PLAY_BUFFER_MS: u32 = 100;
+/// Capture buffer: one voice-activity frame.
+const CAPTURE_BUFFER_MS: u32 = 20;
+
 enum PlayEvent {
     /// The callback wrote the last sample; it reaches the speaker after this much.
     Drained(Duration),
@@ -233,7 +251,7 @@ impl AudioHost for CpalHost {
         let supported = dev
             .default_output_config()
             .map_err(|e| unusable(&dir, &name, e))?;
-        let config = supported.config();
+        let config = with_buffer(&supported, PLAY_BUFFER_MS);
         let rate = config.sample_rate;
         let audio = pcm.resampled(rate).map_err(AudioError)?;
         let total = audio.samples.len();
@@ -290,7 +308,7 @@ impl AudioHost for CpalHost {
         let supported = dev
             .default_input_config()
             .map_err(|e| unusable(&dir, &name, e))?;
-        let config = supported.config();
+        let config = with_buffer(&supported, CAPTURE_BUFFER_MS);
         let (tx, rx) = mpsc::channel(CAPTURE_QUEUE);
         let n = name.clone();
         let built = match supported.sample_format() {
