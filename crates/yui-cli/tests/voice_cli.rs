@@ -450,3 +450,54 @@ fn listen_reads_a_ten_minute_file_in_seconds() {
     );
     assert!(took < Duration::from_secs(30), "{took:?}");
 }
+
+#[test]
+fn doctor_adds_timed_speech_checks_when_voice_is_configured() {
+    let backend = yui_testkit::sse::ScriptServer::builder()
+        .responder(|_| yui_testkit::sse::Reply::Status(401, r#"{"error":{"message":"no"}}"#.into()))
+        .start_blocking();
+    let tts = SpeechServer::start(
+        vec![SpeechReply::wav(22_050, &patterned_tone(22_050, &[0.5; 8]))],
+        None,
+    );
+    let stt = SpeechServer::start(vec![SpeechReply::text("Testing one two three.")], None);
+    let dir = tempfile::tempdir().unwrap();
+    let (_, before, _, _) = run(
+        dir.path(),
+        &["doctor", "--json", "--base-url", &backend.base_url],
+    );
+    assert!(
+        before[0].get("speech").is_none(),
+        "no speech checks without voice configured"
+    );
+    set(
+        dir.path(),
+        "yui.voice.tts",
+        json!({"base_url": tts.base_url}),
+    );
+    set(
+        dir.path(),
+        "yui.voice.stt",
+        json!({"base_url": stt.base_url}),
+    );
+    let (code, lines, err, _) = run(
+        dir.path(),
+        &["doctor", "--json", "--base-url", &backend.base_url],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let speech = lines[0]["speech"].as_array().unwrap();
+    let names: Vec<&str> = speech.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["text_to_speech", "speech_to_text"]);
+    assert!(speech.iter().all(|c| c["ok"] == true), "{speech:?}");
+    assert!(speech[1]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("\"Testing one two three.\""));
+    assert_eq!(tts.seen()[0].json["input"], "Testing one two three.");
+    let (rate, _, _, samples) = stt.seen()[0].wav().unwrap();
+    assert_eq!(
+        (rate, samples.len()),
+        (16_000, 12_800),
+        "the synthesised sentence, at 16 kHz"
+    );
+}

@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
 pub mod audio;
+pub mod check;
 pub mod chunk;
 pub mod config;
 pub mod cpal_host;
