@@ -212,3 +212,48 @@ impl TtsEngine for OpenAiTts {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(instructions: bool) -> OpenAiTts {
+        OpenAiTts::from_settings(
+            &crate::voice::config::TtsSettings {
+                instructions,
+                ..Default::default()
+            },
+            "http://127.0.0.1:1/v1".into(),
+            None,
+        )
+    }
+
+    #[test]
+    fn direction_becomes_speed_and_voice_and_instructions_only_where_honoured() {
+        let line = Line {
+            text: "Hi.".into(),
+            direction: Direction {
+                rate: 100,
+                ..Default::default()
+            },
+            instructions: Some(" whispering, sleepy ".into()),
+            voice: Some("nova".into()),
+        };
+        assert_eq!(
+            server(false).body(&line),
+            json!({"model": "tts-1", "input": "Hi.", "voice": "nova", "response_format": "wav", "speed": 2.0})
+        );
+        let b = server(true).body(&line);
+        assert_eq!(b["instructions"], "whispering, sleepy");
+        let slow = Line {
+            direction: Direction {
+                rate: -100,
+                ..Default::default()
+            },
+            ..Line::plain("x")
+        };
+        assert_eq!(server(true).body(&slow)["speed"], 0.5);
+        assert_eq!(server(true).body(&slow)["voice"], "alloy");
+        assert!(server(true).body(&slow).get("instructions").is_none());
+    }
+}
