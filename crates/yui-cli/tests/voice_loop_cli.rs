@@ -12,6 +12,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use yui_testkit::speech::{patterned_tone, SpeechReply, SpeechServer};
 
+/// One audio test at a time: two real-time audio loops beside each other (and the rest of the
+/// suite) starve each other's playback into gaps.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A PulseAudio daemon with a null sink, stopped when dropped.
 struct Pulse {
     child: Child,
@@ -108,6 +112,7 @@ fn best_correlation(a: &[f32], b: &[f32], lag: usize) -> f32 {
 
 #[test]
 fn said_aloud_through_a_null_sink_is_heard_by_the_microphone_with_the_same_envelope() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let pulse = Pulse::start();
     let dir = tempfile::tempdir().unwrap();
     let pattern = [
@@ -222,4 +227,79 @@ fn said_aloud_through_a_null_sink_is_heard_by_the_microphone_with_the_same_envel
         "the recording's envelope does not follow the played one: r = {r}"
     );
     eprintln!("audio loop: say took {said_took:?} for 1500 ms, heard {ms} ms, envelope r = {r:.3}");
+}
+
+/// A device that is not there, one that vanishes mid-clip, and no audio server at all: one plain
+/// sentence each, exit 1, nothing hangs.
+#[test]
+fn missing_and_vanishing_devices_are_plain_words_within_a_bound() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let pulse = Pulse::start();
+    let dir = tempfile::tempdir().unwrap();
+    let five_s: Vec<f32> = (0..80_000).map(|i| 0.3 * (i as f32 * 0.1).sin()).collect();
+    let tts = SpeechServer::start(
+        vec![],
+        Some(Box::new(move |_| SpeechReply::wav(16_000, &five_s))),
+    );
+    let say = |extra: &[&str], env: Option<&Path>| {
+        let mut args = vec![
+            "say",
+            "--engine",
+            "openai",
+            "--base-url",
+            &tts.base_url,
+            "--text",
+            "Hi.",
+        ];
+        args.extend_from_slice(extra);
+        let mut c = yui(dir.path(), &pulse, &args);
+        if let Some(empty) = env {
+            c.env("XDG_RUNTIME_DIR", empty).env_remove("PULSE_SERVER");
+        }
+        c.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let message = |out: std::process::Output| {
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        // ALSA (tried when no server runs) prints its own lines first: the error is the last.
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().last().unwrap_or_default();
+        let v: Value = serde_json::from_str(last).unwrap_or_else(|_| panic!("{err}"));
+        v["message"].as_str().unwrap().to_string()
+    };
+
+    let m = message(say(&["--device", "Nope"], None).wait_with_output().unwrap());
+    assert!(
+        m.starts_with("the audio output device \"Nope\" is not there"),
+        "{m}"
+    );
+
+    let t = Instant::now();
+    let child = say(&[], None);
+    std::thread::sleep(Duration::from_millis(1500));
+    let unloaded = Command::new("pactl")
+        .args(["unload-module", "module-null-sink"])
+        .envs(pulse.env())
+        .status()
+        .unwrap();
+    assert!(unloaded.success());
+    let m = message(child.wait_with_output().unwrap());
+    assert!(m.contains("went away"), "{m}");
+    assert!(t.elapsed() < Duration::from_secs(8), "{:?}", t.elapsed());
+
+    let empty = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let m = message(say(&[], Some(empty.path())).wait_with_output().unwrap());
+    assert!(
+        m.contains("no audio output device found") || m.contains("cannot be used"),
+        "{m}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
 }

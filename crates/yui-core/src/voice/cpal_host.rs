@@ -296,8 +296,11 @@ impl AudioHost for CpalHost {
                 None => break Err(AudioError(format!("the {} \"{name}\" closed", dir.what()))),
             }
         };
-        // Dropping the stream waits for cpal's worker threads: off the async threads.
-        let _ = tokio::task::spawn_blocking(move || drop(stream)).await;
+        // Dropping the stream joins cpal's worker threads, which can block for good on a server
+        // that went away mid-clip: drop it on a thread of its own and do not wait for it.
+        let _ = std::thread::Builder::new()
+            .name("yui-audio-close".into())
+            .spawn(move || drop(stream));
         outcome
     }
 
