@@ -445,6 +445,13 @@ pub async fn speak_reply_among(
     if !setting.enabled {
         return SpeechOutcome::Skipped;
     }
+    if setting.engine == OPENAI {
+        let outcome = speak_openai(store, script, cancel).await;
+        if let SpeechOutcome::Unavailable(line) = &outcome {
+            tracing::info!("voice: {line}");
+        }
+        return outcome;
+    }
     let found = match path {
         Some(p) => Speaker::detect_on(Some(p)),
         None => Speaker::detect(),
@@ -457,4 +464,41 @@ pub async fn speak_reply_among(
         tracing::info!("voice: {line}");
     }
     outcome
+}
+
+/// A reply through the OpenAI-compatible speech server of `yui.voice.tts`, sentence by sentence
+/// on the configured output device (`yui.voice.listen`), each piece in its direction's speed.
+async fn speak_openai(store: &Store, script: &Script, cancel: &CancellationToken) -> SpeechOutcome {
+    let data_dir = store
+        .path()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let paths = crate::paths::Paths {
+        log_dir: data_dir.clone(),
+        data_dir,
+    };
+    let engine = match engine_for(store, &paths, &EngineChoice::default(), None) {
+        Ok(e) => e,
+        Err(e) => return SpeechOutcome::Unavailable(e.message),
+    };
+    let device = config::load_listen(store)
+        .ok()
+        .and_then(|l| l.output_device);
+    let lines: Vec<tts::Line> = script
+        .utterances()
+        .into_iter()
+        .flat_map(|u| {
+            chunk::sentences(&u.text)
+                .into_iter()
+                .map(move |text| tts::Line {
+                    text,
+                    direction: u.direction,
+                    ..Default::default()
+                })
+        })
+        .collect();
+    speak::speak_lines(engine, audio::host(), device, lines, cancel, &|_| {})
+        .await
+        .outcome
 }

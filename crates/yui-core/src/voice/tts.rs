@@ -123,7 +123,9 @@ impl OpenAiTts {
     /// The request body for a line (exactly what goes on the wire).
     pub fn body(&self, line: &Line) -> serde_json::Value {
         // rate −100…100 → speed ×½…×2 on top of the configured speed.
-        let speed = (self.speed * 2f32.powf(line.direction.rate as f32 / 100.0)).clamp(0.25, 4.0);
+        // In f64, so the JSON says 1.19, not 1.190000057.
+        let speed =
+            (self.speed as f64 * 2f64.powf(line.direction.rate as f64 / 100.0)).clamp(0.25, 4.0);
         let mut body = json!({
             "model": self.model,
             "input": line.text,
