@@ -16,16 +16,19 @@ log() { printf '\n==> %s\n' "$*" >&2; }
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-# Packages the app needs to build and run (Tauri 2 on WebKitGTK 4.1).
+# Packages the app needs to build and run (Tauri 2 on WebKitGTK 4.1; ALSA and PulseAudio headers
+# for cpal, the voice's audio I/O).
 APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana-appindicator3-dev
-  librsvg2-dev libxdo-dev libdbus-1-dev curl)
+  librsvg2-dev libxdo-dev libdbus-1-dev curl libasound2-dev libpulse-dev)
 # Packages the tests need: an X server, the WebKit WebDriver, a compositor and window manager,
 # Node.js for the fake ego-browser, ImageMagick for the screenshot benchmark and screenshots,
 # Chromium (with python3's http.server) for the UI-only checks in tests/ui/, jq for the example
 # command tools, Xephyr for the two-monitor (Xinerama) tests of crates/yui-x11, dbus-daemon for
-# dbus-run-session (the one-instance test).
+# dbus-run-session (the one-instance test), PulseAudio for the voice's audio loop test (a null
+# sink whose monitor is the microphone; the test starts its own daemon:
+# crates/yui-cli/tests/voice_loop_cli.rs).
 TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick chromium python3 jq dbus-daemon
-  xserver-xephyr)
+  xserver-xephyr pulseaudio pulseaudio-utils)
 
 missing() {
   local out=() p

@@ -53,7 +53,7 @@ fn settings_window_flips_the_voice_switch() {
     let st = invoke(&w, "voice_get", json!({})).unwrap();
     assert_eq!(st["enabled"], false);
     assert_eq!(st["engine"], "speech-dispatcher");
-    assert_eq!(st["engines"], json!(["speech-dispatcher"]));
+    assert_eq!(st["engines"], json!(["speech-dispatcher", "openai"]));
     assert!(st["status"]
         .as_str()
         .unwrap()
@@ -69,7 +69,7 @@ fn settings_window_flips_the_voice_switch() {
     let err = invoke(&w, "voice_set", json!({"enabled": true, "engine": "sapi"})).unwrap_err();
     assert_eq!(
         err["message"],
-        "unknown voice engine \"sapi\"; known: speech-dispatcher"
+        "unknown voice engine \"sapi\"; known: speech-dispatcher, openai"
     );
 }
 

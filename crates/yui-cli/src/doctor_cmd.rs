@@ -37,11 +37,24 @@ pub fn run(paths: &Paths, args: &DoctorArgs) -> Result<u8, CoreError> {
     .with_env_key();
     let rt = crate::turn_cmd::runtime()?;
     let report = rt.block_on(doctor::run_configured(&store, paths, &overrides))?;
+    // Speech checks only when voice is configured (docs/voice.md).
+    let speech = if yui_core::voice::check::configured(&store)? {
+        Some(rt.block_on(yui_core::voice::check::run(&store, paths)))
+    } else {
+        None
+    };
     if args.json {
-        let text = serde_json::to_string(&report)?;
-        println!("{text}");
+        let mut v = serde_json::to_value(&report)?;
+        if let Some(s) = &speech {
+            v["speech"] = serde_json::to_value(s)?;
+        }
+        println!("{}", serde_json::to_string(&v)?);
     } else {
         print!("{}", report.text());
+        for c in speech.iter().flatten() {
+            let mark = if c.ok { "ok  " } else { "FAIL" };
+            println!("{mark} {}: {}", c.name, c.detail);
+        }
     }
     Ok(0)
 }

@@ -15,6 +15,7 @@ mod tools_cmd;
 mod transcript_cmd;
 mod turn_cmd;
 mod vocab_cmd;
+mod voice_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -74,6 +75,10 @@ enum Command {
     /// Check the backend: reachable, key, model, streaming and tool calls on both transports;
     /// says which transport to use and whether expression cues will work (exit 0 once reported).
     Doctor(doctor_cmd::DoctorArgs),
+    /// Speak a text through the configured (or given) speech engine, or write it to a WAV.
+    Say(voice_cmd::SayArgs),
+    /// Transcribe a WAV file or the microphone, one JSON line per utterance.
+    Listen(voice_cmd::ListenArgs),
 }
 
 /// What a command gives back: a value to print as JSON, or text it already formatted.
@@ -118,6 +123,8 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
             Out::Exit(turn_cmd::run_chat(paths, args)?)
         }
         Command::Doctor(args) => Out::Exit(doctor_cmd::run(paths, args)?),
+        Command::Say(args) => Out::Exit(voice_cmd::say(paths, args)?),
+        Command::Listen(args) => Out::Exit(voice_cmd::listen(paths, args)?),
     })
 }
 

@@ -16,3 +16,5 @@ mod secrets_cli;
 mod tools_cli;
 mod turn_cli;
 mod vocab_cli;
+mod voice_cli;
+mod voice_loop_cli;

@@ -371,9 +371,20 @@ pub fn check_voice(voice: &Value) -> Result<()> {
                     )));
                 }
             }
+            // The character's voice on an OpenAI-compatible speech server (docs/voice.md).
+            "name" => {
+                if !v
+                    .as_str()
+                    .is_some_and(|n| !n.trim().is_empty() && n.chars().count() <= 64)
+                {
+                    return Err(CoreError::invalid(
+                        "voice name must be a non-empty string of at most 64 characters",
+                    ));
+                }
+            }
             other => {
                 return Err(CoreError::invalid(format!(
-                    "unknown voice field {other:?} (known: voice_type, rate, pitch)"
+                    "unknown voice field {other:?} (known: voice_type, rate, pitch, name)"
                 )))
             }
         }

@@ -107,10 +107,31 @@ pub const KNOWN: &[Known] = &[
     },
     Known {
         key: VOICE,
-        kind: "{\"enabled\": true|false, \"engine\": \"speech-dispatcher\"}",
+        kind: "{\"enabled\": true|false, \"engine\": \"speech-dispatcher\"|\"openai\"}",
         default: crate::voice::default_value,
         validate: |v| crate::voice::from_value(v).map(drop),
-        doc: "Voice switch: speak replies through the OS speech service (speech-dispatcher on Linux). Off by default.",
+        doc: "Voice switch and engine: speak replies through speech-dispatcher (the default) or the OpenAI-compatible server of yui.voice.tts. Off by default.",
+    },
+    Known {
+        key: crate::voice::config::TTS_KEY,
+        kind: "object {base_url, model, voice, response_format: wav|pcm, pcm_rate, speed, instructions, use_backend_key, timeout_secs}",
+        default: crate::voice::config::tts_default,
+        validate: |v| crate::voice::config::TtsSettings::from_value(v).map(drop),
+        doc: "OpenAI-compatible text-to-speech (POST {base_url}/audio/speech): base_url (null: the chat backend's), model, default voice, response format, speed, whether the server honours instructions, whether to send the chat backend's key (docs/voice.md).",
+    },
+    Known {
+        key: crate::voice::config::STT_KEY,
+        kind: "object {base_url, model, language, prompt, use_backend_key, timeout_secs}",
+        default: crate::voice::config::stt_default,
+        validate: |v| crate::voice::config::SttSettings::from_value(v).map(drop),
+        doc: "OpenAI-compatible speech-to-text (POST {base_url}/audio/transcriptions): base_url (null: the chat backend's), model, language, prompt (docs/voice.md).",
+    },
+    Known {
+        key: crate::voice::config::LISTEN_KEY,
+        kind: "object {sensitivity 0-1, hangover_ms, input_device, output_device}",
+        default: crate::voice::config::listen_default,
+        validate: |v| crate::voice::config::ListenSettings::from_value(v).map(drop),
+        doc: "Listening: voice-activity sensitivity (0-1) and hang-over (ms of silence that end an utterance), and the input and output devices (null: the system's default) (docs/voice.md).",
     },
     Known {
         key: TIMEOUTS,

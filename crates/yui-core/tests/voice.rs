@@ -97,7 +97,7 @@ fn voice_setting_refuses_bad_shapes_and_unknown_engines() {
     let e = voice::update(&store, true, Some("espeak".into())).unwrap_err();
     assert_eq!(
         e.message,
-        "unknown voice engine \"espeak\"; known: speech-dispatcher"
+        "unknown voice engine \"espeak\"; known: speech-dispatcher, openai"
     );
     assert!(
         !voice::load(&store).unwrap().enabled,
@@ -305,4 +305,82 @@ async fn speak_reply_follows_the_switch() {
         SpeechOutcome::Skipped,
         "nothing to say"
     );
+}
+
+/// An output device in memory: keeps every clip played, "plays" it at once.
+struct RecordingHost(std::sync::Mutex<Vec<voice::pcm::Pcm>>);
+
+#[async_trait::async_trait]
+impl voice::audio::AudioHost for RecordingHost {
+    fn devices(&self) -> Result<voice::audio::DeviceList, voice::audio::AudioError> {
+        Ok(Default::default())
+    }
+    async fn play(
+        &self,
+        pcm: &voice::pcm::Pcm,
+        _device: Option<&str>,
+        _cancel: &CancellationToken,
+    ) -> Result<voice::audio::Played, voice::audio::AudioError> {
+        self.0.lock().unwrap().push(pcm.clone());
+        Ok(voice::audio::Played::Finished {
+            ms: pcm.duration_ms(),
+        })
+    }
+    async fn capture(
+        &self,
+        _device: Option<&str>,
+    ) -> Result<voice::audio::Capture, voice::audio::AudioError> {
+        Err(voice::audio::AudioError("no microphone here".into()))
+    }
+}
+
+#[tokio::test]
+async fn the_openai_engine_speaks_a_reply_sentence_by_sentence_in_each_pieces_speed() {
+    use yui_testkit::speech::{patterned_tone, SpeechReply, SpeechServer};
+    let host = std::sync::Arc::new(RecordingHost(Default::default()));
+    assert!(
+        voice::audio::install(host.clone()),
+        "the only test installing a host"
+    );
+    let srv = SpeechServer::start(
+        vec![],
+        Some(Box::new(|_| {
+            SpeechReply::wav(24_000, &patterned_tone(24_000, &[0.5; 3]))
+        })),
+    );
+    let (_d, store) = store();
+    settings::set(
+        &store,
+        "yui.voice",
+        &json!({"enabled": true, "engine": "openai"}),
+    )
+    .unwrap();
+    settings::set(&store, "yui.voice.tts", &json!({"base_url": srv.base_url})).unwrap();
+    let mut script = Script::new();
+    script.push_text("Hello there. How are you?");
+    script.set_direction(Direction::from_cue(Some("excited"), None));
+    script.push_text(" Great!");
+    let out = voice::speak_reply(&store, &script, None, &CancellationToken::new()).await;
+    assert_eq!(out, SpeechOutcome::Spoken);
+    let bodies: Vec<(String, f64)> = srv
+        .seen()
+        .iter()
+        .map(|s| {
+            (
+                s.json["input"].as_str().unwrap().to_string(),
+                s.json["speed"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        bodies,
+        [
+            ("Hello there.".to_string(), 1.0),
+            ("How are you?".to_string(), 1.0),
+            ("Great!".to_string(), 1.19)
+        ]
+    );
+    let played = host.0.lock().unwrap();
+    assert_eq!(played.len(), 3);
+    assert!(played.iter().all(|p| p.duration_ms() == 300));
 }

@@ -6,10 +6,13 @@
 //!   real servers send. It runs on the test's runtime or, for plain `#[test]`s that block on a
 //!   child process, on a thread of its own;
 //! - [`ws`]: a WebSocket server for the push transport that hands each connection to the test,
-//!   which reads the client's frames and writes the server's.
+//!   which reads the client's frames and writes the server's;
+//! - [`speech`]: an OpenAI-compatible speech server (`/audio/transcriptions` multipart in, JSON
+//!   out; `/audio/speech` JSON in, WAV or PCM out) with scripted faults.
 //!
 //! Used by the core's tests, the CLI tests (crates/yui-cli/tests) and the end-to-end tests
 //! (tests/e2e). Dev-only: no product crate depends on it outside `[dev-dependencies]`.
 
+pub mod speech;
 pub mod sse;
 pub mod ws;

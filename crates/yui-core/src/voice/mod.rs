@@ -30,12 +30,27 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
+pub mod audio;
+pub mod check;
+pub mod chunk;
+pub mod config;
+pub mod cpal_host;
 mod direction;
+mod engine;
+pub mod listen;
+pub mod pcm;
+pub mod speak;
+pub mod stt;
+pub mod tts;
+pub mod vad;
 pub use direction::Direction;
+pub use engine::{engine_for, EngineChoice};
 
-/// The speech engines YUI can drive. Only speech-dispatcher today.
-pub const ENGINES: &[&str] = &[SPEECH_DISPATCHER];
+/// The speech engines YUI can drive: speech-dispatcher (plays by itself) and an
+/// OpenAI-compatible `/audio/speech` server (`yui.voice.tts`; docs/voice.md).
+pub const ENGINES: &[&str] = &[SPEECH_DISPATCHER, OPENAI];
 pub const SPEECH_DISPATCHER: &str = "speech-dispatcher";
+pub const OPENAI: &str = "openai";
 /// The speech-dispatcher client program.
 pub const SPD_SAY: &str = "spd-say";
 /// The most one utterance may take before `spd-say` is stopped (a hung speech service must not
@@ -74,7 +89,7 @@ pub fn default_value() -> Value {
 pub fn from_value(value: &Value) -> Result<VoiceSetting> {
     let v: VoiceSetting = serde_json::from_value(value.clone()).map_err(|e| {
         CoreError::invalid(format!(
-            "yui.voice must be {{\"enabled\": true|false, \"engine\": \"{SPEECH_DISPATCHER}\"}}: {e}"
+            "yui.voice must be {{\"enabled\": true|false, \"engine\": \"{SPEECH_DISPATCHER}\"|\"{OPENAI}\"}}: {e}"
         ))
     })?;
     if !ENGINES.contains(&v.engine.as_str()) {
@@ -138,6 +153,13 @@ pub fn update(store: &Store, enabled: bool, engine: Option<String>) -> Result<Vo
 pub fn status_of(setting: &VoiceSetting, path: Option<&OsStr>) -> VoiceStatus {
     let found = Speaker::detect_on(path);
     let (available, status) = match &found {
+        _ if setting.engine == OPENAI => (
+            true,
+            format!(
+                "{OPENAI}: the OpenAI-compatible speech server of {} (`yui doctor` checks it)",
+                config::TTS_KEY
+            ),
+        ),
         Ok(s) => (
             true,
             format!("{}: ready ({})", setting.engine, s.program.display()),
@@ -423,6 +445,13 @@ pub async fn speak_reply_among(
     if !setting.enabled {
         return SpeechOutcome::Skipped;
     }
+    if setting.engine == OPENAI {
+        let outcome = speak_openai(store, script, cancel).await;
+        if let SpeechOutcome::Unavailable(line) = &outcome {
+            tracing::info!("voice: {line}");
+        }
+        return outcome;
+    }
     let found = match path {
         Some(p) => Speaker::detect_on(Some(p)),
         None => Speaker::detect(),
@@ -435,4 +464,41 @@ pub async fn speak_reply_among(
         tracing::info!("voice: {line}");
     }
     outcome
+}
+
+/// A reply through the OpenAI-compatible speech server of `yui.voice.tts`, sentence by sentence
+/// on the configured output device (`yui.voice.listen`), each piece in its direction's speed.
+async fn speak_openai(store: &Store, script: &Script, cancel: &CancellationToken) -> SpeechOutcome {
+    let data_dir = store
+        .path()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let paths = crate::paths::Paths {
+        log_dir: data_dir.clone(),
+        data_dir,
+    };
+    let engine = match engine_for(store, &paths, &EngineChoice::default(), None) {
+        Ok(e) => e,
+        Err(e) => return SpeechOutcome::Unavailable(e.message),
+    };
+    let device = config::load_listen(store)
+        .ok()
+        .and_then(|l| l.output_device);
+    let lines: Vec<tts::Line> = script
+        .utterances()
+        .into_iter()
+        .flat_map(|u| {
+            chunk::sentences(&u.text)
+                .into_iter()
+                .map(move |text| tts::Line {
+                    text,
+                    direction: u.direction,
+                    ..Default::default()
+                })
+        })
+        .collect();
+    speak::speak_lines(engine, audio::host(), device, lines, cancel, &|_| {})
+        .await
+        .outcome
 }

@@ -1,0 +1,138 @@
+//! Audio devices behind a platform trait ([`AudioHost`]), as the avatar's desktop is behind
+//! `DesktopHost`: play a clip on the output device and know when its last sample has played;
+//! open the microphone and read blocks of samples from it; list the devices.
+//!
+//! The real host is [`super::cpal_host::CpalHost`] (cpal; on Linux its PulseAudio backend,
+//! which also serves PipeWire through pipewire-pulse). Nothing here opens a device or starts a
+//! thread until a clip is played or a capture is opened: with voice off, no audio code runs.
+//! Every failure is an [`AudioError`] in plain words ("the audio output device … went away while
+//! playing"), never a panic.
+
+use super::pcm::Pcm;
+use async_trait::async_trait;
+use serde::Serialize;
+use std::sync::{Arc, OnceLock};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// An audio failure, in words for the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AudioError(pub String);
+
+impl From<AudioError> for crate::CoreError {
+    fn from(e: AudioError) -> Self {
+        crate::CoreError::new(crate::ErrorCode::Internal, e.0)
+    }
+}
+
+/// How a clip's playback ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum Played {
+    /// The last sample has played.
+    Finished { ms: u64 },
+    /// Stopped early; about `ms` of the clip had been heard.
+    Cancelled { ms: u64 },
+}
+
+/// The devices a host offers (names as the user sees them), and the defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct DeviceList {
+    pub host: String,
+    pub outputs: Vec<String>,
+    pub inputs: Vec<String>,
+    pub default_output: Option<String>,
+    pub default_input: Option<String>,
+}
+
+/// An open microphone: blocks of mono samples at `rate` arrive on `blocks` until the capture is
+/// dropped (which closes the device) or the device fails (one `Err`, then the channel ends).
+pub struct Capture {
+    pub rate: u32,
+    pub device: String,
+    pub blocks: mpsc::Receiver<Result<Vec<f32>, AudioError>>,
+    /// Keeps the device open; dropping it closes the device.
+    pub(crate) _keep: Box<dyn Send>,
+}
+
+impl std::fmt::Debug for Capture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Capture")
+            .field("rate", &self.rate)
+            .field("device", &self.device)
+            .finish()
+    }
+}
+
+impl Capture {
+    /// Read for `ms` milliseconds of audio (or until the device fails or the token fires) into
+    /// one clip. A device that fails before anything arrived is an error; after, what was heard
+    /// is kept and the error is logged.
+    pub async fn record(&mut self, ms: u64, cancel: &CancellationToken) -> Result<Pcm, AudioError> {
+        let want = (self.rate as u64 * ms / 1000) as usize;
+        let mut samples = Vec::with_capacity(want);
+        // A device that delivers nothing (a stalled server) must not hold the caller forever.
+        let bound = std::time::Duration::from_millis(ms + 5_000);
+        let deadline = tokio::time::Instant::now() + bound;
+        while samples.len() < want {
+            let block = tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = tokio::time::sleep_until(deadline) => {
+                    return Err(AudioError(format!(
+                        "the microphone \"{}\" stopped sending audio", self.device
+                    )))
+                }
+                b = self.blocks.recv() => b,
+            };
+            match block {
+                Some(Ok(b)) => samples.extend_from_slice(&b),
+                Some(Err(e)) if samples.is_empty() => return Err(e),
+                Some(Err(e)) => {
+                    tracing::warn!(
+                        "voice: {e}; keeping the {} ms heard",
+                        samples.len() as u64 * 1000 / self.rate.max(1) as u64
+                    );
+                    break;
+                }
+                None => break,
+            }
+        }
+        samples.truncate(want);
+        Ok(Pcm::new(self.rate, samples))
+    }
+}
+
+/// The platform's audio devices.
+#[async_trait]
+pub trait AudioHost: Send + Sync {
+    /// The output and input devices.
+    fn devices(&self) -> Result<DeviceList, AudioError>;
+
+    /// Play `pcm` on `device` (`None`: the default output) and return once its last sample has
+    /// played, or as soon as `cancel` fires (then the device stops at once).
+    async fn play(
+        &self,
+        pcm: &Pcm,
+        device: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Played, AudioError>;
+
+    /// Open `device` (`None`: the default input) for capture.
+    async fn capture(&self, device: Option<&str>) -> Result<Capture, AudioError>;
+}
+
+static INSTALLED: OnceLock<Arc<dyn AudioHost>> = OnceLock::new();
+
+/// Use `host` for the rest of the process (tests and other platforms); the first call wins.
+pub fn install(host: Arc<dyn AudioHost>) -> bool {
+    INSTALLED.set(host).is_ok()
+}
+
+/// The process's audio host: the installed one, else the cpal host (created now, on first use:
+/// creating it opens nothing).
+pub fn host() -> Arc<dyn AudioHost> {
+    INSTALLED
+        .get_or_init(|| Arc::new(super::cpal_host::CpalHost::new()))
+        .clone()
+}

@@ -1,0 +1,115 @@
+//! Speaking lines one after the other: the next line is synthesised while the current one plays
+//! (so a reply's second sentence is ready when the first ends), each clip is played on the output
+//! device until its last sample has played, and the caller hears of each clip's envelope just
+//! before it plays (what the stage sends with the utterance for lip sync). An engine that plays
+//! by itself (speech-dispatcher) just speaks each line in turn.
+
+use super::audio::{AudioHost, Played};
+use super::pcm::Envelope;
+use super::stt::SpeechError;
+use super::tts::{Line, Rendered, TtsEngine};
+use super::SpeechOutcome;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// What the caller is told while lines are spoken.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SpeakEvent {
+    /// Line `index` starts playing now; its envelope (absent for an engine that plays itself).
+    Started {
+        index: usize,
+        text: String,
+        envelope: Option<Envelope>,
+    },
+    /// Line `index` has finished playing (its last sample played).
+    Finished { index: usize, ms: u64 },
+}
+
+/// How long the audio of a spoken run was, and how it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeakReport {
+    pub outcome: SpeechOutcome,
+    /// Milliseconds of audio played (0 for an engine that plays itself).
+    pub played_ms: u64,
+}
+
+/// Speak `lines` in order through `engine`, playing audio on `host` (`device`: `None` for the
+/// default output). Stops at the first failure (reported as `Unavailable` with the reason) or on
+/// `cancel`.
+pub async fn speak_lines(
+    engine: Arc<dyn TtsEngine>,
+    host: Arc<dyn AudioHost>,
+    device: Option<String>,
+    lines: Vec<Line>,
+    cancel: &CancellationToken,
+    on_event: &(dyn Fn(SpeakEvent) + Send + Sync),
+) -> SpeakReport {
+    let mut played_ms = 0;
+    if lines.is_empty() {
+        return SpeakReport {
+            outcome: SpeechOutcome::Skipped,
+            played_ms,
+        };
+    }
+    // Synthesis runs one line ahead of playback.
+    let (tx, mut rx) = mpsc::channel::<(usize, Line, Result<Rendered, SpeechError>)>(1);
+    let stop = cancel.child_token();
+    let producer = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        tokio::spawn(async move {
+            for (i, line) in lines.into_iter().enumerate() {
+                if stop.is_cancelled() {
+                    return;
+                }
+                let r = engine.render(&line, &stop).await;
+                let failed = r.is_err();
+                if tx.send((i, line, r)).await.is_err() || failed {
+                    return;
+                }
+            }
+        })
+    };
+    let outcome = loop {
+        let next = tokio::select! {
+            _ = cancel.cancelled() => break SpeechOutcome::Cancelled,
+            n = rx.recv() => n,
+        };
+        let Some((index, line, rendered)) = next else {
+            break SpeechOutcome::Spoken;
+        };
+        match rendered {
+            Err(e) => break SpeechOutcome::Unavailable(e.0),
+            Ok(Rendered::PlayedItself(SpeechOutcome::Spoken)) => {
+                on_event(SpeakEvent::Started {
+                    index,
+                    text: line.text,
+                    envelope: None,
+                });
+                on_event(SpeakEvent::Finished { index, ms: 0 });
+            }
+            Ok(Rendered::PlayedItself(other)) => break other,
+            Ok(Rendered::Audio(audio)) => {
+                on_event(SpeakEvent::Started {
+                    index,
+                    text: line.text,
+                    envelope: Some(audio.envelope.clone()),
+                });
+                match host.play(&audio.pcm, device.as_deref(), cancel).await {
+                    Ok(Played::Finished { ms }) => {
+                        played_ms += ms;
+                        on_event(SpeakEvent::Finished { index, ms });
+                    }
+                    Ok(Played::Cancelled { ms }) => {
+                        played_ms += ms;
+                        break SpeechOutcome::Cancelled;
+                    }
+                    Err(e) => break SpeechOutcome::Unavailable(e.0),
+                }
+            }
+        }
+    };
+    stop.cancel();
+    producer.abort();
+    SpeakReport { outcome, played_ms }
+}
