@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # YUI developer entry point, for a fresh Debian/Ubuntu machine.
 #   scripts/dev.sh run    install what is missing, build, and launch the app
+#   scripts/dev.sh deps   install what is missing for the tests (system packages, the MCP test
+#                         servers) without running them
 #   scripts/dev.sh test   install what is missing, then run every check and test
 #                         (format, clippy, unit/integration tests, fuzz smoke, end-to-end
 #                         under Xvfb)
@@ -19,9 +21,10 @@ APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana
 # Packages the tests need: an X server, the WebKit WebDriver, a compositor and window manager,
 # Node.js for the fake ego-browser, ImageMagick for the screenshot benchmark and screenshots,
 # Chromium (with python3's http.server) for the UI-only checks in tests/ui/, jq for the example
-# command tools, Xephyr for the two-monitor (Xinerama) tests of crates/yui-x11.
+# command tools, Xephyr for the two-monitor (Xinerama) tests of crates/yui-x11, npm and
+# python3-venv for the MCP servers the MCP tests start (ensure_mcp_servers).
 TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick chromium python3 jq
-  xserver-xephyr)
+  xserver-xephyr npm python3-venv)
 
 missing() {
   local out=() p
@@ -73,6 +76,22 @@ ensure_cargo_fuzz() {
   fi
 }
 
+# The real MCP servers of crates/yui-core/tests/mcp.rs, from the registries, pinned:
+# @modelcontextprotocol/server-everything (npm, package-lock.json) and mcp-server-time (PyPI,
+# requirements.txt, in a venv). Installed once; seconds when already there.
+ensure_mcp_servers() {
+  local dir=crates/yui-core/tests/fixtures/mcp
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    log "installing the npm MCP test server ($dir)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  if [ ! -x "$dir/.venv/bin/mcp-server-time" ] || [ "$dir/requirements.txt" -nt "$dir/.venv/bin/mcp-server-time" ]; then
+    log "installing the PyPI MCP test server ($dir/.venv)"
+    python3 -m venv "$dir/.venv"
+    "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$dir/requirements.txt"
+  fi
+}
+
 cmd=${1:-}
 case "$cmd" in
   run)
@@ -81,8 +100,13 @@ case "$cmd" in
     log "building and launching YUI"
     exec cargo run --release -p yui-app
     ;;
+  deps)
+    apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
+    ensure_mcp_servers
+    ;;
   test)
     apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
+    ensure_mcp_servers
     ensure_rust
     ensure_tauri_driver
     ensure_cargo_fuzz
@@ -131,7 +155,7 @@ case "$cmd" in
     fi
     ;;
   *)
-    echo "usage: scripts/dev.sh run|test" >&2
+    echo "usage: scripts/dev.sh run|deps|test" >&2
     exit 2
     ;;
 esac

@@ -12,6 +12,7 @@ mod command_tools;
 mod contract_strings;
 mod doctor;
 mod fault_matrix;
+mod mcp;
 mod plain;
 mod relations;
 mod settings_layers;

@@ -88,6 +88,9 @@ impl Hub {
     /// Start every server and wait (at most `limit`) until none is still starting: what the CLI
     /// does before it lists or calls.
     pub async fn settle(&self, limit: Duration) {
+        if self.disabled {
+            return;
+        }
         self.warm();
         let waits = self.servers.iter().map(|s| {
             let mut rx = s.watch();

@@ -214,6 +214,16 @@ impl Server {
             .unwrap_or_default()
     }
 
+    /// A limit in words: the configured timeout when the limit is it (give or take the moments
+    /// spent before), else the time that was left.
+    fn ms(&self, limit: Duration) -> String {
+        if limit + Duration::from_millis(100) >= self.def.timeout() {
+            format!("{} ms", self.def.timeout_ms)
+        } else {
+            format!("{} ms", limit.as_millis())
+        }
+    }
+
     async fn connect(
         self: &Arc<Self>,
         gen: u64,
@@ -232,9 +242,7 @@ impl Server {
                 );
                 let s = tokio::time::timeout(limit, handler.serve(transport))
                     .await
-                    .map_err(|_| {
-                        format!("no answer to initialize within {} ms", limit.as_millis())
-                    })?
+                    .map_err(|_| format!("no answer to initialize within {}", self.ms(limit)))?
                     .map_err(|e| e.to_string())?;
                 (s, None)
             }
@@ -252,10 +260,7 @@ impl Server {
             }
             Err(_) => {
                 stop_conn(conn).await;
-                Err(format!(
-                    "no answer to tools/list within {} ms",
-                    limit.as_millis()
-                ))
+                Err(format!("no answer to tools/list within {}", self.ms(limit)))
             }
         }
     }
@@ -310,22 +315,33 @@ impl Server {
             }
         });
         let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_LINE);
+        // (answer, whether an exit may explain it better)
         let served = tokio::select! {
             r = tokio::time::timeout(limit, handler.serve(transport)) => match r {
                 Ok(Ok(s)) => Ok(s),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err(format!("no answer to initialize within {} ms", limit.as_millis())),
+                Ok(Err(e)) => Err((e.to_string(), true)),
+                Err(_) => Err((format!("no answer to initialize within {}", self.ms(limit)), false)),
             },
             w = exit_rx.wait_for(Option::is_some) => {
-                Err(w.map(|v| v.clone().unwrap_or_default()).unwrap_or_default())
+                Err((w.map(|v| v.clone().unwrap_or_default()).unwrap_or_default(), false))
             }
         };
         match served {
             Ok(s) => Ok((s, Some(group))),
-            Err(e) => {
+            Err((e, ask_exit)) => {
+                // A process that exited says more than "connection closed": give its exit a moment.
+                let exited = if ask_exit {
+                    tokio::time::timeout(
+                        Duration::from_millis(300),
+                        exit_rx.wait_for(Option::is_some),
+                    )
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok().and_then(|v| v.clone()))
+                } else {
+                    None
+                };
                 group.terminate(GRACE).await;
-                // An exit seen meanwhile says more than "connection closed".
-                let exited = exit_rx.borrow().clone();
                 Err(exited.unwrap_or(e))
             }
         }
