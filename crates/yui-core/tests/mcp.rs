@@ -513,3 +513,12 @@ async fn mcp_server_time_from_pypi() {
     );
     h.stop().await;
 }
+
+#[test]
+fn the_documented_example_reads_without_a_diagnostic() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/examples/mcp.json");
+    let c = config::load(&path, Some(Path::new("/home/u")));
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    let names: Vec<&str> = c.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["time", "everything", "home"]);
+}
