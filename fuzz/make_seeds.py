@@ -213,4 +213,12 @@ put("card_import", "v1.json", J({"name": "Mio", "description": "A cat.", "person
 put("card_import", "v2.json", J({"spec": "chara_card_v2", "spec_version": "2.0",
                                  "data": {"name": "Kai", "description": "d", "personality": "p", "scenario": "s",
                                           "first_mes": "hi", "system_prompt": "be kind", "extensions": {}}}))
+# --- MCP (mcp.json, a tool list, a call result, SSE bytes) ---
+put("mcp_config", "mcp.json", (REPO / "docs/examples/mcp.json").read_bytes())
+put("mcp_config", "tools.json", J([{"name": "a.b", "inputSchema": {}},
+                                    {"name": "x", "inputSchema": {"type": "string"}}]))
+put("mcp_config", "result.json", J({"content": [{"type": "text", "text": "hi"},
+                                                {"type": "resource", "resource": {"uri": "u", "text": "t"}}],
+                                    "isError": True}))
+put("mcp_config", "sse.txt", "data: 1\r\n\r\nevent: x\ndata: 12345678901234567890\n\n: comment\n")
 print("seeds written to", OUT)

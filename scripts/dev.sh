@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # YUI developer entry point, for a fresh Debian/Ubuntu machine.
 #   scripts/dev.sh run    install what is missing, build, and launch the app
+#   scripts/dev.sh deps   install what is missing for the tests (system packages, the MCP test
+#                         servers) without running them
 #   scripts/dev.sh test   install what is missing, then run every check and test
 #                         (format, clippy, unit/integration tests, fuzz smoke, end-to-end
 #                         under Xvfb, the debug .deb installed and started); prints each
@@ -26,9 +28,10 @@ APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana
 # command tools, Xephyr for the two-monitor (Xinerama) tests of crates/yui-x11, dbus-daemon for
 # dbus-run-session (the one-instance test), PulseAudio for the voice's audio loop test (a null
 # sink whose monitor is the microphone; the test starts its own daemon:
-# crates/yui-cli/tests/voice_loop_cli.rs).
+# crates/yui-cli/tests/voice_loop_cli.rs), npm and python3-venv for the MCP servers the MCP tests
+# start (ensure_mcp_servers).
 TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick chromium python3 jq dbus-daemon
-  xserver-xephyr pulseaudio pulseaudio-utils)
+  xserver-xephyr pulseaudio pulseaudio-utils npm python3-venv)
 
 missing() {
   local out=() p
@@ -181,6 +184,22 @@ package_check_debug() {
   bash scripts/check-package.sh "$deb"
 }
 
+# The real MCP servers of crates/yui-core/tests/mcp.rs, from the registries, pinned:
+# @modelcontextprotocol/server-everything (npm, package-lock.json) and mcp-server-time (PyPI,
+# requirements.txt, in a venv). Installed once; seconds when already there.
+ensure_mcp_servers() {
+  local dir=crates/yui-core/tests/fixtures/mcp
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    log "installing the npm MCP test server ($dir)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  if [ ! -x "$dir/.venv/bin/mcp-server-time" ] || [ "$dir/requirements.txt" -nt "$dir/.venv/bin/mcp-server-time" ]; then
+    log "installing the PyPI MCP test server ($dir/.venv)"
+    python3 -m venv "$dir/.venv"
+    "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$dir/requirements.txt"
+  fi
+}
+
 cmd=${1:-}
 case "$cmd" in
   run)
@@ -188,6 +207,10 @@ case "$cmd" in
     ensure_rust
     log "building and launching YUI"
     exec cargo run --release -p yui-app
+    ;;
+  deps)
+    apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
+    ensure_mcp_servers
     ;;
   test)
     trap print_phases EXIT
@@ -213,6 +236,7 @@ case "$cmd" in
     bg_start "fetch crates and tools" fetch
     phase "system packages (apt)" apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
     bg_wait "fetch crates and tools"
+    phase "MCP test servers (npm, PyPI)" ensure_mcp_servers
     phase "tools (tauri-driver, Tauri CLI, cargo-fuzz)" eval 'ensure_node_tools; ensure_cargo_fuzz'
     phase "cargo fmt --check" cargo fmt --all -- --check
     phase "dependency rules (cargo tree)" check_dependency_rules
@@ -244,7 +268,7 @@ case "$cmd" in
     bash scripts/package.sh "${@:2}"
     ;;
   *)
-    echo "usage: scripts/dev.sh run|test|package" >&2
+    echo "usage: scripts/dev.sh run|deps|test|package" >&2
     exit 2
     ;;
 esac

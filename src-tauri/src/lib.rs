@@ -52,8 +52,12 @@ pub fn run() {
         jit_off = webkit.jit_off,
         "WebKit settings YUI chose (src-tauri/src/webkit.rs)"
     );
-    // `--no-client-tools`: declare and run none of the configured command tools.
-    yui_core::tools::command::init(std::env::args().any(|a| a == "--no-client-tools"));
+    // `--no-client-tools`: declare and run none of the configured command tools or MCP servers.
+    let no_client_tools = std::env::args().any(|a| a == "--no-client-tools");
+    yui_core::tools::command::init(no_client_tools);
+    // MCP servers: mcp.json is read now; the servers start when a character window opens.
+    yui_core::tools::mcp::init(no_client_tools);
+    yui_core::tools::mcp::set_runtime(tauri::async_runtime::handle().inner().clone());
     match Store::open(paths.db_path()) {
         Ok(store) => match startup_check(&store) {
             Ok(()) => run_desktop(AppState::new(store, paths)),
@@ -108,6 +112,9 @@ fn run_desktop(state: AppState) {
         } = event
         {
             api.prevent_exit();
+        } else if let RunEvent::Exit = event {
+            // The MCP servers' process groups go with the app.
+            tauri::async_runtime::block_on(yui_core::tools::mcp::shutdown());
         }
     });
 }

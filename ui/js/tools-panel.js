@@ -1,9 +1,15 @@
 // The settings window's "Tools" section: every configured command client tool with its
-// diagnostics, one checkbox per character, and "Reload tools". The core decides everything
-// (src-tauri/src/commands/tools.rs → yui_core::tools::command); this only renders and forwards.
+// diagnostics, the MCP servers with their state and tools (mcp-panel.js), one checkbox per
+// character, and "Reload tools". The core decides everything (src-tauri/src/commands/tools.rs →
+// yui_core::tools::configured); this only renders and forwards.
 
 import { invoke } from "./ipc.js";
 import { el, setStatus } from "./panels.js";
+import { anyStarting, mcpSection } from "./mcp-panel.js";
+
+// While a server is starting, the section asks again this often (and not once none is).
+const STARTING_POLL_MS = 1000;
+let poll = null;
 
 function render(root, report) {
   const presets = report.presets ?? [];
@@ -47,6 +53,18 @@ function render(root, report) {
   const list = rows.length
     ? el("ul", { className: "tool-list" }, ...rows)
     : el("p", { className: "muted small" }, "No command tools are configured. See docs/command-tools.md.");
+  const toggle = async (preset, name, enabled, box) => {
+    box.disabled = true;
+    try {
+      render(root, await invoke("tools_enable", { preset, name, enabled }));
+      setStatus("");
+    } catch (err) {
+      box.checked = !box.checked;
+      box.disabled = false;
+      setStatus(err.message, true);
+    }
+  };
+  const mcp = mcpSection(report.mcp, presets, toggle);
   const reload = el("button", { type: "button", id: "tools-reload" }, "Reload tools");
   reload.addEventListener("click", async () => {
     reload.disabled = true;
@@ -58,7 +76,18 @@ function render(root, report) {
       reload.disabled = false;
     }
   });
-  root.replaceChildren(el("h2", {}, "Tools"), head, problems, list, el("div", { className: "row" }, reload));
+  root.replaceChildren(el("h2", {}, "Tools"), head, problems, list, mcp, el("div", { className: "row" }, reload));
+  clearTimeout(poll);
+  if (anyStarting(report)) {
+    poll = setTimeout(async () => {
+      if (!root.isConnected) return;
+      try {
+        render(root, await invoke("tools_list"));
+      } catch (err) {
+        setStatus(err.message, true);
+      }
+    }, STARTING_POLL_MS);
+  }
 }
 
 /** Mount the Tools section into `root`. */

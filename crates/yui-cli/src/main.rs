@@ -171,6 +171,8 @@ fn main() -> ExitCode {
     );
     // The command client tools are read once, at start (docs/command-tools.md).
     yui_core::tools::command::init(cli.no_client_tools);
+    // So are the MCP servers of mcp.json; a command that needs them starts them (docs/mcp.md).
+    yui_core::tools::mcp::init(cli.no_client_tools);
     match dispatch(&cli.command, &paths) {
         Ok(Out::Json(v)) => {
             match serde_json::to_string_pretty(&v) {

@@ -33,17 +33,34 @@ pub struct ToolArgs {
 }
 
 pub fn run(paths: &Paths, args: &ToolArgs) -> Result<Value, CoreError> {
+    let rt = turn_cmd::runtime()?;
+    if yui_core::tools::registry::declares_client_tools(args.window) {
+        // MCP server tools exist once their server listed them: start the servers and wait.
+        rt.block_on(yui_core::tools::mcp::current().settle(turn_cmd::MCP_SETTLE));
+    }
+    let out = call(paths, args, &rt);
+    rt.block_on(yui_core::tools::mcp::shutdown());
+    out
+}
+
+fn call(paths: &Paths, args: &ToolArgs, rt: &tokio::runtime::Runtime) -> Result<Value, CoreError> {
     let store = Store::open(paths.db_path())?;
     let preset = turn_cmd::resolve_preset(&store, args.preset.as_deref())?;
     let env = RegistryEnv::load(&store, &preset, args.window)?;
     let registry = ToolRegistry::for_window(&env)?;
     let Some(tool) = registry.get(&args.name).cloned() else {
-        return Err(CoreError::not_found(format!(
+        let mut why = format!(
             "the {:?} window declares no tool named {:?} (it declares: {})",
             args.window,
             args.name,
             registry.names().join(", ")
-        )));
+        );
+        if args.name.starts_with("mcp__") {
+            for p in yui_core::tools::mcp::check(&yui_core::tools::mcp::current()) {
+                why.push_str(&format!("; {p}"));
+            }
+        }
+        return Err(CoreError::not_found(why));
     };
     let clock: SharedClock = Arc::new(SystemClock);
     let ctx = ToolContext {
@@ -65,7 +82,6 @@ pub fn run(paths: &Paths, args: &ToolArgs) -> Result<Value, CoreError> {
             progress: Some(Arc::new(|status: String| eprintln!("{status}"))),
         },
     };
-    let rt = turn_cmd::runtime()?;
     let out = match turn::parse_call_arguments(&args.args) {
         Err(answer) => answer,
         Ok(call_args) => rt.block_on(async {

@@ -145,6 +145,9 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
         .map_err(|e| CoreError::internal(format!("cannot start the async runtime: {e}")))
 }
 
+/// The longest a command waits for the MCP servers to start before it goes on without the slow ones.
+pub const MCP_SETTLE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Run one turn, handing each event to `on_event`; Ctrl-C stops it.
 async fn one_turn(
     s: &Setup,
@@ -152,6 +155,10 @@ async fn one_turn(
     message: &str,
     mut on_event: impl FnMut(&TurnEvent),
 ) -> Result<turn::TurnOutcome, CoreError> {
+    if yui_core::tools::registry::declares_client_tools(window) {
+        // The MCP servers' tools are declared once they are listed: start them and wait.
+        yui_core::tools::mcp::current().settle(MCP_SETTLE).await;
+    }
     let (mut req, registry) = turn::prepare(
         &s.store,
         &s.clock,
@@ -184,7 +191,9 @@ pub fn run_turn(paths: &Paths, args: &TurnArgs) -> Result<u8, CoreError> {
             let _ = writeln!(out, "{line}");
             let _ = out.flush();
         }
-    }))?;
+    }));
+    rt.block_on(yui_core::tools::mcp::shutdown());
+    let outcome = outcome?;
     Ok(match outcome.status {
         TurnStatus::Ok | TurnStatus::Silent => 0,
         TurnStatus::Error => 1,
@@ -262,6 +271,7 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
             ),
         }
     }
+    rt.block_on(yui_core::tools::mcp::shutdown());
     Ok(0)
 }
 

@@ -155,3 +155,108 @@ fn an_unknown_settings_key_is_refused_and_nothing_is_stored() {
     assert!(all.get("no.such.key").is_none(), "{all}");
     assert_eq!(all["yui.enabled_client_tools"], json!({}));
 }
+
+// ------------------------------------------------------------------ MCP servers (docs/mcp.md)
+
+/// An mcp.json with the hostile fixture server (well-behaved mode), one that dies at start, and
+/// an invalid entry.
+fn with_mcp(e: &Env) {
+    let fx =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../yui-core/tests/fixtures/mcp/hostile.py");
+    let config = json!({"mcpServers": {
+        "fx": {"command": "python3", "args": [fx, "ok"]},
+        "dead": {"command": "python3", "args": [fx, "die"]},
+        "bad": {"url": "ftp://nowhere/"},
+    }});
+    std::fs::write(e.dir.path().join("cfg/mcp.json"), config.to_string()).unwrap();
+}
+
+#[test]
+fn tools_list_shows_mcp_servers_their_state_and_tools() {
+    let e = Env::new();
+    with_mcp(&e);
+    let v = e.ok(&["tools", "list"]);
+    let mcp = &v["mcp"];
+    assert_eq!(
+        mcp["diagnostics"],
+        json!(["mcpServers.bad: url \"ftp://nowhere/\": use http:// or https://"])
+    );
+    // In file order (json! writes the keys sorted: dead, fx).
+    let servers = mcp["servers"].as_array().unwrap();
+    assert_eq!(servers[1]["name"], "fx");
+    assert_eq!(servers[1]["state"], "ready");
+    assert_eq!(servers[1]["tools"][0]["name"], "mcp__fx__echo");
+    assert_eq!(servers[1]["tools"][0]["enabledFor"], json!(["yui", "kai"]));
+    assert_eq!(servers[0]["state"], "failed");
+    assert_eq!(
+        servers[0]["reason"],
+        "exited with status 1: boom: missing API key"
+    );
+}
+
+#[test]
+fn tools_check_fails_on_mcp_problems() {
+    let e = Env::new();
+    with_mcp(&e);
+    let out = e.yui(&["tools", "check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = v["mcp"]["diagnostics"].as_array().unwrap();
+    assert!(
+        problems.contains(&json!(
+            "dead: could not start: exited with status 1: boom: missing API key"
+        )),
+        "{problems:?}"
+    );
+    assert!(problems
+        .iter()
+        .any(|p| p.as_str().unwrap().starts_with("mcpServers.bad: ")));
+}
+
+#[test]
+fn tool_calls_an_mcp_tool_and_enable_disable_selects_it() {
+    let e = Env::new();
+    with_mcp(&e);
+    let v = e.ok(&["tool", "mcp__fx__echo", "--args", r#"{"text":"hi"}"#]);
+    assert_eq!(v, json!("echo: hi"));
+    let v = e.ok(&["tool", "mcp__fx__echo", "--args", r#"{"text":1}"#]);
+    assert_eq!(
+        v,
+        json!("error: invalid arguments: /text: 1 is not of type \"string\"")
+    );
+    e.ok(&["tools", "disable", "mcp__fx__echo"]);
+    let out = e.yui(&["tool", "mcp__fx__echo", "--args", r#"{"text":"hi"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    // Disabling one MCP tool keeps the other defaults, command tools and MCP tools alike.
+    let v = e.ok(&["tools", "list"]);
+    assert_eq!(
+        v["mcp"]["servers"][1]["tools"][0]["enabledFor"],
+        json!(["kai"])
+    );
+    assert_eq!(
+        v["mcp"]["servers"][1]["tools"][1]["enabledFor"],
+        json!(["yui", "kai"])
+    );
+    let greet = v["definitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "greet")
+        .unwrap()
+        .clone();
+    assert_eq!(greet["enabledFor"], json!(["yui", "kai"]));
+    e.ok(&["tools", "enable", "mcp__fx__echo"]);
+    assert_eq!(
+        e.ok(&["tool", "mcp__fx__echo", "--args", r#"{"text":"hi"}"#]),
+        json!("echo: hi")
+    );
+    // --no-client-tools: none declared.
+    let out = e.yui(&[
+        "--no-client-tools",
+        "tool",
+        "mcp__fx__echo",
+        "--args",
+        r#"{"text":"hi"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+}

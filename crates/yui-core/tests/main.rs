@@ -14,6 +14,7 @@ mod contract_strings;
 mod doctor;
 mod fault_matrix;
 mod looks;
+mod mcp;
 mod plain;
 mod relations;
 mod settings_layers;

@@ -287,6 +287,10 @@ impl Stage {
     /// A character window opened (or its backend changed): with the push transport, connect
     /// now, so the quick controls show the connection before the first turn.
     pub fn opened(&self, preset_id: &str, window: WindowKind) {
+        // The user's MCP servers start in the background with the first window that declares them.
+        if crate::tools::registry::declares_client_tools(window) {
+            crate::tools::mcp::warm();
+        }
         run::ensure_push(&self.0, preset_id, window, None);
     }
 

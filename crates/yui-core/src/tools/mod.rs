@@ -5,7 +5,9 @@ pub mod address;
 pub mod avatar;
 pub mod browser;
 pub mod command;
+pub mod configured;
 pub mod express;
+pub mod mcp;
 pub mod registry;
 pub mod relation;
 

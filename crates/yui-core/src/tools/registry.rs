@@ -5,7 +5,8 @@
 //! hands over — main: rate_relation, address_character, browser, body_action, look; a pet window
 //! under Tauri: rate_relation, address_character, browser; the browser build: rate_relation,
 //! address_character; the phone window: none. Then, in the main and pet windows only, the
-//! configured command client tools the character selected ([`super::command`]), in file order —
+//! configured command client tools the character selected ([`super::command`]), in file order,
+//! then the tools of the user's MCP servers it selected ([`super::mcp`]), server by server —
 //! the same in every switch state.
 //!
 //! [`ToolRegistry::for_window`] builds the list from current state (vocabulary, open presets) at
@@ -46,6 +47,8 @@ pub struct RegistryEnv<'a> {
     pub state: Arc<TurnToolState>,
     /// The configured command tools (the ones read last, see [`super::command::current`]).
     pub client_tools: Arc<super::command::Loaded>,
+    /// The MCP servers (the ones read last, see [`super::mcp::current`]).
+    pub mcp: Arc<super::mcp::Hub>,
     /// The process's avatar executor (body_action, look); `None`: not available here.
     pub avatar: Option<Arc<crate::avatar::Avatar>>,
 }
@@ -72,6 +75,7 @@ impl<'a> RegistryEnv<'a> {
             others,
             state: Arc::default(),
             client_tools: super::command::current(),
+            mcp: super::mcp::current(),
             avatar: crate::avatar::installed(),
         })
     }
@@ -148,6 +152,12 @@ impl ToolRegistry {
             tools.extend(super::command::tools_for(
                 env.store,
                 env.preset_id,
+                &env.client_tools,
+            )?);
+            tools.extend(super::mcp::tools_for(
+                env.store,
+                env.preset_id,
+                &env.mcp,
                 &env.client_tools,
             )?);
         }

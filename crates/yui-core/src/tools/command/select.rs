@@ -103,14 +103,30 @@ pub fn set(store: &Store, preset_id: &str, selection: &Selection) -> Result<()> 
 /// Turn one tool on or off for a character: from its current selection (the defaults when it has
 /// none), add or remove `name`, and store the result as an explicit list (`[]` when empty).
 pub fn toggle(store: &Store, loaded: &Loaded, preset_id: &str, name: &str, on: bool) -> Result<()> {
-    if loaded.get(name).is_none() {
+    let known: Vec<(String, bool)> = loaded
+        .definitions
+        .iter()
+        .map(|d| (d.name.clone(), d.default_enabled))
+        .collect();
+    toggle_among(store, &known, preset_id, name, on)
+}
+
+/// [`toggle`] over every configured tool a character may declare — command tools and MCP server
+/// tools share the one selection — given as (name, declared by default).
+pub fn toggle_among(
+    store: &Store,
+    known: &[(String, bool)],
+    preset_id: &str,
+    name: &str,
+    on: bool,
+) -> Result<()> {
+    if !known.iter().any(|(n, _)| n == name) {
         return Err(CoreError::not_found(format!(
             "no configured client tool named {name:?}"
         )));
     }
-    let mut names: Vec<String> = selected(loaded, &get(store, preset_id)?)
-        .iter()
-        .map(|d| d.name.clone())
+    let mut names: Vec<String> = picked(known, &get(store, preset_id)?)
+        .into_iter()
         .filter(|n| n != name)
         .collect();
     if on {
@@ -122,6 +138,19 @@ pub fn toggle(store: &Store, loaded: &Loaded, preset_id: &str, name: &str, on: b
         Selection::List(names)
     };
     set(store, preset_id, &sel)
+}
+
+/// The names a selection picks from (name, declared by default), in the given order.
+pub fn picked(known: &[(String, bool)], selection: &Selection) -> Vec<String> {
+    known
+        .iter()
+        .filter(|(n, default)| match selection {
+            Selection::Default => *default,
+            Selection::List(names) => names.iter().any(|x| x == n),
+            Selection::None => false,
+        })
+        .map(|(n, _)| n.clone())
+        .collect()
 }
 
 /// The definitions a selection picks, in file order.
