@@ -69,11 +69,9 @@ if command -v xcompmgr >/dev/null; then
 fi
 
 # No session bus here: keep WebKit and the keyring from trying to reach one. (The one-instance
-# test gets a bus of its own below.)
-# A bus address that leads nowhere, so nothing falls back to $XDG_RUNTIME_DIR/bus either (the
-# one-instance plugin would hand a launch over to a YUI running on the desktop's bus).
+# test gets a bus of its own below; every test's app has its own data dir, so its own
+# one-instance name, and never hands over to a YUI on the desktop's bus.)
 export NO_AT_BRIDGE=1
-export DBUS_SESSION_BUS_ADDRESS="unix:path=$LOG_DIR/no-session-bus"
 # A config folder of the suite's own: the autostart test writes an autostart entry, and no test
 # reads the user's client-tools.json.
 export XDG_CONFIG_HOME="$LOG_DIR/config"
