@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod error;
 pub mod firstrun;
 pub mod logging;
+pub mod longterm;
 pub mod memory;
 pub mod paths;
 pub mod playback;

@@ -12,6 +12,8 @@ mod command_tools;
 mod contract_strings;
 mod doctor;
 mod fault_matrix;
+mod memory;
+mod memory_extract;
 mod plain;
 mod relations;
 mod settings_layers;
