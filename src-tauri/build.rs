@@ -54,6 +54,14 @@ const COMMANDS: &[&str] = &[
     "relations_list",
     "relation_set",
     "relation_bands",
+    // long-term memory (settings window only; commands/memory.rs)
+    "memory_overview",
+    "memory_search",
+    "memory_edit",
+    "memory_forget",
+    "memory_forget_all",
+    "memory_export",
+    "memory_pause",
 ];
 
 fn main() {

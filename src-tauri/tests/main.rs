@@ -8,6 +8,7 @@ mod browser;
 mod characters_commands;
 mod commands;
 mod ipc_surface;
+mod memory_commands;
 mod relations_commands;
 mod tools_commands;
 mod vocab_commands;

@@ -15,6 +15,7 @@ mod expression;
 mod fake_backend;
 mod firstrun;
 mod ipc_surface;
+mod long_memory;
 mod memory;
 mod presence;
 #[allow(dead_code)]

@@ -366,3 +366,85 @@ async fn the_scheduler_extracts_after_a_pause_and_never_during_a_turn() {
     assert_eq!(server.seen().len(), 1);
     let _ = Value::Null;
 }
+
+#[tokio::test]
+async fn embeddings_are_fetched_stored_and_fused() {
+    let h = Harness::new();
+    let near = longterm::add(
+        &h.store,
+        h.clock.now(),
+        "yui",
+        &longterm::NewMemory::new(Kind::Fact, "alpha"),
+    )
+    .unwrap()
+    .id;
+    let far = longterm::add(
+        &h.store,
+        h.clock.now(),
+        "yui",
+        &longterm::NewMemory::new(Kind::Fact, "beta"),
+    )
+    .unwrap()
+    .id;
+    // A scripted OpenAI-compatible /embeddings: "alpha" → x axis, anything else → y axis.
+    let server = ScriptServer::builder()
+        .responder(|s| {
+            let data: Vec<Value> = s.body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let v = if t == "alpha" { [3.0, 0.0] } else { [0.0, 2.0] };
+                    json!({"object": "embedding", "index": i, "embedding": v})
+                })
+                .collect();
+            Reply::Status(
+                200,
+                json!({"object": "list", "data": data, "model": s.body["model"]}).to_string(),
+            )
+        })
+        .start()
+        .await;
+    let http = reqwest::Client::new();
+    let n = longterm::embed::backfill(&h.store, &http, &server.base_url, Some("k"), "emb")
+        .await
+        .unwrap();
+    assert_eq!(n, 2);
+    let seen = server.seen();
+    assert_eq!(
+        (seen[0].path.as_str(), seen[0].body["model"].clone()),
+        ("/v1/embeddings", json!("emb"))
+    );
+    assert_eq!(seen[0].body["input"], json!(["alpha", "beta"]));
+    // Nothing left to embed; a model change embeds everything again.
+    assert_eq!(
+        longterm::embed::backfill(&h.store, &http, &server.base_url, None, "emb")
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        longterm::embed::missing(&h.store, "emb-2", 10)
+            .unwrap()
+            .len(),
+        2
+    );
+    // A query with no word in common finds the nearest vector first.
+    let q = [1.0f32, 0.0];
+    let found = h
+        .store
+        .read(|c| longterm::search::memories(c, "yui", "zzz", Some(("emb", &q)), 5))
+        .unwrap();
+    assert_eq!(
+        found.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![near, far]
+    );
+    // Forget takes the vector with it.
+    longterm::forget(&h.store, near).unwrap();
+    let vectors: i64 = h
+        .store
+        .read(|c| Ok(c.query_row("SELECT count(*) FROM memory_vectors", [], |r| r.get(0))?))
+        .unwrap();
+    assert_eq!(vectors, 1);
+}

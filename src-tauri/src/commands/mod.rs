@@ -4,6 +4,7 @@
 //! `capabilities/`.
 
 pub mod backend;
+pub mod memory;
 pub mod phone;
 pub mod playback;
 pub mod presets;
@@ -57,6 +58,13 @@ macro_rules! yui_invoke_handler {
             $crate::commands::relations::relations_list,
             $crate::commands::relations::relation_set,
             $crate::commands::relations::relation_bands,
+            $crate::commands::memory::memory_overview,
+            $crate::commands::memory::memory_search,
+            $crate::commands::memory::memory_edit,
+            $crate::commands::memory::memory_forget,
+            $crate::commands::memory::memory_forget_all,
+            $crate::commands::memory::memory_export,
+            $crate::commands::memory::memory_pause,
         ]
     };
 }

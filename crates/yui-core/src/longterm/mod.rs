@@ -416,3 +416,47 @@ pub fn summary(c: &Connection, preset_id: &str) -> Result<Option<Memory>> {
     )
     .optional()?)
 }
+
+/// The user's search (Settings → Memory, `yui memory search`): `preset_id`'s memories best
+/// matching `query`.
+pub fn search_memories(
+    store: &Store,
+    preset_id: &str,
+    query: &str,
+    limit: usize,
+) -> Result<Vec<Memory>> {
+    store.read(|c| {
+        must_preset(c, preset_id)?;
+        search::memories(c, preset_id, query, None, limit.clamp(1, 200))
+    })
+}
+
+/// One character's memory as Settings → Memory shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Overview {
+    pub preset_id: String,
+    pub memories: Vec<Memory>,
+    pub last_used: LastUsed,
+    /// Remembering paused for this character (its switch).
+    pub paused: bool,
+    /// Remembering on at all (`yui.memory.enabled`).
+    pub enabled: bool,
+}
+
+pub fn overview(store: &Store, preset_id: &str) -> Result<Overview> {
+    let cfg = config::load(store);
+    Ok(Overview {
+        preset_id: preset_id.to_string(),
+        memories: list(store, preset_id)?,
+        last_used: last_used(store, preset_id)?,
+        paused: cfg.paused.iter().any(|p| p == preset_id),
+        enabled: cfg.enabled,
+    })
+}
+
+/// Pause or resume remembering for `preset_id`; its overview after.
+pub fn set_paused(store: &Store, preset_id: &str, paused: bool) -> Result<Overview> {
+    store.read(|c| must_preset(c, preset_id))?;
+    config::set_paused(store, preset_id, paused)?;
+    overview(store, preset_id)
+}

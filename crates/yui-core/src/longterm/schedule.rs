@@ -3,7 +3,8 @@
 //! window. Never during a turn of that character and never delaying one: a turn starting stops a
 //! running extraction (it changes nothing, and its lines are read again later), and extraction
 //! runs in a task of its own. A failure is retried after the pause, doubled per failure (at most
-//! an hour).
+//! an hour). After a successful extraction, memories without a vector of the configured
+//! embeddings model are embedded (`embed::backfill`): a model change re-embeds them all.
 //!
 //! The stage drives it ([`Scheduler::turn_started`], [`Scheduler::turn_ended`]).
 
@@ -211,6 +212,21 @@ impl Scheduler {
             token,
         )
         .await;
+        if r.is_ok() && !token.is_cancelled() {
+            // Vectors for new and edited memories (all of them after a model change).
+            if let Some(e) = super::config::load(&self.0.store).embeddings {
+                let base = e.base_url.as_deref().unwrap_or(&backend.base_url);
+                let key = backend.api_key.as_deref();
+                match super::embed::backfill(&self.0.store, &self.0.http, base, key, &e.model).await
+                {
+                    Ok(n) if n > 0 => tracing::info!(preset = preset_id, n, "memories embedded"),
+                    Ok(_) => {}
+                    Err(err) => {
+                        tracing::info!(error = %err.message, "embedding failed; retried after the next extraction")
+                    }
+                }
+            }
+        }
         match &r {
             Ok(rep) => tracing::info!(
                 preset = preset_id,

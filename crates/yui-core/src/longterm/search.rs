@@ -112,6 +112,27 @@ impl Terms {
     }
 }
 
+/// A term in more rows than this (any character's) says nothing about what a message is about
+/// and would make BM25 rank most of the table: it is left out of the query. Counting stops at
+/// the cap, so the check costs one short read of the term's doclist.
+pub const COMMON: usize = 2000;
+
+/// `terms` without those found in more than [`COMMON`] rows of the index `fts`.
+fn rare(c: &Connection, fts: &str, terms: &[String]) -> Result<Vec<String>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT ?2)"
+    ))?;
+    let mut out = Vec::with_capacity(terms.len());
+    for t in terms {
+        let q = format!("\"{}\"", t.replace('"', "\"\""));
+        let n: i64 = stmt.query_row(params![q, COMMON as i64 + 1], |r| r.get(0))?;
+        if n as usize <= COMMON {
+            out.push(t.clone());
+        }
+    }
+    Ok(out)
+}
+
 /// `"a" OR "b"`: each term quoted (a `"` doubled), so no user text is FTS5 syntax.
 fn or_query(terms: &[String]) -> Option<String> {
     if terms.is_empty() {
@@ -164,27 +185,12 @@ pub fn lists(
     below: i64,
 ) -> Result<Vec<Vec<i64>>> {
     let mut out = Vec::new();
-    if let Some(q) = or_query(&terms.words) {
-        out.push(ranked(
-            c,
-            &format!("{table}_fts"),
-            table,
-            preset_id,
-            &q,
-            below,
-            CANDIDATES,
-        )?);
+    let (fts, tri) = (format!("{table}_fts"), format!("{table}_tri"));
+    if let Some(q) = or_query(&rare(c, &fts, &terms.words)?) {
+        out.push(ranked(c, &fts, table, preset_id, &q, below, CANDIDATES)?);
     }
-    if let Some(q) = or_query(&terms.trigrams) {
-        out.push(ranked(
-            c,
-            &format!("{table}_tri"),
-            table,
-            preset_id,
-            &q,
-            below,
-            CANDIDATES,
-        )?);
+    if let Some(q) = or_query(&rare(c, &tri, &terms.trigrams)?) {
+        out.push(ranked(c, &tri, table, preset_id, &q, below, CANDIDATES)?);
     }
     if table == "memories" && !terms.pairs.is_empty() {
         // Few rows per character: a scan is cheap, and the trigram index cannot match 2 chars.
