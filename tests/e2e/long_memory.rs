@@ -90,25 +90,19 @@ async fn settings_memory_lists_pins_forgets_and_pauses() {
     }
 
     // Pin the cat, forget cilantro.
-    let pin = s
-        .find(&format!(
-            "#memory li[data-memory-id='{}'] .memory-pin",
-            ids[1]
-        ))
-        .await
-        .unwrap();
-    s.click(&pin).await.unwrap();
+    click(
+        &s,
+        &format!("#memory li[data-memory-id='{}'] .memory-pin", ids[1]),
+    )
+    .await;
     s.wait_script(&format!("return !!document.querySelector(\"#memory li[data-memory-id='{}']\")?.textContent.includes('pinned')", ids[1]), T)
         .await
         .expect("shown pinned");
-    let forget = s
-        .find(&format!(
-            "#memory li[data-memory-id='{}'] .memory-forget",
-            ids[2]
-        ))
-        .await
-        .unwrap();
-    s.click(&forget).await.unwrap();
+    click(
+        &s,
+        &format!("#memory li[data-memory-id='{}'] .memory-forget", ids[2]),
+    )
+    .await;
     s.wait_script(
         "return document.querySelectorAll('#memory .memory').length === 5",
         T,
@@ -123,9 +117,7 @@ async fn settings_memory_lists_pins_forgets_and_pauses() {
     );
 
     // The pause switch.
-    s.click(&s.find("#memory-pause").await.unwrap())
-        .await
-        .unwrap();
+    click(&s, "#memory-pause").await;
     s.wait_script(
         "return document.getElementById('memory-pause').checked === false",
         T,
@@ -154,4 +146,28 @@ async fn settings_memory_lists_pins_forgets_and_pauses() {
     .await
     .expect("Kai's memories alone");
     let _ = s.delete().await;
+}
+
+/// Click `css` as a user does, after scrolling it into view (the list scrolls on its own, and
+/// WebKitWebDriver refuses an element outside the visible part of it). The styled switch hides
+/// its checkbox, so that one is clicked by script, as its label would.
+async fn click(s: &super::webdriver::Session, css: &str) {
+    let visible = s
+        .exec(
+            "const e = document.querySelector(arguments[0]); e.scrollIntoView({block: 'center'});
+             const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0;",
+            json!([css]),
+        )
+        .await
+        .unwrap();
+    if visible == json!(true) {
+        s.click(&s.find(css).await.unwrap()).await.unwrap();
+    } else {
+        s.exec(
+            "document.querySelector(arguments[0]).click(); return true",
+            json!([css]),
+        )
+        .await
+        .unwrap();
+    }
 }
