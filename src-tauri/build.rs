@@ -61,6 +61,14 @@ const COMMANDS: &[&str] = &[
     "look_options",
     "look_preview",
     "look_import_folder",
+    // long-term memory (settings window only; commands/memory.rs)
+    "memory_overview",
+    "memory_search",
+    "memory_edit",
+    "memory_forget",
+    "memory_forget_all",
+    "memory_export",
+    "memory_pause",
 ];
 
 fn main() {

@@ -10,6 +10,7 @@ mod characters_commands;
 mod commands;
 mod instance_id;
 mod ipc_surface;
+mod memory_commands;
 mod relations_commands;
 mod tools_commands;
 mod vocab_commands;

@@ -32,6 +32,7 @@ async fn the_settings_switch_writes_and_removes_the_autostart_entry() {
     let _ = std::fs::remove_file(&entry);
     let s = launch_showing(dir.path(), &["main"]).await;
     open_settings(&s).await;
+    super::settings_section(&s, "autostart").await;
     s.wait_script(
         "return document.getElementById('autostart')?.dataset.autostartLoaded === 'true'",
         Duration::from_secs(10),

@@ -17,6 +17,7 @@ mod fake_backend;
 mod firstrun;
 mod ipc_surface;
 mod looks;
+mod long_memory;
 mod memory;
 mod presence;
 #[allow(dead_code)]

@@ -6,6 +6,7 @@ import { mountSettings } from "./relations-panel.js";
 import { mountCharacters } from "./characters-panel.js";
 import { mountTools } from "./tools-panel.js";
 import { mountNav } from "./settings-nav.js";
+import { mountMemory } from "./memory-panel.js";
 
 const backendForm = document.getElementById("backend-form");
 const keyForm = document.getElementById("key-form");
@@ -185,6 +186,7 @@ async function main() {
   // After wireSwitches: the panel moves the wired Relations switch into its section.
   await mountSettings(document.getElementById("relations")).catch((err) => setStatus(err.message, true));
   await mountTools(document.getElementById("tools")).catch((err) => setStatus(err.message, true));
+  await mountMemory(document.getElementById("memory")).catch((err) => setStatus(err.message, true));
 }
 
 main();

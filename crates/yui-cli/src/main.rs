@@ -7,6 +7,7 @@
 mod backend_cmd;
 mod converse_cmd;
 mod doctor_cmd;
+mod memory_cmd;
 mod preset_cmd;
 mod relation_cmd;
 mod settings_cmd;
@@ -65,6 +66,9 @@ enum Command {
     /// Run the user's turn and every addressed turn that follows (one character answering
     /// another), as the app would; JSON lines with a "preset" field (exit 0 when it ends).
     Converse(converse_cmd::ConverseArgs),
+    /// A character's long-term memories: list, search, add, edit, pin, forget, export, extract.
+    #[command(subcommand)]
+    Memory(memory_cmd::MemoryCmd),
     /// Run one client tool directly and print its result.
     Tool(tool_cmd::ToolArgs),
     /// The configured command client tools: list, check, enable/disable per character.
@@ -125,6 +129,7 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
         Command::Doctor(args) => Out::Exit(doctor_cmd::run(paths, args)?),
         Command::Say(args) => Out::Exit(voice_cmd::say(paths, args)?),
         Command::Listen(args) => Out::Exit(voice_cmd::listen(paths, args)?),
+        Command::Memory(cmd) => Out::Json(memory_cmd::run(paths, cmd)?),
     })
 }
 

@@ -6,6 +6,7 @@
 //! local time: Monday 2026-11-30 10:40 (UTC+01:00)
 //! tool switches: relations on, browser off, screen off
 //! relation: user: warm; Kai: neutral
+//! memory: The user's cat is named Mochi.
 //! addressed: Kai spoke to you: "…"
 //! [/client context]
 //! ```
@@ -32,6 +33,8 @@ pub struct ClientContext {
     pub switches: Vec<(&'static str, bool)>,
     /// The whole `relation:` line, when relations are on and there is one.
     pub relation: Option<String>,
+    /// Long-term memory's lines (`memory:`, `summary:`, `earlier:`; `longterm::recall`).
+    pub memory: Vec<String>,
     /// Addressed-turn lines (another character's reply addressed to this one).
     pub addressed: Vec<String>,
 }
@@ -62,6 +65,7 @@ impl ClientContext {
             local: clock.local_now(),
             switches,
             relation,
+            memory: Vec::new(),
             addressed: Vec::new(),
         }
     }
@@ -91,6 +95,7 @@ impl ClientContext {
         ];
         lines.extend(self.switches_line());
         lines.extend(self.relation.clone());
+        lines.extend(self.memory.iter().cloned());
         lines.extend(self.addressed.iter().cloned());
         lines.push(CLOSE.to_string());
         lines.join("\n")

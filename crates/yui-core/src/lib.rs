@@ -16,6 +16,7 @@ pub mod firstrun;
 pub mod layout;
 pub mod logging;
 pub mod looks;
+pub mod longterm;
 pub mod memory;
 pub mod paths;
 pub mod playback;

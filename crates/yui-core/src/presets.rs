@@ -491,8 +491,8 @@ pub struct Deleted {
 }
 
 /// Delete a character with everything kept for it, in ONE transaction: its transcript, its
-/// relations (its own toward others, others' toward it, their logs and per-turn marks) and its
-/// Responses chain. Any failure rolls all of it back. The main character cannot be deleted (make
+/// relations (its own toward others, others' toward it, their logs and per-turn marks), its
+/// Responses chain and its memories. Any failure rolls all of it back. The main character cannot be deleted (make
 /// another one main first), nor the last one.
 pub fn delete(store: &Store, id: &str) -> Result<Deleted> {
     store.write(|tx| {
@@ -515,6 +515,8 @@ pub fn delete(store: &Store, id: &str) -> Result<Deleted> {
             )?;
         }
         let chain_rows = tx.execute("DELETE FROM response_chain WHERE preset_id = ?1", [id])?;
+        // Its memories too (their index entries and vectors go with them: triggers, cascade).
+        crate::longterm::delete_preset(tx, id)?;
         tx.execute("DELETE FROM presets WHERE id = ?1", [id])?;
         Ok(Deleted {
             preset,

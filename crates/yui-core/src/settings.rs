@@ -17,6 +17,7 @@ pub const TIMEOUTS: &str = crate::turn::sse::TIMEOUTS_KEY;
 pub const ENABLED_CLIENT_TOOLS: &str = crate::tools::command::select::KEY;
 pub const FIRST_RUN: &str = "yui.first_run";
 pub const SLEEP: &str = crate::presence::KEY;
+pub const MEMORY: &str = crate::longterm::config::KEY;
 /// The contract's name: how many addressed turns may follow one user turn.
 pub const ADDRESSED_CHAIN_MAX: &str = "rate_limit.addressed_chain_max";
 /// [`ADDRESSED_CHAIN_MAX`] when it was never set.
@@ -170,6 +171,13 @@ pub const KNOWN: &[Known] = &[
         default: crate::autostart::default_value,
         validate: |v| crate::autostart::from_value(v).map(drop),
         doc: "Start with the desktop: while on, an XDG autostart entry ($XDG_CONFIG_HOME/autostart/yui.desktop) starts YUI at login; switching it off removes the entry. Off by default. Settings → General, or `yui settings set` (both write or remove the entry).",
+    },
+    Known {
+        key: MEMORY,
+        kind: "object {enabled, pause_minutes, recall_tokens, history_tokens, paused, embeddings}",
+        default: crate::longterm::config::default_value,
+        validate: |v| crate::longterm::Config::from_value(v).map(drop),
+        doc: "Long-term memory (docs/memory.md): enabled (extraction writes memories, true), pause_minutes (a conversation is read for memories after this long without a turn, 2), recall_tokens (what one turn may recall, 400), history_tokens (the history window, 3000), paused (preset ids whose remembering is paused), embeddings (null, or {model, base_url}: fused with BM25).",
     },
     Known {
         key: ADDRESSED_CHAIN_MAX,

@@ -15,6 +15,8 @@ mod doctor;
 mod fault_matrix;
 mod looks;
 mod mcp;
+mod memory;
+mod memory_extract;
 mod plain;
 mod relations;
 mod settings_layers;

@@ -458,3 +458,24 @@ pub fn r_call(oi: u64, item_id: &str, call_id: &str, name: &str, args: &str) -> 
 pub fn responses_say(id: &str, t: &str) -> Reply {
     Reply::Sse(vec![r_created(id), r_text(t), r_completed(id)])
 }
+
+/// A whole non-streaming Chat Completions answer (`stream: false`): one `chat.completion`
+/// object, as real servers send it. `finish_reason` `length` is an answer the server cut.
+pub fn chat_json(content: &str, finish_reason: &str) -> Reply {
+    Reply::Status(
+        200,
+        json!({
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "scripted",
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason
+            }],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        })
+        .to_string(),
+    )
+}

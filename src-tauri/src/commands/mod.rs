@@ -6,6 +6,7 @@
 pub mod autostart;
 pub mod backend;
 pub mod looks;
+pub mod memory;
 pub mod phone;
 pub mod playback;
 pub mod presets;
@@ -64,6 +65,13 @@ macro_rules! yui_invoke_handler {
             $crate::commands::looks::look_options,
             $crate::commands::looks::look_preview,
             $crate::commands::looks::look_import_folder,
+            $crate::commands::memory::memory_overview,
+            $crate::commands::memory::memory_search,
+            $crate::commands::memory::memory_edit,
+            $crate::commands::memory::memory_forget,
+            $crate::commands::memory::memory_forget_all,
+            $crate::commands::memory::memory_export,
+            $crate::commands::memory::memory_pause,
         ]
     };
 }

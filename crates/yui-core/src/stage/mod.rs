@@ -162,6 +162,8 @@ pub(crate) struct Inner {
     speech_gen: std::sync::atomic::AtomicU64,
     /// Turns started and not yet done with (their playback and any addressed turn after them).
     active: std::sync::atomic::AtomicUsize,
+    /// Long-term memory's extractions (after a pause, before lines leave the window).
+    memory: Option<crate::longterm::schedule::Scheduler>,
 }
 
 /// The coordinator. Cheap to clone (shared).
@@ -178,6 +180,7 @@ impl Stage {
         opts: StageOptions,
     ) -> (Self, mpsc::UnboundedReceiver<StageEvent>) {
         let (tx, rx) = mpsc::unbounded_channel();
+        let memory = run::memory_scheduler(&store, &clock, &paths, &opts);
         let stage = Self(Arc::new(Inner {
             store,
             clock,
@@ -189,6 +192,7 @@ impl Stage {
             chain: Mutex::new(Chain::default()),
             speech_gen: Default::default(),
             active: Default::default(),
+            memory,
         }));
         (stage, rx)
     }

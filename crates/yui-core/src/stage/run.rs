@@ -26,13 +26,41 @@ pub fn addressed_lines(from_name: &str, text: &str) -> Vec<String> {
 }
 
 fn backend_for(inner: &Inner) -> Result<(Backend, Timeouts)> {
-    Ok(match &inner.opts.backend {
+    backend_of(&inner.store, &inner.paths, &inner.opts.backend)
+}
+
+fn backend_of(
+    store: &Store,
+    paths: &crate::paths::Paths,
+    source: &BackendSource,
+) -> Result<(Backend, Timeouts)> {
+    Ok(match source {
         BackendSource::Configured => (
-            Backend::configured(&inner.store, &inner.paths)?,
-            Timeouts::configured(&inner.store),
+            Backend::configured(store, paths)?,
+            Timeouts::configured(store),
         ),
         BackendSource::Fixed { backend, timeouts } => (backend.clone(), *timeouts),
     })
+}
+
+/// The stage's extraction scheduler: each character's extraction goes to the backend its turns
+/// use (docs/memory.md). `None` when no HTTP client can be made (memory then only recalls).
+pub(super) fn memory_scheduler(
+    store: &Store,
+    clock: &crate::clock::SharedClock,
+    paths: &crate::paths::Paths,
+    opts: &super::StageOptions,
+) -> Option<crate::longterm::schedule::Scheduler> {
+    let http = turn::sse::http_client(&Timeouts::configured(store)).ok()?;
+    let (s, p, source) = (store.clone(), paths.clone(), opts.backend.clone());
+    let backend: crate::longterm::schedule::BackendFn =
+        Arc::new(move |_preset: &str| backend_of(&s, &p, &source).map(|(b, _)| b));
+    Some(crate::longterm::schedule::Scheduler::new(
+        store.clone(),
+        clock.clone(),
+        http,
+        backend,
+    ))
 }
 
 fn push_config(backend: &Backend, timeouts: &Timeouts) -> Option<PushConfig> {
@@ -110,6 +138,9 @@ pub(super) fn start(
     on_start: &mut dyn FnMut(&str),
 ) -> Result<String> {
     let (backend, timeouts) = backend_for(inner)?;
+    if let Some(m) = &inner.memory {
+        m.turn_started(preset_id);
+    }
     let push = ensure_push(inner, preset_id, window, Some((&backend, &timeouts)));
     let (mut req, registry) =
         turn::prepare(&inner.store, &inner.clock, preset_id, window, text, backend)?;
@@ -206,6 +237,9 @@ impl Pump {
             });
         }
         self.free_slot(&turn_id);
+        if let Some(m) = &inner.memory {
+            m.turn_ended(&self.preset_id);
+        }
         let (status, text, addressed) = end.unwrap_or((TurnStatus::Error, String::new(), None));
         if inner.opts.headless {
             inner.tracker.bubble_done(&turn_id);

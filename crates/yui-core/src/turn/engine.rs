@@ -31,7 +31,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// Transcript lines a Chat Completions turn carries as history.
+/// Transcript lines a turn carries as history when its token budget cannot be read (the
+/// window is `yui.memory.history_tokens`, sized by `longterm::for_turn`).
 pub const HISTORY_LIMIT: usize = 40;
 /// Capacity of a turn's event channel (the engine waits when the reader is this far behind).
 pub const EVENT_BUFFER: usize = 1024;
@@ -130,12 +131,16 @@ pub fn prepare(
     let preset = crate::presets::get(store, preset_id)?;
     let env = RegistryEnv::load(store, preset_id, window)?;
     let registry = ToolRegistry::for_window(&env)?;
-    let context = ClientContext::build(clock.as_ref(), store, preset_id, &registry);
+    let mut context = ClientContext::build(clock.as_ref(), store, preset_id, &registry);
     let turn_id = format!(
         "turn-{}-{}",
         clock.now().timestamp_millis(),
         TURN_SEQ.fetch_add(1, Ordering::Relaxed)
     );
+    // Long-term memory: the history window's size and what this turn recalls (docs/memory.md).
+    let (history_limit, recalled) =
+        crate::longterm::for_turn(store, clock.now(), preset_id, &turn_id, message, None);
+    context.memory = recalled.lines;
     Ok((
         TurnRequest {
             turn_id,
@@ -146,7 +151,7 @@ pub fn prepare(
             context: Some(context),
             backend,
             timeouts: Timeouts::configured(store),
-            history_limit: HISTORY_LIMIT,
+            history_limit,
             addressed_by: None,
         },
         registry,

@@ -2,6 +2,7 @@
 //! table's module. A database whose version is newer than [`SCHEMA_VERSION`] is refused.
 
 mod endpoints;
+mod memory;
 mod presets;
 mod relations;
 mod response_chain;
@@ -59,6 +60,11 @@ const STEPS: &[Step] = &[
         version: 8,
         name: "transcript_speaker",
         sql: transcript::V3,
+    },
+    Step {
+        version: 9,
+        name: "memory",
+        sql: memory::V1,
     },
 ];
 

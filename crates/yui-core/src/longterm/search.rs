@@ -1,0 +1,285 @@
+//! Finding memories and transcript lines: BM25 over the FTS5 indexes, fused by reciprocal-rank
+//! fusion (RRF) with the trigram index (Chinese and Japanese, which have no spaces between
+//! words) and, when an embeddings model is set, cosine similarity over the stored vectors.
+//!
+//! A query is cut into words (Latin, Cyrillic…: lower-cased, common words dropped) and CJK runs
+//! (cut into overlapping trigrams; a two-character run is looked up with `LIKE` among memories).
+//! Every term is a quoted FTS5 string, so nothing the user typed is read as query syntax.
+
+use super::{from_row, Memory, COLUMNS};
+use crate::error::Result;
+use rusqlite::{params, Connection};
+use std::collections::HashMap;
+
+/// RRF's constant (the usual 60): a document's fused score is Σ 1 / (K + rank).
+pub const RRF_K: f64 = 60.0;
+/// Candidates each ranked list contributes.
+pub const CANDIDATES: usize = 30;
+/// The most word terms and trigram terms one query uses (bounds the cost of a long message).
+const MAX_WORDS: usize = 24;
+const MAX_TRIGRAMS: usize = 48;
+
+/// Words too common to say what a message is about.
+const STOP: &[&str] = &[
+    "a", "about", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by",
+    "can", "could", "did", "do", "does", "doing", "for", "from", "had", "has", "have", "he", "her",
+    "here", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "my",
+    "no", "not", "now", "of", "oh", "ok", "on", "or", "our", "remember", "she", "so", "some",
+    "tell", "that", "the", "their", "them", "then", "there", "they", "this", "to", "too", "up",
+    "us", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with",
+    "would", "yes", "you", "your", "know", "again", "still", "really", "please", "yeah", "hey",
+    "hi", "like", "get", "got", "one", "ll", "re", "ve", "don", "didn", "isn", "im",
+];
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // Hiragana, Katakana
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified
+        | 0xAC00..=0xD7AF // Hangul
+        | 0xF900..=0xFAFF // compatibility ideographs
+        | 0x20000..=0x2FFFF)
+}
+
+/// A query cut into its terms.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Terms {
+    pub words: Vec<String>,
+    pub trigrams: Vec<String>,
+    /// Two-character CJK runs (too short for the trigram index).
+    pub pairs: Vec<String>,
+}
+
+impl Terms {
+    pub fn of(text: &str) -> Self {
+        let mut t = Terms::default();
+        let mut word = String::new();
+        let mut run: Vec<char> = Vec::new();
+        let flush = |word: &mut String, run: &mut Vec<char>, t: &mut Terms| {
+            if !word.is_empty() {
+                let w = word.to_lowercase();
+                if w.chars().count() >= 2
+                    && !STOP.contains(&w.as_str())
+                    && !t.words.contains(&w)
+                    && t.words.len() < MAX_WORDS
+                {
+                    t.words.push(w);
+                }
+                word.clear();
+            }
+            match run.len() {
+                0 | 1 => {}
+                2 => {
+                    let p: String = run.iter().collect();
+                    if !t.pairs.contains(&p) {
+                        t.pairs.push(p);
+                    }
+                }
+                n => {
+                    for i in 0..n - 2 {
+                        let g: String = run[i..i + 3].iter().collect();
+                        if !t.trigrams.contains(&g) && t.trigrams.len() < MAX_TRIGRAMS {
+                            t.trigrams.push(g);
+                        }
+                    }
+                }
+            }
+            run.clear();
+        };
+        for c in text.chars() {
+            if is_cjk(c) {
+                if !word.is_empty() {
+                    let mut r = Vec::new();
+                    flush(&mut word, &mut r, &mut t);
+                }
+                run.push(c);
+            } else if c.is_alphanumeric() {
+                if !run.is_empty() {
+                    let mut w = String::new();
+                    flush(&mut w, &mut run, &mut t);
+                }
+                word.push(c);
+            } else {
+                flush(&mut word, &mut run, &mut t);
+            }
+        }
+        flush(&mut word, &mut run, &mut t);
+        t
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty() && self.trigrams.is_empty() && self.pairs.is_empty()
+    }
+}
+
+/// A term in more rows than this (any character's) says nothing about what a message is about
+/// and would make BM25 rank most of the table: it is left out of the query. Counting stops at
+/// the cap, so the check costs one short read of the term's doclist.
+pub const COMMON: usize = 2000;
+
+/// `terms` without those found in more than [`COMMON`] rows of the index `fts`.
+fn rare(c: &Connection, fts: &str, terms: &[String]) -> Result<Vec<String>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT ?2)"
+    ))?;
+    let mut out = Vec::with_capacity(terms.len());
+    for t in terms {
+        let q = format!("\"{}\"", t.replace('"', "\"\""));
+        let n: i64 = stmt.query_row(params![q, COMMON as i64 + 1], |r| r.get(0))?;
+        if n as usize <= COMMON {
+            out.push(t.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// `"a" OR "b"`: each term quoted (a `"` doubled), so no user text is FTS5 syntax.
+fn or_query(terms: &[String]) -> Option<String> {
+    if terms.is_empty() {
+        return None;
+    }
+    Some(
+        terms
+            .iter()
+            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(" OR "),
+    )
+}
+
+/// Ids of `preset_id`'s rows in `table` (`memories` or `transcript`) matching `query` in its
+/// FTS5 index `fts`, best BM25 first. `below`: only rows with a smaller id (transcript lines
+/// older than the history window); cut lines are never found.
+fn ranked(
+    c: &Connection,
+    fts: &str,
+    table: &str,
+    preset_id: &str,
+    query: &str,
+    below: i64,
+    limit: usize,
+) -> Result<Vec<i64>> {
+    let extra = if table == "transcript" {
+        " AND t.cut = 0"
+    } else {
+        ""
+    };
+    let sql = format!(
+        "SELECT t.id FROM {fts} JOIN {table} t ON t.id = {fts}.rowid
+         WHERE {fts} MATCH ?1 AND t.preset_id = ?2 AND t.id < ?3{extra}
+         ORDER BY bm25({fts}) LIMIT ?4"
+    );
+    let mut stmt = c.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params![query, preset_id, below, limit as i64], |r| {
+        r.get::<_, i64>(0)
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// Ranked id lists for `terms` over `table` (`memories` or `transcript`).
+pub fn lists(
+    c: &Connection,
+    table: &str,
+    preset_id: &str,
+    terms: &Terms,
+    below: i64,
+) -> Result<Vec<Vec<i64>>> {
+    let mut out = Vec::new();
+    let (fts, tri) = (format!("{table}_fts"), format!("{table}_tri"));
+    if let Some(q) = or_query(&rare(c, &fts, &terms.words)?) {
+        out.push(ranked(c, &fts, table, preset_id, &q, below, CANDIDATES)?);
+    }
+    if let Some(q) = or_query(&rare(c, &tri, &terms.trigrams)?) {
+        out.push(ranked(c, &tri, table, preset_id, &q, below, CANDIDATES)?);
+    }
+    if table == "memories" && !terms.pairs.is_empty() {
+        // Few rows per character: a scan is cheap, and the trigram index cannot match 2 chars.
+        let mut ids = Vec::new();
+        let mut stmt = c.prepare_cached(
+            "SELECT id FROM memories WHERE preset_id = ?1 AND instr(text, ?2) > 0
+             ORDER BY importance DESC, id DESC LIMIT ?3",
+        )?;
+        for p in &terms.pairs {
+            let rows = stmt.query_map(params![preset_id, p, CANDIDATES as i64], |r| {
+                r.get::<_, i64>(0)
+            })?;
+            for id in rows {
+                let id = id?;
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
+        out.push(ids);
+    }
+    Ok(out)
+}
+
+/// Reciprocal-rank fusion of ranked lists: ids by Σ 1/(K + rank), best first (ties: newer id).
+pub fn rrf(lists: &[Vec<i64>]) -> Vec<(i64, f64)> {
+    let mut score: HashMap<i64, f64> = HashMap::new();
+    for list in lists {
+        for (rank, id) in list.iter().enumerate() {
+            *score.entry(*id).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
+        }
+    }
+    let mut v: Vec<(i64, f64)> = score.into_iter().collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    v
+}
+
+/// Ids of `preset_id`'s memories whose stored vector (of `model`) is closest to `query`, by
+/// cosine (vectors are stored normalised: a dot product), best first. Brute force: fine to 10⁵.
+pub fn nearest(
+    c: &Connection,
+    preset_id: &str,
+    model: &str,
+    query: &[f32],
+    limit: usize,
+) -> Result<Vec<i64>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT v.memory_id, v.vector FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
+         WHERE m.preset_id = ?1 AND v.model = ?2",
+    )?;
+    let mut scored: Vec<(i64, f32)> = Vec::new();
+    let rows = stmt.query_map(params![preset_id, model], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+    })?;
+    for row in rows {
+        let (id, blob) = row?;
+        if blob.len() != query.len() * 4 {
+            continue; // another dimension: stale, re-embedded in the background
+        }
+        let dot: f32 = blob
+            .chunks_exact(4)
+            .zip(query)
+            .map(|(b, q)| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) * q)
+            .sum();
+        scored.push((id, dot));
+    }
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    scored.truncate(limit);
+    Ok(scored.into_iter().map(|(id, _)| id).collect())
+}
+
+/// The user's search (Settings → Memory, `yui memory search`): `preset_id`'s memories best
+/// first, by RRF of the BM25 lists (and the vectors' list when `vector` is given).
+pub fn memories(
+    c: &Connection,
+    preset_id: &str,
+    query: &str,
+    vector: Option<(&str, &[f32])>,
+    limit: usize,
+) -> Result<Vec<Memory>> {
+    let terms = Terms::of(query);
+    let mut ls = lists(c, "memories", preset_id, &terms, i64::MAX)?;
+    if let Some((model, v)) = vector {
+        ls.push(nearest(c, preset_id, model, v, CANDIDATES)?);
+    }
+    let mut stmt = c.prepare_cached(&format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"))?;
+    let mut out = Vec::new();
+    for (id, _) in rrf(&ls).into_iter().take(limit) {
+        out.push(stmt.query_row([id], from_row)?);
+    }
+    Ok(out)
+}
