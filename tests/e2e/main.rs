@@ -16,8 +16,8 @@ mod expression;
 mod fake_backend;
 mod firstrun;
 mod ipc_surface;
-mod looks;
 mod long_memory;
+mod looks;
 mod memory;
 mod presence;
 #[allow(dead_code)]
