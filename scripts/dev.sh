@@ -28,10 +28,11 @@ APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana
 # command tools, Xephyr for the two-monitor (Xinerama) tests of crates/yui-x11, dbus-daemon for
 # dbus-run-session (the one-instance test), PulseAudio for the voice's audio loop test (a null
 # sink whose monitor is the microphone; the test starts its own daemon:
-# crates/yui-cli/tests/voice_loop_cli.rs), npm and python3-venv for the MCP servers the MCP tests
-# start (ensure_mcp_servers).
+# crates/yui-cli/tests/voice_loop_cli.rs), python3-venv for the MCP servers the MCP tests start
+# (ensure_mcp_servers; npm comes with Node.js or from apt when missing, as for the tools below:
+# Debian's npm package conflicts with NodeSource's nodejs).
 TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick chromium python3 jq dbus-daemon
-  xserver-xephyr pulseaudio pulseaudio-utils npm python3-venv)
+  xserver-xephyr pulseaudio pulseaudio-utils python3-venv)
 
 missing() {
   local out=() p
@@ -190,6 +191,7 @@ package_check_debug() {
 ensure_mcp_servers() {
   local dir=crates/yui-core/tests/fixtures/mcp
   if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    if ! command -v npm >/dev/null 2>&1; then apt_install npm; fi
     log "installing the npm MCP test server ($dir)"
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
