@@ -136,6 +136,14 @@ struct Run {
 
 /// Run `yui converse` in `dir` against `base`; kill it per `plan` (never, when `None`).
 fn run(dir: &Path, base: &str, plan: Option<Plan>) -> Run {
+    // Memory extraction off: its requests (the window fills with these long lines) would take the
+    // scripted replies meant for the turns; this test is about the ratings and the transcript.
+    let off = r#"{"enabled":false,"pause_minutes":2,"recall_tokens":400,"history_tokens":3000,"paused":[],"embeddings":null}"#;
+    let set = yui_command(dir)
+        .args(["settings", "set", "yui.memory", off])
+        .output()
+        .expect("yui settings set");
+    assert!(set.status.success(), "yui settings set yui.memory: {set:?}");
     let mut child = yui_command(dir)
         .args(["converse", "--message", MESSAGE, "--base-url", base])
         .args(["--model", "m", "--transport", "chat_completions"])
