@@ -16,6 +16,7 @@ mod fault_matrix;
 mod looks;
 mod mcp;
 mod memory;
+mod memory_embed;
 mod memory_extract;
 mod plain;
 mod relations;

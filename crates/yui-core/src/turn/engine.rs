@@ -199,6 +199,11 @@ pub async fn run(
     tx: &mpsc::Sender<TurnEvent>,
     cancel: &CancellationToken,
 ) -> TurnOutcome {
+    // With an embeddings model, recall again with the message's vector, waiting briefly.
+    let now = deps.clock.now();
+    let embedded = crate::longterm::embed::recall_turn(&deps.store, &deps.http, now, req, cancel);
+    let embedded = embedded.await;
+    let req = embedded.as_ref().unwrap_or(req);
     let mut d = Dispatch::new(
         tx,
         registry,
