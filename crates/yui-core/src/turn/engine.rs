@@ -7,11 +7,12 @@
 //! `map_responses`, `push`) turn each wire into model events, `dispatch` runs them, `rounds`
 //! holds the round-trip rules of the request transports.
 
-use super::dispatch::{read_stream, Dispatch, End, Unregistered};
+use super::dispatch::{Dispatch, End, Unregistered};
 use super::events::{Addressed, TurnEvent, TurnStatus};
 use super::map_chat::ChatMapper;
 use super::map_responses::ResponsesMapper;
 use super::model::Mapper;
+use super::read::{read, SseSource};
 use super::rounds::{request_turn, ChatConversation, ResponsesConversation};
 use super::sse::{self, SseStream, Timeouts};
 use crate::backend::Transport;
@@ -365,20 +366,25 @@ pub async fn replay_response(
         tool_context(deps, req),
         unregistered(req),
     );
-    let mut mapper: Box<dyn Mapper> = match req.backend.transport {
+    let mut mapper: Box<dyn Mapper<Frame = sse::SseEvent>> = match req.backend.transport {
         Transport::Responses => Box::new(ResponsesMapper::new(
             registry.names().into_iter().map(str::to_string).collect(),
         )),
         _ => Box::new(ChatMapper::new()),
     };
-    read_stream(&mut d, stream, mapper.as_mut())
-        .await
-        .map(|r| r.text)
-        .map_err(|e| match e {
-            End::Stopped => "stopped".to_string(),
-            End::Backend(b) => b.to_string(),
-            End::Failed(m) => m,
-        })
+    read(
+        &mut d,
+        &cancel,
+        &mut SseSource::new(stream),
+        mapper.as_mut(),
+    )
+    .await
+    .map(|r| r.text)
+    .map_err(|e| match e {
+        End::Stopped => "stopped".to_string(),
+        End::Backend(b) => b.to_string(),
+        End::Failed(m) => m,
+    })
 }
 
 /// Extra time past a tool's [`ClientTool::wait`] before the turn answers for it, so a tool that

@@ -206,7 +206,10 @@ impl ResponsesMapper {
 }
 
 impl Mapper for ResponsesMapper {
-    fn feed(&mut self, ev: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<Flow, BackendError> {
+    type Frame = SseEvent;
+
+    fn feed(&mut self, ev: SseEvent, out: &mut Vec<ModelEvent>) -> Result<Flow, BackendError> {
+        let ev = &ev;
         let data = ev.data.trim();
         if data.is_empty() || data == "[DONE]" {
             // `[DONE]` is not a Responses end: only the lifecycle events are.
@@ -402,7 +405,7 @@ mod tests {
                 event: "message".into(),
                 data: l.to_string(),
             };
-            match m.feed(&ev, &mut out) {
+            match m.feed(ev, &mut out) {
                 Ok(Flow::More) => {}
                 Ok(Flow::End) => break,
                 Err(e) => return (out, Err(e)),

@@ -5,6 +5,7 @@
 //! - [`model`]: the one internal stream every transport maps into (`ModelEvent`);
 //! - [`map_chat`], [`map_responses`]: pure wire → model-event mappers, table-tested;
 //! - [`dispatch`]: the one dispatch (speech join, cues, client calls, backend tool status);
+//! - `read`: the one read loop (cancel, stall, map, dispatch) every transport's response uses;
 //! - [`rounds`]: the round-trip rules of the request transports, and their conversations;
 //! - [`push`]: the push transport (WebSocket, docs/push-transport.md);
 //! - [`sse`]: the streaming HTTP client (timeouts, evidence-keeping errors);
@@ -26,6 +27,7 @@ pub mod map_responses;
 pub mod model;
 pub mod plain;
 pub mod push;
+pub(crate) mod read;
 pub mod rounds;
 pub mod sse;
 pub mod wire;

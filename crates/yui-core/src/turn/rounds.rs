@@ -3,13 +3,14 @@
 //! next request ([`Conversation`]: Chat Completions messages, Responses input items and chain).
 
 use super::chain;
-use super::dispatch::{read_stream, spoke, Answered, Dispatch, End, Round};
+use super::dispatch::{spoke, Answered, Dispatch, End, Round};
 use super::endpoints;
 use super::engine::{TurnDeps, TurnRequest, IMAGE_NOTE_MANY, IMAGE_NOTE_ONE};
 use super::map_chat::ChatMapper;
 use super::map_responses::ResponsesMapper;
-use super::model::Mapper;
-use super::sse::{self, BackendError, SseStream};
+use super::model::{Mapper, StopReason};
+use super::read::{read, SseSource};
+use super::sse::{self, BackendError, SseEvent, SseStream};
 use super::wire::{chat as wchat, responses as wresp};
 use super::MAX_TOOL_ROUND_TRIPS;
 use crate::tools::ToolOutput;
@@ -28,7 +29,7 @@ pub(crate) trait Conversation: Send {
     fn url(&self) -> String;
     /// The next request's body.
     fn body(&self) -> Value;
-    fn mapper(&self) -> Box<dyn Mapper>;
+    fn mapper(&self) -> Box<dyn Mapper<Frame = SseEvent>>;
     /// Whether the model stopped to wait for its calls' results.
     fn waited(&self, round: &Round) -> bool;
     /// A request the server refused: adjust and answer `true` to send it again (at most once).
@@ -55,7 +56,8 @@ pub(crate) async fn request_turn(
             r => r?,
         };
         let mut mapper = conv.mapper();
-        let mut round = read_stream(d, stream, mapper.as_mut()).await?;
+        let cancel = d.cancel;
+        let mut round = read(d, cancel, &mut SseSource::new(stream), mapper.as_mut()).await?;
         if round.response_id.is_none() {
             // A server that sends no id on a later response: the turn's last id chains.
             round.response_id = d.response_id.clone();
@@ -153,12 +155,12 @@ impl Conversation for ChatConversation {
         serde_json::to_value(r).unwrap_or(Value::Null)
     }
 
-    fn mapper(&self) -> Box<dyn Mapper> {
+    fn mapper(&self) -> Box<dyn Mapper<Frame = SseEvent>> {
         Box::new(ChatMapper::new())
     }
 
     fn waited(&self, round: &Round) -> bool {
-        round.finish_reason.as_deref() == Some("tool_calls")
+        round.stop == Some(StopReason::ToolCalls)
     }
 
     fn retry(&mut self, _: &TurnDeps, _: &BackendError) -> Result<bool, End> {
@@ -336,7 +338,7 @@ impl Conversation for ResponsesConversation {
         serde_json::to_value(r).unwrap_or(Value::Null)
     }
 
-    fn mapper(&self) -> Box<dyn Mapper> {
+    fn mapper(&self) -> Box<dyn Mapper<Frame = SseEvent>> {
         Box::new(ResponsesMapper::new(self.client_tools.clone()))
     }
 
