@@ -367,8 +367,8 @@ pub fn declared_tool(vocab: &Vocab, transport: Transport) -> Option<Value> {
         return None;
     }
     let schema = match transport {
-        Transport::ChatCompletions => crate::turn::wire::chat::tool_schema,
-        Transport::Responses => crate::turn::wire::responses::tool_schema,
+        Transport::ChatCompletions => crate::turn::transport::chat::wire::tool_schema,
+        Transport::Responses => crate::turn::transport::responses::wire::tool_schema,
         Transport::Push => return None,
     };
     Some(schema(

@@ -15,7 +15,6 @@
 use super::*;
 use crate::error::{CoreError, Result};
 use crate::turn::events::Addressed;
-use crate::turn::wire;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
@@ -212,11 +211,11 @@ impl ToolRegistry {
 
     /// `tools[]` for Chat Completions (nested). `None` for an empty registry: no `tools` key.
     pub fn chat_tools(&self) -> Option<Value> {
-        self.schema(wire::chat::tool_schema)
+        self.schema(crate::turn::transport::chat::wire::tool_schema)
     }
     /// `tools[]` for Responses (flattened, `"strict": false`). `None` for an empty registry.
     pub fn responses_tools(&self) -> Option<Value> {
-        self.schema(wire::responses::tool_schema)
+        self.schema(crate::turn::transport::responses::wire::tool_schema)
     }
     fn schema(&self, f: fn(&str, &str, &Value) -> Value) -> Option<Value> {
         if self.tools.is_empty() {

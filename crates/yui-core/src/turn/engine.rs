@@ -3,18 +3,16 @@
 //! first request (so it stays even when the backend is dead), the transport's turn, the reply
 //! stored at the end (marked cut when it never finished), and the closing `turn_end`.
 //!
-//! The rules live elsewhere, once for every transport: the mappers (`map_chat`,
-//! `map_responses`, `push`) turn each wire into model events, `dispatch` runs them, `rounds`
-//! holds the round-trip rules of the request transports.
+//! The rules live elsewhere, once for every transport: each transport's folder under
+//! `transport/` maps its wire into model events, `read` is the one read loop, `dispatch` runs
+//! the events, `rounds` holds the round-trip rules of the request transports.
 
 use super::dispatch::{Dispatch, End, Unregistered};
 use super::events::{Addressed, TurnEvent, TurnStatus};
-use super::map_chat::ChatMapper;
-use super::map_responses::ResponsesMapper;
 use super::model::Mapper;
 use super::read::{read, SseSource};
-use super::rounds::{request_turn, ChatConversation, ResponsesConversation};
 use super::sse::{self, SseStream, Timeouts};
+use super::transport::{chat::map::ChatMapper, responses::map::ResponsesMapper};
 use crate::backend::Transport;
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
@@ -72,7 +70,7 @@ pub struct TurnDeps {
     pub clock: SharedClock,
     pub http: reqwest::Client,
     /// The window's push connection; without one a push turn connects for itself.
-    pub push: Option<Arc<super::push::PushClient>>,
+    pub push: Option<Arc<super::transport::push::PushClient>>,
 }
 
 impl TurnDeps {
@@ -326,25 +324,7 @@ async fn run_turn(
         (None, Some(speaker)) => format!("{speaker}: {}", req.message),
         (None, None) => req.message.clone(),
     };
-    match req.backend.transport {
-        Transport::ChatCompletions => {
-            let mut conv = ChatConversation::new(req, registry.chat_tools(), &history, user_text);
-            request_turn(d, deps, req, &mut conv).await
-        }
-        Transport::Responses => {
-            let names = registry.names().into_iter().map(str::to_string).collect();
-            let mut conv = ResponsesConversation::new(
-                deps,
-                req,
-                registry.responses_tools(),
-                names,
-                &history,
-                user_text,
-            )?;
-            request_turn(d, deps, req, &mut conv).await
-        }
-        Transport::Push => super::push::push_turn(d, deps, req).await,
-    }
+    super::transport::run(d, deps, req, registry, &history, user_text).await
 }
 
 /// Run one response's already-open stream exactly as a turn reads it (speech, held calls, cues,

@@ -3,13 +3,12 @@
 //!
 //! - [`engine`]: a turn from start to end (build, start, transcript writes, `turn_end`);
 //! - [`model`]: the one internal stream every transport maps into (`ModelEvent`);
-//! - [`map_chat`], [`map_responses`]: pure wire → model-event mappers, table-tested;
+//! - [`transport`]: one folder per transport (Chat Completions, Responses, push), each with its
+//!   wire types, its pure mapper (table-tested) and its conversation;
 //! - [`dispatch`]: the one dispatch (speech join, cues, client calls, backend tool status);
 //! - `read`: the one read loop (cancel, stall, map, dispatch) every transport's response uses;
-//! - [`rounds`]: the round-trip rules of the request transports, and their conversations;
-//! - [`push`]: the push transport (WebSocket, docs/push-transport.md);
+//! - [`rounds`]: the round-trip rules of the request transports (the `Conversation` each fills);
 //! - [`sse`]: the streaming HTTP client (timeouts, evidence-keeping errors);
-//! - [`wire`]: what each transport sends (typed request bodies) and tolerates back;
 //! - [`chain`]: the stored Responses chain; [`endpoints`]: what an endpoint refuses;
 //! - [`events`]: what leaves the core, in stream order;
 //! - [`plain`]: backend failures in plain words (the bubble's and `turn_end`'s error).
@@ -22,15 +21,12 @@ pub mod dispatch;
 pub mod endpoints;
 pub mod engine;
 pub mod events;
-pub mod map_chat;
-pub mod map_responses;
 pub mod model;
 pub mod plain;
-pub mod push;
 pub(crate) mod read;
 pub mod rounds;
 pub mod sse;
-pub mod wire;
+pub mod transport;
 
 pub use dispatch::{join_speech, SILENT};
 pub use engine::{

@@ -1,6 +1,6 @@
 //! The one internal stream every transport maps its wire into.
 //!
-//! Each transport has a pure [`Mapper`] (`map_chat`, `map_responses`, `push::map`) that turns the
+//! Each transport has a pure [`Mapper`] (`transport::{chat,responses,push}::map`) that turns the
 //! frames its source delivers (SSE events, push frames) into [`ModelEvent`]s; one read loop
 //! (`read`) feeds them and one dispatch (`dispatch`) runs them: speech, cues, client calls,
 //! backend tool status. The mappers know the wire; the dispatch knows the contract's rules.
@@ -80,7 +80,7 @@ impl StopReason {
 }
 
 /// A complete call as the stream delivered it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct CallItem {
     pub call_id: String,
     pub name: String,
@@ -88,7 +88,19 @@ pub struct CallItem {
     pub arguments: String,
     /// Position among the response's output items (the order a round trip sends them back in).
     pub seq: usize,
+    /// Non-empty argument pieces the stream carried (0 or 1: in one piece). Only the doctor
+    /// reports it, so it is no part of what makes two calls the same call.
+    pub fragments: usize,
 }
+
+impl PartialEq for CallItem {
+    fn eq(&self, o: &Self) -> bool {
+        (&self.call_id, &self.name, &self.arguments, self.seq)
+            == (&o.call_id, &o.name, &o.arguments, o.seq)
+    }
+}
+
+impl Eq for CallItem {}
 
 /// Whether the mapper wants more of the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,9 +7,9 @@
 //! held are dropped (their arguments may be incomplete). `hermes.tool.progress` telemetry is
 //! backend tool status.
 
-use super::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
-use super::sse::{evidence, BackendError, SseEvent};
-use super::wire::chat as wchat;
+use super::wire as wchat;
+use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
+use crate::turn::sse::{evidence, BackendError, SseEvent};
 
 /// One Chat Completions response being read.
 #[derive(Default)]
@@ -123,6 +123,7 @@ struct Slot {
     id: String,
     name: String,
     arguments: String,
+    pieces: usize,
 }
 
 impl ChatCalls {
@@ -159,6 +160,7 @@ impl ChatCalls {
                     id: String::new(),
                     name: String::new(),
                     arguments: String::new(),
+                    pieces: 0,
                 });
                 self.slots.len() - 1
             }
@@ -177,6 +179,7 @@ impl ChatCalls {
                 }
             }
             if let Some(a) = f.arguments {
+                slot.pieces += usize::from(!a.is_empty());
                 slot.arguments.push_str(&a);
             }
         }
@@ -198,6 +201,7 @@ impl ChatCalls {
                 name: s.name,
                 arguments: s.arguments,
                 seq,
+                fragments: s.pieces,
             })
             .collect()
     }
@@ -243,6 +247,7 @@ mod tests {
             name: name.into(),
             arguments: args.into(),
             seq,
+            fragments: 0,
         })
     }
 

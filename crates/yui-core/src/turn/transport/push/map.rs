@@ -3,10 +3,10 @@
 //! plays when the text reaches it. The turn's end (`turn_end`, an `error` frame) is a typed
 //! [`StopReason`]; a connection that closes before it is a lost connection.
 
+use super::wire::{arguments_text, SegmentCue, ServerFrame};
 use crate::turn::events::Cue;
 use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
 use crate::turn::sse::BackendError;
-use crate::turn::wire::push::{arguments_text, SegmentCue, ServerFrame};
 
 /// What a push turn whose connection closed before its end fails with.
 pub const LOST: &str = "the connection to the push backend was lost";
@@ -44,6 +44,7 @@ impl PushMapper {
                     name,
                     arguments: arguments_text(&arguments),
                     seq: self.calls,
+                    fragments: 1,
                 }));
                 self.calls += 1;
                 None
@@ -190,6 +191,7 @@ mod tests {
                     name: "look".into(),
                     arguments: r#"{"at":"body"}"#.into(),
                     seq: 0,
+                    fragments: 1,
                 })],
                 None,
             ),
@@ -201,6 +203,7 @@ mod tests {
                     name: "look".into(),
                     arguments: r#"{"at":"body"}"#.into(),
                     seq: 0,
+                    fragments: 1,
                 })],
                 None,
             ),

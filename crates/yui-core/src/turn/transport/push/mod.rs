@@ -9,23 +9,24 @@
 
 pub mod conn;
 pub mod map;
+pub mod wire;
 
 pub use conn::{ConnState, HelloFn, PushClient, PushConfig, TurnLink};
 
-use super::dispatch::{Answered, Dispatch, End};
-use super::engine::{TurnDeps, TurnRequest};
-use super::model::StopReason;
-use super::read::{read, FrameSource};
-use super::sse::BackendError;
-use super::wire::push::{ClientFrame, ClientInfo, PresetRef, ServerFrame, ToolDecl, PROTOCOL};
 use crate::error::Result;
 use crate::store::Store;
 use crate::tools::registry::{RegistryEnv, ToolRegistry};
 use crate::tools::{ToolOutput, GENERATE_EXPRESS};
+use crate::turn::dispatch::{Answered, Dispatch, End};
+use crate::turn::engine::{TurnDeps, TurnRequest};
+use crate::turn::model::StopReason;
+use crate::turn::read::{read, FrameSource};
+use crate::turn::sse::BackendError;
 use crate::window::WindowKind;
 use map::PushMapper;
 use serde_json::json;
 use std::sync::Arc;
+use wire::{ClientFrame, ClientInfo, PresetRef, ServerFrame, ToolDecl, PROTOCOL};
 
 /// The `hello` of a window: its declared tools without generate_express, and the cue schema
 /// generate_express would have.
@@ -214,11 +215,17 @@ pub async fn replay_frames(
     req: &TurnRequest,
     registry: &ToolRegistry,
     frames: &[String],
-    tx: &tokio::sync::mpsc::Sender<super::TurnEvent>,
+    tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
 ) -> usize {
     let cancel = tokio_util::sync::CancellationToken::new();
-    let ctx = super::engine::tool_context(deps, req);
-    let mut d = Dispatch::new(tx, registry, &cancel, ctx, super::engine::unregistered(req));
+    let ctx = crate::turn::engine::tool_context(deps, req);
+    let mut d = Dispatch::new(
+        tx,
+        registry,
+        &cancel,
+        ctx,
+        crate::turn::engine::unregistered(req),
+    );
     let mut source = Replay {
         frames: frames.iter(),
         parsed: 0,

@@ -8,9 +8,9 @@
 //! `response.completed` or `response.incomplete` (`response.failed` and `error` are errors); a
 //! body that closes before any of them is cut off, and calls not yet released are dropped.
 
-use super::model::{CallItem, Flow, Mapper, ModelEvent};
-use super::sse::{evidence, BackendError, SseEvent};
-use super::wire::responses as wresp;
+use super::wire as wresp;
+use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent};
+use crate::turn::sse::{evidence, BackendError, SseEvent};
 use serde_json::{json, Value};
 
 /// One Responses response being read.
@@ -189,6 +189,7 @@ impl ResponsesMapper {
             name,
             args,
             ran,
+            pieces,
             ..
         } = &mut self.items[idx].kind
         {
@@ -199,6 +200,7 @@ impl ResponsesMapper {
                     name: name.clone(),
                     arguments: args.clone(),
                     seq: idx,
+                    fragments: (*pieces).max(usize::from(!args.is_empty())),
                 }));
             }
         }
@@ -259,8 +261,12 @@ impl Mapper for ResponsesMapper {
                 delta,
             } => {
                 if let Some(i) = find_index(&self.items, item_id.as_deref(), output_index) {
-                    if let TrackKind::Call { args, ran, .. } = &mut self.items[i].kind {
+                    if let TrackKind::Call {
+                        args, ran, pieces, ..
+                    } = &mut self.items[i].kind
+                    {
                         if !*ran {
+                            *pieces += usize::from(!delta.is_empty());
                             args.push_str(&delta);
                         }
                     }
@@ -345,6 +351,8 @@ enum TrackKind {
         call_id: String,
         name: String,
         args: String,
+        /// Non-empty argument deltas seen.
+        pieces: usize,
         ran: bool,
         status_done: bool,
     },
@@ -368,6 +376,7 @@ impl Track {
                 call_id: call_id.unwrap_or_default(),
                 name: name.unwrap_or_default(),
                 args: String::new(),
+                pieces: 0,
                 ran: false,
                 status_done: false,
             },
@@ -421,6 +430,7 @@ mod tests {
             name: name.into(),
             arguments: args.into(),
             seq,
+            fragments: 0,
         })
     }
 
