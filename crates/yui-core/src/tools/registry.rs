@@ -14,9 +14,8 @@
 
 use super::*;
 use crate::error::{CoreError, Result};
-use crate::turn::events::Addressed;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The names a window kind hands to the registry, in declaration order (after generate_express).
 pub fn handed_tools(kind: WindowKind) -> &'static [&'static str] {
@@ -28,12 +27,7 @@ pub fn handed_tools(kind: WindowKind) -> &'static [&'static str] {
     }
 }
 
-/// State the tools of one turn share with the turn engine (the registry is built per turn).
-#[derive(Debug, Default)]
-pub struct TurnToolState {
-    /// Recorded by `address_character`; reported on `turn_end`.
-    pub addressed: Mutex<Option<Addressed>>,
-}
+pub use super::address::TurnToolState;
 
 /// What building a window's tools may read.
 pub struct RegistryEnv<'a> {

@@ -2,10 +2,10 @@
 //! cues, client calls (run under their waits, the switches read at call time), backend tool
 //! status. The read loop (`read`) feeds it one response's model events.
 
-use super::events::{Cue, TurnEvent};
+use super::call::{call_tool, parse_call_arguments};
 use super::model::{CallItem, ModelEvent, StopReason};
 use super::sse::BackendError;
-use super::{call_tool, parse_call_arguments};
+use crate::shared::events::{Cue, TurnEvent};
 use crate::tools::registry::ToolRegistry;
 use crate::tools::{ClientTool, ToolContext, ToolOutput, GENERATE_EXPRESS};
 use serde_json::Value;

@@ -7,25 +7,24 @@
 //! `transport/` maps its wire into model events, `read` is the one read loop, `dispatch` runs
 //! the events, `rounds` holds the round-trip rules of the request transports.
 
-use super::dispatch::{Dispatch, End, Unregistered};
-use super::events::{Addressed, TurnEvent, TurnStatus};
+use super::dispatch::{Dispatch, End};
 use super::model::Mapper;
 use super::read::{read, SseSource};
+use super::request::{tool_context, unregistered};
+pub use super::request::{Backend, TurnDeps, TurnRequest};
 use super::sse::{self, SseStream, Timeouts};
 use super::transport::{chat::map::ChatMapper, responses::map::ResponsesMapper};
 use crate::backend::Transport;
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
-use crate::error::{CoreError, Result};
+use crate::error::Result;
+use crate::shared::events::{Addressed, TurnEvent, TurnStatus};
 use crate::store::Store;
 use crate::tools::registry::{RegistryEnv, ToolRegistry};
-use crate::tools::{ClientTool, ToolContext, ToolOutput};
 use crate::transcript::{self, Role};
 use crate::window::WindowKind;
 use serde::Serialize;
-use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -35,56 +34,6 @@ use tokio_util::sync::CancellationToken;
 pub const HISTORY_LIMIT: usize = 40;
 /// Capacity of a turn's event channel (the engine waits when the reader is this far behind).
 pub const EVENT_BUFFER: usize = 1024;
-
-/// The note a Chat Completions tool message carries when its images follow.
-pub const IMAGE_NOTE_ONE: &str = "[the image follows in the next user message]";
-pub const IMAGE_NOTE_MANY: &str = "[the images follow in the next user message]";
-
-/// Where a turn goes: resolved once, in `backend::resolve`.
-pub use crate::backend::Backend;
-
-/// Everything one turn needs besides the tools.
-#[derive(Debug, Clone)]
-pub struct TurnRequest {
-    pub turn_id: String,
-    pub preset_id: String,
-    pub window: WindowKind,
-    /// The user's message, as typed (stored as is; the request carries it after the context).
-    pub message: String,
-    /// System prompt (the preset's persona).
-    pub instructions: Option<String>,
-    pub context: Option<ClientContext>,
-    pub backend: Backend,
-    pub timeouts: Timeouts,
-    pub history_limit: usize,
-    /// An addressed turn: the name of the character whose reply `message` is. It is stored as
-    /// said by that character, and the request carries the client context alone (its
-    /// `addressed:` lines say who spoke and what was said).
-    pub addressed_by: Option<String>,
-}
-
-/// Long-lived things a turn borrows.
-#[derive(Clone)]
-pub struct TurnDeps {
-    pub store: Store,
-    pub clock: SharedClock,
-    pub http: reqwest::Client,
-    /// The window's push connection; without one a push turn connects for itself.
-    pub push: Option<Arc<super::transport::push::PushClient>>,
-}
-
-impl TurnDeps {
-    pub fn new(store: Store, clock: SharedClock, timeouts: &Timeouts) -> Result<Self> {
-        let http = sse::http_client(timeouts)
-            .map_err(|e| CoreError::new(crate::error::ErrorCode::Backend, e.to_string()))?;
-        Ok(Self {
-            store,
-            clock,
-            http,
-            push: None,
-        })
-    }
-}
 
 /// How a turn ended (the same fields as `turn_end`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -263,25 +212,6 @@ pub async fn run(
     outcome
 }
 
-pub(crate) fn tool_context(deps: &TurnDeps, req: &TurnRequest) -> ToolContext {
-    ToolContext {
-        store: deps.store.clone(),
-        clock: deps.clock.clone(),
-        preset_id: req.preset_id.clone(),
-        window: req.window,
-        turn_id: req.turn_id.clone(),
-        call: Default::default(),
-    }
-}
-
-pub(crate) fn unregistered(req: &TurnRequest) -> Unregistered {
-    match req.backend.transport {
-        Transport::ChatCompletions => Unregistered::StatusDone,
-        Transport::Responses => Unregistered::Silent,
-        Transport::Push => Unregistered::Refuse,
-    }
-}
-
 /// The transcript write before the first request, then the transport's turn.
 async fn run_turn(
     d: &mut Dispatch<'_>,
@@ -365,54 +295,4 @@ pub async fn replay_response(
         End::Backend(b) => b.to_string(),
         End::Failed(m) => m,
     })
-}
-
-/// Extra time past a tool's [`ClientTool::wait`] before the turn answers for it, so a tool that
-/// keeps its own deadline (browser: 32 s, answering `unknown: …`) answers with its own words.
-pub const TOOL_WAIT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Run one client call the way a turn does: in its own task, bounded by the tool's wait (plus
-/// [`TOOL_WAIT_GRACE`]) and by `cancel`. A throw answers `error: <message>`, an overrun
-/// `error: no answer within <wait>` (the tool's token is cancelled and it is left to finish on
-/// its own). `None` when `cancel` fired.
-pub async fn call_tool(
-    tool: &Arc<dyn ClientTool>,
-    args: Value,
-    ctx: &ToolContext,
-    cancel: &CancellationToken,
-) -> Option<ToolOutput> {
-    let wait = tool.wait();
-    let token = cancel.child_token();
-    let (t, ctx, c) = (tool.clone(), ctx.clone(), token.clone());
-    let mut task = tokio::spawn(async move { t.call(args, &ctx, c).await });
-    tokio::select! {
-        biased;
-        _ = cancel.cancelled() => None,
-        r = tokio::time::timeout(wait + TOOL_WAIT_GRACE, &mut task) => Some(match r {
-            Err(_) => {
-                token.cancel();
-                ToolOutput::text(format!("error: no answer within {}", human(wait)))
-            }
-            Ok(Err(join)) => {
-                tracing::error!(tool = tool.name(), error = %join, "tool task failed");
-                ToolOutput::text("error: the tool failed unexpectedly")
-            }
-            Ok(Ok(Err(e))) => ToolOutput::text(format!("error: {}", e.0)),
-            Ok(Ok(Ok(out))) => out,
-        }),
-    }
-}
-
-/// Parse a call's arguments the way a turn does; `Err` is the result the call answers.
-/// Empty arguments (some servers send none for a call without parameters) read as `{}`.
-pub fn parse_call_arguments(arguments: &str) -> std::result::Result<Value, ToolOutput> {
-    if arguments.trim().is_empty() {
-        return Ok(json!({}));
-    }
-    serde_json::from_str(arguments)
-        .map_err(|m| ToolOutput::text(format!("error: arguments JSON parse failed: {m}")))
-}
-
-fn human(d: std::time::Duration) -> String {
-    sse::human_ms(d.as_millis() as u64)
 }

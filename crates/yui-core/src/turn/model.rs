@@ -5,8 +5,8 @@
 //! (`read`) feeds them and one dispatch (`dispatch`) runs them: speech, cues, client calls,
 //! backend tool status. The mappers know the wire; the dispatch knows the contract's rules.
 
-use super::events::Cue;
 use super::sse::BackendError;
+use crate::shared::events::Cue;
 use serde_json::Value;
 
 /// One thing the model did, in stream order.

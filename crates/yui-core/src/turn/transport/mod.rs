@@ -17,7 +17,7 @@ pub mod push;
 pub mod responses;
 
 use super::dispatch::{Dispatch, End};
-use super::engine::{TurnDeps, TurnRequest};
+use super::request::{TurnDeps, TurnRequest};
 use super::rounds::request_turn;
 use crate::backend::Transport;
 use crate::tools::registry::ToolRegistry;

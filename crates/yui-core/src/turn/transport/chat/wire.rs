@@ -61,17 +61,7 @@ pub struct HermesProgress {
     pub status: Option<String>,
 }
 
-/// A declared tool, nested: `{"type":"function","function":{name, description, parameters}}`.
-pub fn tool_schema(name: &str, description: &str, parameters: &Value) -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": parameters,
-        }
-    })
-}
+pub use crate::shared::schema::chat as tool_schema;
 
 /// The `tool_choice` that asks for one named tool.
 pub fn tool_choice(name: &str) -> Value {

@@ -18,9 +18,9 @@ use crate::store::Store;
 use crate::tools::registry::{RegistryEnv, ToolRegistry};
 use crate::tools::{ToolOutput, GENERATE_EXPRESS};
 use crate::turn::dispatch::{Answered, Dispatch, End};
-use crate::turn::engine::{TurnDeps, TurnRequest};
 use crate::turn::model::StopReason;
 use crate::turn::read::{read, FrameSource};
+use crate::turn::request::{TurnDeps, TurnRequest};
 use crate::turn::sse::BackendError;
 use crate::window::WindowKind;
 use map::PushMapper;
@@ -218,13 +218,13 @@ pub async fn replay_frames(
     tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
 ) -> usize {
     let cancel = tokio_util::sync::CancellationToken::new();
-    let ctx = crate::turn::engine::tool_context(deps, req);
+    let ctx = crate::turn::request::tool_context(deps, req);
     let mut d = Dispatch::new(
         tx,
         registry,
         &cancel,
         ctx,
-        crate::turn::engine::unregistered(req),
+        crate::turn::request::unregistered(req),
     );
     let mut source = Replay {
         frames: frames.iter(),

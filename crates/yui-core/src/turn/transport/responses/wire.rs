@@ -120,16 +120,7 @@ pub struct FunctionCallItem {
     pub status: Option<String>,
 }
 
-/// A declared tool, flattened, with `"strict": false`.
-pub fn tool_schema(name: &str, description: &str, parameters: &Value) -> Value {
-    json!({
-        "type": "function",
-        "name": name,
-        "description": description,
-        "parameters": parameters,
-        "strict": false,
-    })
-}
+pub use crate::shared::schema::responses as tool_schema;
 
 /// The `function_call` input item sent back on a round trip.
 pub fn function_call_item(call_id: &str, name: &str, arguments: &str) -> Value {
