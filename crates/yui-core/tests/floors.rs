@@ -428,3 +428,31 @@ fn the_survey_sees_braces_reexports_and_super() {
         .collect();
     assert_eq!(t.target(&path, 0).as_deref(), Some("turn/request.rs"));
 }
+
+/// Files that may read the wall clock, and why: everything else takes the `Clock` it is given
+/// (docs/ARCHITECTURE.md, "The clock is passed in"). Monotonic `Instant`s for waits are fine.
+const WALL_CLOCK_READERS: &[(&str, &str)] = &[
+    ("clock.rs", "SystemClock is the one real clock"),
+    ("shared/images.rs", "a screenshot folder's unique name"),
+    ("backend/secrets.rs", "entropy for the fallback file's salt"),
+];
+
+#[test]
+fn the_wall_clock_is_read_in_clock_rs_only() {
+    for (f, _) in files() {
+        let c = code(&f);
+        let reads = [
+            "SystemTime::now",
+            "Utc::now",
+            "Local::now",
+            "OffsetDateTime::now",
+        ]
+        .iter()
+        .any(|n| c.contains(n));
+        let allowed = WALL_CLOCK_READERS.iter().any(|(a, _)| *a == f);
+        assert!(
+            !reads || allowed,
+            "{f} reads the wall clock: take the `Clock` passed in (crate::clock) instead"
+        );
+    }
+}

@@ -19,7 +19,7 @@ pub(crate) fn results_go_back(answered: &[Answered], text: &str, waited: bool) -
 }
 
 /// What a request transport keeps between the requests of one turn.
-pub(crate) trait Conversation: Send {
+pub(crate) trait Conversation: Send + Sync {
     fn url(&self) -> String;
     /// The next request's body.
     fn body(&self) -> Value;
