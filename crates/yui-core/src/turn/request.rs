@@ -48,7 +48,7 @@ pub struct TurnDeps {
     pub clock: SharedClock,
     pub http: reqwest::Client,
     /// The window's push connection; without one a push turn connects for itself.
-    pub push: Option<Arc<super::transport::push::PushClient>>,
+    pub push: Option<Arc<super::transport::push::conn::PushClient>>,
 }
 
 impl TurnDeps {
