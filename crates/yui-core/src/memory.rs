@@ -137,7 +137,7 @@ mod tests {
             turn_id: "t1".into(),
             window: crate::WindowKind::Main,
             origin: crate::stage::Origin::User,
-            event: crate::turn::events::TurnEvent::Speech { delta: "hi".into() },
+            event: crate::shared::events::TurnEvent::Speech { delta: "hi".into() },
         }
     }
 

@@ -367,12 +367,12 @@ pub fn declared_tool(vocab: &Vocab, transport: Transport) -> Option<Value> {
         return None;
     }
     let schema = match transport {
-        Transport::ChatCompletions => crate::turn::wire::chat::tool_schema,
-        Transport::Responses => crate::turn::wire::responses::tool_schema,
+        Transport::ChatCompletions => crate::shared::schema::chat,
+        Transport::Responses => crate::shared::schema::responses,
         Transport::Push => return None,
     };
     Some(schema(
-        crate::tools::GENERATE_EXPRESS,
+        crate::shared::names::GENERATE_EXPRESS,
         &tool_description(vocab),
         &parameters(vocab),
     ))

@@ -13,6 +13,7 @@ mod command_tools;
 mod contract_strings;
 mod doctor;
 mod fault_matrix;
+mod floors;
 mod looks;
 mod mcp;
 mod memory;

@@ -25,7 +25,7 @@ use crate::error::Result;
 use crate::paths::Paths;
 use crate::playback::PlaybackTracker;
 use crate::store::Store;
-use crate::turn::push::{ConnState, PushClient};
+use crate::turn::transport::push::{ConnState, PushClient};
 use crate::turn::{Backend, CancellationToken, Timeouts, TurnEvent};
 use crate::window::WindowKind;
 use serde::Serialize;

@@ -5,7 +5,7 @@
 use super::{BackendSource, Inner, Origin, StageEvent};
 use crate::error::Result;
 use crate::store::Store;
-use crate::turn::push::{self, PushClient, PushConfig};
+use crate::turn::transport::push::{self, PushClient, PushConfig};
 use crate::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnHandle, TurnStatus};
 use crate::voice::Script;
 use crate::window::WindowKind;
