@@ -112,6 +112,14 @@ fn find(conn: &Connection, id: &str) -> Result<Option<Preset>> {
         .optional()?)
 }
 
+/// One write to the presets table; the store's watchers hear of it once it is committed (the
+/// windows get the new list). Positions are not news: they change with every drag.
+fn write_and_tell<T>(store: &Store, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    let out = store.write(f)?;
+    store.changed(crate::store::changes::Change::Presets);
+    Ok(out)
+}
+
 fn must_find(conn: &Connection, id: &str) -> Result<Preset> {
     find(conn, id)?.ok_or_else(|| CoreError::not_found(format!("no preset with id {id:?}")))
 }
@@ -215,6 +223,11 @@ pub fn add(store: &Store, name: &str) -> Result<Preset> {
     )
 }
 
+/// Create a character that opens on the desktop at once (settings → Characters).
+pub fn create_open(store: &Store, new: NewPreset) -> Result<Preset> {
+    create(store, &NewPreset { open: true, ..new })
+}
+
 /// Create a character (last in display order). Its id is the slug of the name, made unique; the
 /// name must not be taken (ignoring case); avatar and voice are checked. Nothing is written when
 /// a check fails.
@@ -227,7 +240,7 @@ pub fn create(store: &Store, new: &NewPreset) -> Result<Preset> {
     if let Some(v) = &new.voice {
         check_voice(v)?;
     }
-    store.write(|tx| {
+    write_and_tell(store, |tx| {
         check_name_free(tx, &name, None)?;
         let id = unique_id(tx, &slug(&name))?;
         let sort: i64 =
@@ -393,7 +406,7 @@ pub fn check_voice(voice: &Value) -> Result<()> {
 }
 
 fn set_open(store: &Store, id: &str, open: bool) -> Result<Preset> {
-    store.write(|tx| {
+    write_and_tell(store, |tx| {
         let p = must_find(tx, id)?;
         if !open && p.is_main {
             return Err(CoreError::invalid(format!(
@@ -450,7 +463,7 @@ pub fn update(store: &Store, id: &str, change: &PresetUpdate) -> Result<Preset> 
     if let Some(v) = &change.voice {
         check_voice(v)?;
     }
-    store.write(|tx| {
+    write_and_tell(store, |tx| {
         must_find(tx, id)?;
         if let Some(name) = &name {
             check_name_free(tx, name, Some(id))?;
@@ -495,7 +508,7 @@ pub struct Deleted {
 /// Responses chain and its memories. Any failure rolls all of it back. The main character cannot be deleted (make
 /// another one main first), nor the last one.
 pub fn delete(store: &Store, id: &str) -> Result<Deleted> {
-    store.write(|tx| {
+    write_and_tell(store, |tx| {
         let preset = must_find(tx, id)?;
         if preset.is_main {
             return Err(CoreError::invalid(format!(
@@ -529,7 +542,7 @@ pub fn delete(store: &Store, id: &str) -> Result<Deleted> {
 
 /// Make `id` the main preset (and open it); the previous main one stays open as a pet.
 pub fn set_main(store: &Store, id: &str) -> Result<Preset> {
-    store.write(|tx| {
+    write_and_tell(store, |tx| {
         must_find(tx, id)?;
         tx.execute("UPDATE presets SET is_main = 0 WHERE is_main <> 0", [])?;
         tx.execute(

@@ -272,6 +272,13 @@ pub fn save(store: &Store, vocab: &Vocab) -> Result<()> {
     kv::put(store, KEY, &serde_json::to_value(vocab)?)
 }
 
+/// Save `vocab` (checked first) and return it as it now loads (the settings editor's Save and
+/// Reset; the windows hear of it through the store's change).
+pub fn save_and_load(store: &Store, vocab: &Vocab) -> Result<Vocab> {
+    save(store, vocab)?;
+    load(store)
+}
+
 /// Whether the vocabulary offers the model nothing to choose: no emotion, no offered motion and
 /// no voice tag. Such a vocabulary declares no generate_express.
 pub fn vocab_is_empty(vocab: &Vocab) -> bool {

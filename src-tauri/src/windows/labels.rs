@@ -4,6 +4,7 @@
 use crate::state::AppState;
 use tauri::{AppHandle, Manager, Runtime, WebviewWindow};
 use yui_core::presets::{self, Preset};
+use yui_core::stage::Window;
 use yui_core::{CoreError, WindowKind};
 
 /// Every window label the app uses. Parse labels with [`WindowLabel::parse`]; never compare label
@@ -86,6 +87,32 @@ impl WindowLabel {
     }
 }
 
+impl From<&Window> for WindowLabel {
+    fn from(w: &Window) -> Self {
+        match w {
+            Window::Main => Self::Main,
+            Window::Pet(id) => Self::Pet(id.clone()),
+            Window::Phone(id) => Self::Phone(id.clone()),
+            Window::Settings => Self::Settings,
+            Window::Quick => Self::Quick,
+        }
+    }
+}
+
+impl WindowLabel {
+    /// The window as the core's stage names it (`None`: the error window).
+    pub fn window(&self) -> Option<Window> {
+        Some(match self {
+            Self::Main => Window::Main,
+            Self::Pet(id) => Window::Pet(id.clone()),
+            Self::Phone(id) => Window::Phone(id.clone()),
+            Self::Settings => Window::Settings,
+            Self::Quick => Window::Quick,
+            Self::Fatal => return None,
+        })
+    }
+}
+
 /// The label a preset's window has.
 pub fn label_for(preset: &Preset) -> WindowLabel {
     if preset.is_main {
@@ -103,6 +130,14 @@ pub fn turn_label<R: Runtime>(
 ) -> Result<WindowLabel, CoreError> {
     WindowLabel::parse(window.label())
         .filter(WindowLabel::runs_turns)
+        .ok_or_else(|| CoreError::invalid(why))
+}
+
+/// The calling `window` as the stage names it, if it runs turns (main, pet or a phone); else an
+/// `invalid_input` error saying `why`.
+pub fn turn_window<R: Runtime>(window: &WebviewWindow<R>, why: &str) -> Result<Window, CoreError> {
+    turn_label(window, why)?
+        .window()
         .ok_or_else(|| CoreError::invalid(why))
 }
 

@@ -4,10 +4,12 @@
 //! that table into windows and remembers where the user dragged them.
 
 mod build;
+mod characters;
 mod labels;
 mod positions;
 
 pub use build::*;
+pub use characters::*;
 pub use labels::*;
 pub use positions::*;
 
