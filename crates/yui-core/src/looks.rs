@@ -449,3 +449,18 @@ pub async fn use_folder(
     };
     Ok((crate::presets::update(&store, &id, &change)?, pack))
 }
+
+/// The looks preset `id` can take ([`offer`]); without an id, a new character's ([`offer_new`]).
+pub fn offer_for(store: &Store, data_dir: &Path, id: Option<&str>) -> Result<Vec<LookOption>> {
+    match id {
+        Some(id) => Ok(offer(data_dir, &presets::get(store, id)?)),
+        None => Ok(offer_new()),
+    }
+}
+
+/// The images of a look (checked first), as a character window would get them (`None` for a
+/// built-in palette).
+pub fn preview(store: &Store, avatar: &Value) -> Result<Option<sprites::SpriteSet>> {
+    presets::check_avatar(avatar)?;
+    sprites::for_avatar(avatar, &crate::vocab::load(store)?)
+}

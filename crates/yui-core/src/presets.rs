@@ -79,6 +79,37 @@ pub const VOICE_TYPES: &[&str] = &[
     "child_female",
 ];
 
+/// What a character form offers (settings → Characters, `yui preset choices`): the voice types
+/// and the palette a new character gets when none is chosen (the built-in palettes with their
+/// labels are `looks::offer_new`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Choices {
+    pub voice_types: Vec<&'static str>,
+    pub palettes: Vec<&'static str>,
+    pub next_palette: &'static str,
+}
+
+/// The choices a character form offers now.
+pub fn choices(store: &Store) -> Result<Choices> {
+    let sort: i64 = store.read(|c| {
+        Ok(
+            c.query_row("SELECT COALESCE(MAX(sort), -1) + 1 FROM presets", [], |r| {
+                r.get(0)
+            })?,
+        )
+    })?;
+    Ok(Choices {
+        voice_types: VOICE_TYPES.to_vec(),
+        palettes: PALETTES.to_vec(),
+        next_palette: palette_for(sort),
+    })
+}
+
+/// The palette of the character created at display position `sort` when it names none.
+fn palette_for(sort: i64) -> &'static str {
+    PALETTES[sort.rem_euclid(PALETTES.len() as i64) as usize]
+}
+
 /// The longest persona accepted, in characters (a long imported card still fits).
 pub const MAX_PERSONA_CHARS: usize = 32_000;
 
@@ -250,7 +281,7 @@ pub fn create(store: &Store, new: &NewPreset) -> Result<Preset> {
         let avatar = match &new.avatar {
             Some(a) => a.to_string(),
             None => {
-                let palette = PALETTES[sort.rem_euclid(PALETTES.len() as i64) as usize];
+                let palette = palette_for(sort);
                 serde_json::json!({"kind": "builtin", "palette": palette}).to_string()
             }
         };

@@ -199,6 +199,16 @@ pub fn offerable(m: &Motion) -> bool {
     !m.reactive && !m.ambient && m.broker_publish
 }
 
+/// The ids of the `motions` that may be offered to the model (the settings editor's selection
+/// list, for the vocabulary being edited): offerable, with an id.
+pub fn offerable_ids(motions: &[Motion]) -> Vec<String> {
+    motions
+        .iter()
+        .filter(|m| offerable(m) && !m.id.trim().is_empty())
+        .map(|m| m.id.clone())
+        .collect()
+}
+
 impl Vocab {
     /// The motions offered to the model: offerable ones the user selected, in registry order.
     pub fn offered_motions(&self) -> Vec<&Motion> {

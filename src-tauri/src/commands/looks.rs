@@ -7,9 +7,8 @@ use crate::state::AppState;
 use serde_json::Value;
 use tauri::State;
 use yui_core::looks::{self, LookOption, PackImport};
-use yui_core::presets::{self, Preset};
-use yui_core::sprites::{self, SpriteSet};
-use yui_core::vocab;
+use yui_core::presets::Preset;
+use yui_core::sprites::SpriteSet;
 
 /// The looks preset `id` can take (built-in palettes, its card's picture and pack, its folder);
 /// without an id, the looks a new character can take (the palettes).
@@ -18,13 +17,7 @@ pub async fn look_options(
     state: State<'_, AppState>,
     id: Option<String>,
 ) -> CmdResult<Vec<LookOption>> {
-    match id {
-        Some(id) => {
-            let preset = presets::get(&state.store, &id)?;
-            Ok(looks::offer(&state.paths.data_dir, &preset))
-        }
-        None => Ok(looks::offer_new()),
-    }
+    looks::offer_for(&state.store, &state.paths.data_dir, id.as_deref())
 }
 
 /// The images of a look, as a character window would get them (`null` for a built-in palette).
@@ -33,8 +26,7 @@ pub async fn look_preview(
     state: State<'_, AppState>,
     avatar: Value,
 ) -> CmdResult<Option<SpriteSet>> {
-    presets::check_avatar(&avatar)?;
-    sprites::for_avatar(&avatar, &vocab::load(&state.store)?)
+    looks::preview(&state.store, &avatar)
 }
 
 /// Copy a sprite folder (an expression pack) into preset `id`'s look, scaled, and make it the

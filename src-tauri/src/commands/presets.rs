@@ -7,11 +7,17 @@ use crate::state::AppState;
 use crate::windows;
 use tauri::{AppHandle, Runtime, State};
 use yui_core::looks::{self, Imported};
-use yui_core::presets::{self, Deleted, NewPreset, Preset, PresetUpdate};
+use yui_core::presets::{self, Choices, Deleted, NewPreset, Preset, PresetUpdate};
 
 #[tauri::command]
 pub async fn preset_list(state: State<'_, AppState>) -> CmdResult<Vec<Preset>> {
     presets::list(&state.store)
+}
+
+/// What the character form offers: voice types, palettes, a new character's palette.
+#[tauri::command]
+pub async fn preset_choices(state: State<'_, AppState>) -> CmdResult<Choices> {
+    presets::choices(&state.store)
 }
 
 #[tauri::command]

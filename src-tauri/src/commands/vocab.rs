@@ -9,7 +9,7 @@ use crate::state::AppState;
 use crate::windows;
 use tauri::{Runtime, State, WebviewWindow};
 use yui_core::sprites::{self, SpriteSet};
-use yui_core::vocab::{self, CharacterVocab, Vocab};
+use yui_core::vocab::{self, CharacterVocab, Motion, Vocab};
 use yui_core::voice::{self, VoiceStatus};
 
 /// The vocabulary loaded now (stored, else the defaults).
@@ -22,6 +22,12 @@ pub async fn vocab_get(state: State<'_, AppState>) -> CmdResult<Vocab> {
 #[tauri::command]
 pub async fn vocab_for_character(state: State<'_, AppState>) -> CmdResult<CharacterVocab> {
     vocab::for_character(&state.store)
+}
+
+/// Which of `motions` (the vocabulary being edited) may be offered to the model.
+#[tauri::command]
+pub async fn vocab_offerable(motions: Vec<Motion>) -> CmdResult<Vec<String>> {
+    Ok(vocab::offerable_ids(&motions))
 }
 
 /// Replace the vocabulary (checked first); the next turn declares its schema. Returns it.
@@ -58,6 +64,8 @@ pub async fn sprites_get<R: Runtime>(
     window: WebviewWindow<R>,
     state: State<'_, AppState>,
 ) -> CmdResult<Option<SpriteSet>> {
-    let preset = windows::calling_preset(&window, "sprites belong to character windows")?;
-    sprites::for_avatar(&preset.avatar, &vocab::load(&state.store)?)
+    sprites::for_avatar(
+        &windows::calling_preset(&window, "sprites belong to character windows")?.avatar,
+        &vocab::load(&state.store)?,
+    )
 }

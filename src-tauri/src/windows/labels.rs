@@ -141,6 +141,11 @@ pub fn turn_window<R: Runtime>(window: &WebviewWindow<R>, why: &str) -> Result<W
         .ok_or_else(|| CoreError::invalid(why))
 }
 
+/// The contract's window kind of the calling `window` (`None`: settings, quick).
+pub fn kind_of<R: Runtime>(window: &WebviewWindow<R>) -> Option<WindowKind> {
+    WindowLabel::parse(window.label()).and_then(|l| l.kind())
+}
+
 /// The label of the calling `window` if it is a character window (main or pet); else an
 /// `invalid_input` error saying `why` (e.g. "turns run in character windows only").
 pub fn character_label<R: Runtime>(

@@ -219,6 +219,11 @@ impl Stage {
         Ok(self.stop(&self.preset_in(window)?))
     }
 
+    /// Stop the speech of the character `window` shows; whether some was running.
+    pub fn stop_voice_in(&self, window: &Window) -> Result<bool> {
+        Ok(self.stop_voice(&self.preset_in(window)?))
+    }
+
     /// The preset `window` shows: a pet's or phone's own, the main window's as it opened (else
     /// the main preset now).
     pub fn preset_in(&self, window: &Window) -> Result<String> {
