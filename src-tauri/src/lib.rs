@@ -11,6 +11,7 @@ pub mod commands;
 pub mod error;
 pub mod gestures;
 pub mod instance;
+pub mod label;
 pub mod presence;
 pub mod settings_window;
 pub mod stage;

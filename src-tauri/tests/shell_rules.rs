@@ -305,3 +305,220 @@ fn the_ui_copies_no_core_rule() {
     assert!(read > 5, "read ui/js");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A file's module path (`windows/build.rs` → `["windows", "build"]`; `lib.rs` → `[]`).
+fn module_of(file: &str) -> Vec<String> {
+    let mut parts: Vec<String> = file
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(String::from)
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// Each path in `text` that follows the word `lead` (`crate`, `super`, `use`): its `::` segments.
+fn paths_after(text: &str, lead: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices(lead) {
+        let before = text[..at].chars().last();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &text[at + lead.len()..];
+        let rest = if lead == "use" {
+            if !rest.starts_with(char::is_whitespace) {
+                continue;
+            }
+            rest.trim_start()
+        } else {
+            rest
+        };
+        let path: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        let segs: Vec<String> = path
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
+        if !segs.is_empty() {
+            out.push(segs);
+        }
+    }
+    out
+}
+
+/// Rule: no import cycle among the shell's files. An arrow runs from a file to the deepest
+/// module file a `crate::…`, `super::…` or `use child::…` path of it names (declaring a child
+/// with `mod` is no arrow; re-exporting it with `pub use` is). The files may form no loop
+/// (Tarjan's strongly connected components, each of more than one file, is a cycle).
+#[test]
+fn the_shell_has_no_import_cycle() {
+    let files = shell_sources();
+    let modules: std::collections::HashMap<Vec<String>, String> = files
+        .iter()
+        .map(|(f, _)| (module_of(f), f.clone()))
+        .collect();
+    let resolve = |path: &[String]| {
+        (1..=path.len())
+            .rev()
+            .find_map(|k| modules.get(&path[..k]).cloned())
+    };
+    let mut edges: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for (file, text) in &files {
+        let me = module_of(file);
+        let is_dir = file.ends_with("mod.rs") || file == "lib.rs";
+        let parent: Vec<String> = me[..me.len().saturating_sub(1)].to_vec();
+        let here: Vec<String> = if is_dir { me.clone() } else { parent.clone() };
+        let mut targets = Vec::new();
+        targets.extend(paths_after(text, "crate"));
+        // `super` is the parent module, for a `mod.rs` as for a plain file.
+        for segs in paths_after(text, "super") {
+            targets.push(parent.iter().cloned().chain(segs).collect());
+        }
+        for segs in paths_after(text, "use") {
+            let first = segs[0].clone();
+            if [
+                "crate",
+                "super",
+                "self",
+                "std",
+                "core",
+                "tauri",
+                "serde",
+                "serde_json",
+                "yui_core",
+                "tokio",
+                "tracing",
+            ]
+            .contains(&first.as_str())
+            {
+                continue;
+            }
+            // Only a child module of this one (`use build::…` in a `mod.rs`): other crates too
+            // are named bare (`use gtk::…`).
+            let child: Vec<String> = here.iter().cloned().chain([first]).collect();
+            if modules.contains_key(&child) {
+                targets.push(here.iter().cloned().chain(segs).collect());
+            }
+        }
+        if file == "lib.rs" {
+            // The crate root names its modules bare (`windows::sync_characters`).
+            for (at, _) in text.match_indices("::") {
+                let word: String = text[..at]
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                targets.push(vec![word]);
+            }
+        }
+        let set = edges.entry(file.clone()).or_default();
+        for t in targets {
+            if let Some(to) = resolve(&t) {
+                if &to != file && to != "lib.rs" {
+                    set.insert(to);
+                }
+            }
+        }
+    }
+    let cycles = strongly_connected(&edges);
+    assert!(
+        cycles.is_empty(),
+        "import cycles in src-tauri/src:\n{}",
+        cycles
+            .iter()
+            .map(|c| c
+                .iter()
+                .map(|f| format!(
+                    "  {f} -> {:?}",
+                    edges[f]
+                        .iter()
+                        .filter(|t| c.contains(t))
+                        .collect::<Vec<_>>()
+                ))
+                .collect::<Vec<_>>()
+                .join("\n"))
+            .collect::<Vec<_>>()
+            .join("\n---\n")
+    );
+    assert!(
+        edges.values().map(|e| e.len()).sum::<usize>() > 20,
+        "the scan found the imports"
+    );
+}
+
+/// The strongly connected components of more than one node (Tarjan).
+fn strongly_connected(
+    edges: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> Vec<Vec<String>> {
+    struct T<'a> {
+        edges: &'a std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+        index: std::collections::HashMap<&'a str, usize>,
+        low: std::collections::HashMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on: std::collections::HashSet<&'a str>,
+        next: usize,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(t: &mut T<'a>, v: &'a str) {
+        t.index.insert(v, t.next);
+        t.low.insert(v, t.next);
+        t.next += 1;
+        t.stack.push(v);
+        t.on.insert(v);
+        for w in t.edges.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !t.index.contains_key(w) {
+                visit(t, w);
+                let lw = t.low[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if t.on.contains(w) {
+                let iw = t.index[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut comp = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(w);
+                comp.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                t.out.push(comp);
+            }
+        }
+    }
+    let mut t = T {
+        edges,
+        index: Default::default(),
+        low: Default::default(),
+        stack: Vec::new(),
+        on: Default::default(),
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !t.index.contains_key(v.as_str()) {
+            visit(&mut t, v);
+        }
+    }
+    t.out
+}

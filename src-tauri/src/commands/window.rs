@@ -59,5 +59,5 @@ pub async fn window_open<R: Runtime>(
     which: String,
     section: Option<String>,
 ) -> CmdResult<()> {
-    windows::open_named(&app, &which, section.as_deref())
+    crate::settings_window::open_named(&app, &which, section.as_deref())
 }

@@ -3,7 +3,7 @@
 
 use super::labels::{label_for, WindowLabel};
 use super::positions::{self, flush_positions};
-use super::tauri_err;
+use crate::error::tauri_err;
 use crate::gestures::RefuseNewWindows as _;
 use crate::state::AppState;
 use tauri::{
@@ -267,23 +267,6 @@ pub(crate) fn build_tool_window<R: Runtime>(
         }
     };
     builder.refuse_new_windows().build().map_err(tauri_err)
-}
-
-/// Open (or focus) the window labelled `which`: `settings` (at `section`, if one is given),
-/// `quick`, or a character's phone (`phone-<presetId>`).
-pub fn open_named<R: Runtime>(
-    app: &AppHandle<R>,
-    which: &str,
-    section: Option<&str>,
-) -> Result<(), CoreError> {
-    match WindowLabel::parse(which) {
-        Some(WindowLabel::Settings) => {
-            crate::settings_window::show_settings(app, section.filter(|s| !s.is_empty()))
-        }
-        Some(l @ WindowLabel::Quick) => show_tool_window(app, &l),
-        Some(WindowLabel::Phone(id)) => show_phone(app, &id),
-        _ => Err(CoreError::invalid(format!("cannot open window {which:?}"))),
-    }
 }
 
 /// Open (or focus) the phone window of preset `id` (docs/characters.md).

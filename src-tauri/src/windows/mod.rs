@@ -14,11 +14,7 @@ pub use labels::*;
 pub use positions::*;
 
 pub use crate::bridge::{emit, BridgeEvent};
-use yui_core::CoreError;
-
-pub fn tauri_err(e: tauri::Error) -> CoreError {
-    CoreError::internal(format!("window error: {e}"))
-}
+pub use crate::error::tauri_err;
 
 #[cfg(test)]
 mod tests {
