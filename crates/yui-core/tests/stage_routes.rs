@@ -295,3 +295,37 @@ async fn committed_changes_become_events_for_the_windows() {
     assert_eq!(ev.to(), To::Only(vec![Window::Settings]));
     assert_eq!(ev.payload(), json!({"key": "yui.voice"}));
 }
+
+#[tokio::test]
+async fn the_main_window_closing_stops_the_turn_of_the_character_it_showed() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut r = rig(vec![Reply::Sse(vec![
+        c_text("a long"),
+        Part::Gate(gate.clone(), Duration::from_secs(10)),
+        c_text(" story."),
+        c_finish("stop"),
+        done(),
+    ])])
+    .await;
+    r.stage.window_opened(Window::Main);
+    let (s, _) = stream(true);
+    r.stage.user_turn_in(Window::Main, "hi", s).unwrap();
+    assert!(r.stage.running("yui").is_some());
+    // The main window shows Yui; the shell only says the window went away.
+    r.stage.window_closed(Window::Main);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        let ev = tokio::time::timeout_at(deadline, r.rx.recv())
+            .await
+            .expect("ends")
+            .unwrap();
+        if let StageEvent::Turn {
+            event: TurnEvent::TurnEnd { status, .. },
+            ..
+        } = ev
+        {
+            break status;
+        }
+    };
+    assert_eq!(status, TurnStatus::Stopped);
+}
