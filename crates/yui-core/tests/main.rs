@@ -24,6 +24,7 @@ mod relations;
 mod settings_layers;
 mod sprites;
 mod stage;
+mod stage_routes;
 mod store;
 mod turn_chat;
 mod turn_faults;

@@ -311,6 +311,11 @@ fn write_retrying<T>(
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(20 * tries));
             }
+            Ok(out) => {
+                // The windows show the new bands (the stage turns this into their event).
+                store.changed(crate::store::changes::Change::Relations);
+                return Ok(out);
+            }
             other => return other,
         }
     }
