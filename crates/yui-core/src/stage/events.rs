@@ -11,7 +11,7 @@ use super::Origin;
 use crate::presets::Preset;
 use crate::relations::UserBands;
 use crate::settings::Switches;
-use crate::turn::push::ConnState;
+use crate::turn::transport::push::ConnState;
 use crate::turn::TurnEvent;
 use crate::vocab::CharacterVocab;
 use crate::window::WindowKind;
