@@ -54,8 +54,10 @@ const FLOORS: &[(&str, &[&str])] = &[
 ];
 
 /// Upward imports still there (file, the module above it). Left: settings declares the
-/// enabled-tools key with `tools::command::select`'s validator.
-const STILL_UP: &[(&str, &str)] = &[("settings.rs", "tools")];
+/// enabled-tools key with `tools::command::select`'s validator; the embedding recall
+/// (`longterm/embed.rs::recall_turn`, new from the memory work) takes a whole `TurnRequest`
+/// where the message, the preset and the backend would do.
+const STILL_UP: &[(&str, &str)] = &[("settings.rs", "tools"), ("longterm/embed.rs", "turn")];
 
 /// Import loops still there (the files, sorted). Left: the voice branch's audio host.
 const STILL_CYCLES: &[&[&str]] = &[&["voice/audio.rs", "voice/cpal_host.rs"]];

@@ -7,6 +7,8 @@
 
 use super::*;
 use crate::shared::events::Addressed;
+use input::Field;
+use serde::Deserialize;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 
@@ -15,6 +17,14 @@ use std::sync::{Arc, Mutex};
 pub struct TurnToolState {
     /// Recorded by `address_character`; reported on `turn_end`.
     pub addressed: Mutex<Option<Addressed>>,
+}
+
+/// `address_character`'s arguments.
+#[derive(Debug, Default, Deserialize)]
+struct AddressInput {
+    /// The name of the other open character (any other shape: `error: unknown target`).
+    #[serde(default)]
+    to: Field<String>,
 }
 
 pub struct AddressCharacter {
@@ -74,8 +84,9 @@ impl ClientTool for AddressCharacter {
                 first.name
             )));
         }
-        let to = args.get("to").and_then(Value::as_str);
-        let Some((id, name)) = to.and_then(|to| self.targets.iter().find(|(_, n)| n == to)) else {
+        let input: AddressInput = input::parse(&args);
+        let to = input.to.given();
+        let Some((id, name)) = to.and_then(|to| self.targets.iter().find(|(_, n)| *n == to)) else {
             return Ok(ToolOutput::text("error: unknown target"));
         };
         *slot = Some(Addressed {

@@ -7,6 +7,7 @@ pub mod browser;
 pub mod command;
 pub mod configured;
 pub mod express;
+pub mod input;
 pub mod mcp;
 pub mod registry;
 pub mod relation;

@@ -7,11 +7,13 @@
 //! `error: reserved reason`; `error: relations are off`. A `why` over 80 characters (or empty)
 //! answers `error: invalid field why` and changes nothing (docs/relations.md).
 
+use super::input::{self, Field};
 use super::{ClientTool, Switch, ToolContext, ToolError, ToolOutput, RATE_RELATION};
 use crate::relations::{self, RateOutcome, TowardEntry};
 use crate::settings;
 use crate::store::Store;
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -62,13 +64,19 @@ impl RateRelationTool {
     }
 }
 
-/// Parse `delta`: an integer (a float with no fraction counts) in the enum.
-fn parse_delta(v: Option<&Value>) -> Option<i64> {
-    let v = v?;
-    let n = v
-        .as_i64()
-        .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))?;
-    relations::DELTAS.contains(&n).then_some(n)
+/// `rate_relation`'s arguments.
+#[derive(Debug, Default, Deserialize)]
+#[doc(hidden)]
+pub struct RateInput {
+    /// One of the offered `toward` labels.
+    #[serde(default)]
+    pub toward: Field<String>,
+    /// An integer (a float with no fraction counts) in [`relations::DELTAS`].
+    #[serde(default)]
+    pub delta: Field<f64>,
+    /// The reason, at most 80 characters.
+    #[serde(default)]
+    pub why: Field<String>,
 }
 
 /// The argument checks of a call, in the contract's order, against the `toward` entries
@@ -79,21 +87,21 @@ pub fn parse_args(
     args: &Value,
     entries: &[TowardEntry],
 ) -> Result<(relations::Target, i64, String), &'static str> {
-    let toward = args
-        .get("toward")
-        .and_then(Value::as_str)
-        .ok_or(UNKNOWN_TARGET)?;
+    let input: RateInput = input::parse(args);
+    let toward = input.toward.given().ok_or(UNKNOWN_TARGET)?;
     let target = entries
         .iter()
         .find(|e| e.label == toward)
         .map(|e| e.target.clone())
         .ok_or(UNKNOWN_TARGET)?;
-    let delta = parse_delta(args.get("delta")).ok_or(INVALID_DELTA)?;
-    let why = args.get("why").and_then(Value::as_str).ok_or(INVALID_WHY)?;
-    if relations::is_reserved_reason(why) {
+    let delta = (input.delta.given().and_then(input::whole))
+        .filter(|n| relations::DELTAS.contains(n))
+        .ok_or(INVALID_DELTA)?;
+    let why = input.why.given().ok_or(INVALID_WHY)?;
+    if relations::is_reserved_reason(&why) {
         return Err(RESERVED);
     }
-    let why = relations::clean_reason(why).ok_or(INVALID_WHY)?;
+    let why = relations::clean_reason(&why).ok_or(INVALID_WHY)?;
     Ok((target, delta, why))
 }
 
@@ -165,7 +173,7 @@ impl ClientTool for RateRelationTool {
         if !on {
             return Ok(OFF.into());
         }
-        let Some(toward) = args.get("toward").and_then(Value::as_str) else {
+        let Some(toward) = input::parse::<RateInput>(&args).toward.given() else {
             return Ok(UNKNOWN_TARGET.into());
         };
         let entries = self.entries_for(&ctx.preset_id)?;
