@@ -3,7 +3,6 @@
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use std::path::PathBuf;
 use tauri::State;
 use yui_core::longterm::{self, export::Saved, Edit, Memory, Overview};
 
@@ -52,8 +51,7 @@ pub async fn memory_export(
     preset: String,
     path: Option<String>,
 ) -> CmdResult<Saved> {
-    let to = path.filter(|p| !p.trim().is_empty()).map(PathBuf::from);
-    longterm::export::save(&state.store, state.clock.now(), &preset, to.as_deref())
+    longterm::export::save_typed(&state.store, state.clock.now(), &preset, path.as_deref())
 }
 
 /// Pause or resume remembering for a character.

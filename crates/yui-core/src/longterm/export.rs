@@ -51,6 +51,17 @@ pub fn default_path(dir: &Path, preset_id: &str, now: DateTime<Utc>) -> PathBuf 
     path
 }
 
+/// [`save`] to what the user typed (Settings → Memory's Export): a blank path is the default.
+pub fn save_typed(
+    store: &Store,
+    now: DateTime<Utc>,
+    preset_id: &str,
+    typed: Option<&str>,
+) -> Result<Saved> {
+    let to = typed.filter(|p| !p.trim().is_empty()).map(Path::new);
+    save(store, now, preset_id, to)
+}
+
 /// Write `preset_id`'s memories to `to` (a file; its folder must exist), or to
 /// [`default_path`] in [`default_dir`] when `to` is `None`. The file appears whole: it is
 /// written beside its final name and renamed.
