@@ -133,6 +133,9 @@ impl Server {
     /// Start it in the background if it never started.
     pub fn warm(self: &Arc<Self>, rt: &tokio::runtime::Handle) {
         if self.state() == State::Idle {
+            // Starting from now, not from when the task first runs: a report made right after
+            // (Reload tools answers with one) says so, and the page asks again until it is ready.
+            self.state.send_replace(State::Starting);
             let me = self.clone();
             rt.spawn(async move {
                 let _ = me.ensure(Instant::now() + me.def.timeout()).await;
