@@ -19,6 +19,7 @@ export const EVENTS = Object.freeze({
   connection: "yui://connection",
   bodyChanged: "yui://body-changed",
   presence: "yui://presence",
+  settingsChanged: "yui://settings-changed",
 });
 
 /** The switch keys (settings keys in the store). */
