@@ -4,8 +4,8 @@
 //! `--settings`, opens Settings. A launch on another data dir runs on its own.
 //!
 //! The app is started directly (not through tauri-driver) so both launches share this process's
-//! session bus: tests/e2e/run.sh runs this module on its own under `dbus-run-session`, after the
-//! rest of the suite (which has no session bus). The windows are read from the X server.
+//! session bus: tests/e2e/run.sh runs it under a `dbus-run-session` of its own, in one of its
+//! lanes (the rest of the suite has no session bus). The windows are read from the X server.
 
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus};
@@ -153,6 +153,17 @@ fn a_second_launch_brings_the_running_app_forward_and_exits() {
     );
     let dir = tempfile::tempdir().unwrap();
     let x = X::connect();
+    // The windows are found by title, so none of an earlier test's app may linger: in a lane of
+    // tests/e2e/run.sh the test before this one ended its session just now, and its app's windows
+    // can outlive the session's end by a moment.
+    let until = Instant::now() + Duration::from_secs(30);
+    while !x.windows("YUI — Yui").is_empty() || !x.windows("YUI — Kai").is_empty() {
+        assert!(
+            Instant::now() < until,
+            "an earlier app's characters are still on the display after 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let mut first = Running(launch(dir.path(), &[]));
     let yui = x.wait_viewable("YUI — Yui", true, 60);
     x.wait_viewable("YUI — Kai", true, 30);
