@@ -33,10 +33,15 @@ pub enum BridgeEvent {
     /// The user has been away past `yui.sleep` (`{asleep: true}`) or is back (`{asleep:
     /// false}`): the characters sleep or wake (presence.rs).
     Presence,
+    /// A character's voice, to its own window only: `{type: "speaking", preset_id, turn_id,
+    /// index, text, envelope}` when a clip starts (the mouth follows `envelope.levels`, one per
+    /// `frame_ms`; `null` for speech-dispatcher: a plain talking animation) and `{type:
+    /// "speech_ended", preset_id, turn_id, heard_ms, complete, note?}` (stage.rs).
+    Speech,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 10] = [
+    pub const ALL: [BridgeEvent; 11] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -47,6 +52,7 @@ impl BridgeEvent {
         Self::Connection,
         Self::BodyChanged,
         Self::Presence,
+        Self::Speech,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -61,6 +67,7 @@ impl BridgeEvent {
             Self::Connection => "yui://connection",
             Self::BodyChanged => "yui://body-changed",
             Self::Presence => "yui://presence",
+            Self::Speech => "yui://speech",
         }
     }
 }

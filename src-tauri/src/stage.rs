@@ -9,6 +9,8 @@
 //!   `{preset_id, turn_id, origin, event}`.
 //! - `yui://character-addressed`, `yui://playback-finished` and `yui://relations-changed` go to
 //!   every window; `yui://connection` `{preset_id, state}` (push) too, for the quick controls.
+//! - `yui://speech` (a clip starts with its lip-sync envelope; the speech ended, with a note when
+//!   it failed) goes to the speaking character's own window.
 //! - When the stage goes idle the process trims its allocator after a quiet spell
 //!   ([`yui_core::memory::Trimmer`]); a turn's event before then postpones it.
 
@@ -94,7 +96,26 @@ fn forward<R: Runtime>(app: &AppHandle<R>, ev: StageEvent) {
         ev @ StageEvent::Connection { .. } => {
             windows::emit(app, BridgeEvent::Connection, payload(&ev))
         }
+        ev @ (StageEvent::Speaking { .. } | StageEvent::SpeechEnded { .. }) => {
+            speech_event(app, ev)
+        }
         StageEvent::Idle => {}
+    }
+}
+
+/// A character's voice (a clip starts, with its envelope; the speech ended) to its own window.
+fn speech_event<R: Runtime>(app: &AppHandle<R>, ev: StageEvent) {
+    let (StageEvent::Speaking { preset_id, .. } | StageEvent::SpeechEnded { preset_id, .. }) = &ev
+    else {
+        return;
+    };
+    let Ok(preset) = yui_core::presets::get(&app.state::<AppState>().store, preset_id) else {
+        return;
+    };
+    let label = windows::label_for(&preset).as_label();
+    let payload = serde_json::to_value(&ev).unwrap_or_default();
+    if let Err(e) = app.emit_to(label.as_str(), BridgeEvent::Speech.name(), payload) {
+        tracing::debug!(label, error = %e, "a speech event for a closed window");
     }
 }
 

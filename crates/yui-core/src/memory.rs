@@ -50,8 +50,11 @@ impl Trimmer {
     pub fn observe(&self, ev: &StageEvent) {
         match ev {
             StageEvent::Idle => self.quiet(),
-            StageEvent::Turn { .. } | StageEvent::CharacterAddressed { .. } => self.busy(),
+            StageEvent::Turn { .. }
+            | StageEvent::CharacterAddressed { .. }
+            | StageEvent::Speaking { .. } => self.busy(),
             StageEvent::PlaybackFinished { .. }
+            | StageEvent::SpeechEnded { .. }
             | StageEvent::RelationsChanged
             | StageEvent::Connection { .. } => {}
         }

@@ -22,6 +22,7 @@ mod relations;
 mod settings_layers;
 mod sprites;
 mod stage;
+mod stage_voice;
 mod store;
 mod turn_chat;
 mod turn_faults;
