@@ -32,3 +32,4 @@ mod turn_registry;
 mod turn_responses;
 mod vocab;
 mod voice;
+mod voice_panel;

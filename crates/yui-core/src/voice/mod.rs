@@ -39,6 +39,7 @@ mod direction;
 mod engine;
 pub mod feed;
 pub mod listen;
+pub mod panel;
 pub mod pcm;
 pub mod speak;
 pub mod stt;
