@@ -416,3 +416,24 @@ async fn a_speech_server_that_is_down_leaves_the_text_and_a_note() {
         "{events:?}"
     );
 }
+
+#[tokio::test]
+async fn with_the_voice_off_nothing_is_spoken_and_no_device_is_touched() {
+    let model = ScriptServer::start(vec![chat_say("Quiet. Very quiet.")]).await;
+    let speech = SpeechServer::start(vec![], Some(Box::new(|s| voiced(s, 3))));
+    let mut r = rig(&model.base_url, &speech.base_url, json!({}));
+    settings::set(
+        &r.store,
+        "yui.voice",
+        &json!({"enabled": false, "engine": "openai"}),
+    )
+    .unwrap();
+    let turn = r.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+    r.stage.bubble_done(&turn);
+    let events = until(&mut r.rx, |e| matches!(e, StageEvent::PlaybackFinished { .. })).await;
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, StageEvent::Speaking { .. } | StageEvent::SpeechEnded { .. })));
+    assert!(r.host.0.lock().unwrap().is_empty(), "no clip played");
+    assert!(speech.seen().is_empty(), "no speech asked for");
+}
