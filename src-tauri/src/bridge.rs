@@ -1,8 +1,9 @@
-//! The bridge events the shell emits to the webviews: one enum of their exact names, and the one
-//! way to emit them to every window.
+//! The bridge events the shell emits to the webviews: one enum of their exact names, the name each
+//! stage event goes out as ([`BridgeEvent::of`]), and the one way to emit them to every window.
 
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Runtime};
+use yui_core::stage::StageEvent;
 
 /// Bridge events the shell emits to the webviews. The UI listens for these exact names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,15 +34,18 @@ pub enum BridgeEvent {
     /// The user has been away past `yui.sleep` (`{asleep: true}`) or is back (`{asleep:
     /// false}`): the characters sleep or wake (presence.rs).
     Presence,
-    /// A character's voice, to its own window only: `{type: "speaking", preset_id, turn_id,
+    /// A settings key other than the switches and the vocabulary was written: `{key}` (the
+    /// settings window).
+    SettingsChanged,
+    /// A character's voice, to its own desktop window: `{type: "speaking", preset_id, turn_id,
     /// index, text, envelope}` when a clip starts (the mouth follows `envelope.levels`, one per
     /// `frame_ms`; `null` for speech-dispatcher: a plain talking animation) and `{type:
-    /// "speech_ended", preset_id, turn_id, heard_ms, complete, note?}` (stage.rs).
+    /// "speech_ended", preset_id, turn_id, heard_ms, complete, note?}`.
     Speech,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 11] = [
+    pub const ALL: [BridgeEvent; 12] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -52,8 +56,26 @@ impl BridgeEvent {
         Self::Connection,
         Self::BodyChanged,
         Self::Presence,
+        Self::SettingsChanged,
         Self::Speech,
     ];
+
+    /// The bridge event a stage event goes out as (`None`: for the core's own readers).
+    pub fn of(ev: &StageEvent) -> Option<Self> {
+        Some(match ev {
+            StageEvent::Turn { .. } => Self::CharacterTurn,
+            StageEvent::PlaybackFinished { .. } => Self::PlaybackFinished,
+            StageEvent::CharacterAddressed { .. } => Self::CharacterAddressed,
+            StageEvent::Connection { .. } => Self::Connection,
+            StageEvent::PresetsChanged { .. } => Self::PresetsChanged,
+            StageEvent::SwitchesChanged { .. } => Self::SwitchesChanged,
+            StageEvent::VocabChanged { .. } => Self::VocabChanged,
+            StageEvent::RelationsChanged { .. } => Self::RelationsChanged,
+            StageEvent::SettingsChanged { .. } => Self::SettingsChanged,
+            StageEvent::Speaking { .. } | StageEvent::SpeechEnded { .. } => Self::Speech,
+            StageEvent::Idle => return None,
+        })
+    }
 
     pub const fn name(self) -> &'static str {
         match self {
@@ -67,6 +89,7 @@ impl BridgeEvent {
             Self::Connection => "yui://connection",
             Self::BodyChanged => "yui://body-changed",
             Self::Presence => "yui://presence",
+            Self::SettingsChanged => "yui://settings-changed",
             Self::Speech => "yui://speech",
         }
     }

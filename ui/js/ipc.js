@@ -20,6 +20,7 @@ export const EVENTS = Object.freeze({
   bodyChanged: "yui://body-changed",
   presence: "yui://presence",
   speech: "yui://speech",
+  settingsChanged: "yui://settings-changed",
 });
 
 /** The switch keys (settings keys in the store). */

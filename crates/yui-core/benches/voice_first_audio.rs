@@ -103,7 +103,12 @@ fn main() {
         let dir = tempfile::tempdir().unwrap();
         let paths = Paths::resolve(Some(dir.path().to_path_buf()));
         let store = Store::open(paths.db_path()).unwrap();
-        settings::set(&store, "yui.voice", &json!({"enabled": true, "engine": "openai"})).unwrap();
+        settings::set(
+            &store,
+            "yui.voice",
+            &json!({"enabled": true, "engine": "openai"}),
+        )
+        .unwrap();
         settings::set(
             &store,
             "yui.voice.tts",

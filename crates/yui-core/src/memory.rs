@@ -54,9 +54,13 @@ impl Trimmer {
             | StageEvent::CharacterAddressed { .. }
             | StageEvent::Speaking { .. } => self.busy(),
             StageEvent::PlaybackFinished { .. }
-            | StageEvent::SpeechEnded { .. }
-            | StageEvent::RelationsChanged
-            | StageEvent::Connection { .. } => {}
+            | StageEvent::Connection { .. }
+            | StageEvent::PresetsChanged { .. }
+            | StageEvent::SwitchesChanged { .. }
+            | StageEvent::VocabChanged { .. }
+            | StageEvent::RelationsChanged { .. }
+            | StageEvent::SettingsChanged { .. }
+            | StageEvent::SpeechEnded { .. } => {}
         }
     }
 
@@ -136,11 +140,12 @@ mod tests {
 
     fn speech() -> StageEvent {
         StageEvent::Turn {
+            to: Vec::new(),
             preset_id: "yui".into(),
             turn_id: "t1".into(),
             window: crate::WindowKind::Main,
             origin: crate::stage::Origin::User,
-            event: crate::turn::events::TurnEvent::Speech { delta: "hi".into() },
+            event: crate::shared::events::TurnEvent::Speech { delta: "hi".into() },
         }
     }
 
@@ -165,7 +170,9 @@ mod tests {
             preset_id: "yui".into(),
             turn_id: "t1".into(),
         });
-        t.observe(&StageEvent::RelationsChanged);
+        t.observe(&StageEvent::SettingsChanged {
+            key: "yui.voice".into(),
+        });
         assert_eq!(settle(&n, 1).await, 1);
     }
 

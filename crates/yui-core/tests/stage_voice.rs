@@ -430,10 +430,14 @@ async fn with_the_voice_off_nothing_is_spoken_and_no_device_is_touched() {
     .unwrap();
     let turn = r.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
     r.stage.bubble_done(&turn);
-    let events = until(&mut r.rx, |e| matches!(e, StageEvent::PlaybackFinished { .. })).await;
-    assert!(!events
-        .iter()
-        .any(|e| matches!(e, StageEvent::Speaking { .. } | StageEvent::SpeechEnded { .. })));
+    let events = until(&mut r.rx, |e| {
+        matches!(e, StageEvent::PlaybackFinished { .. })
+    })
+    .await;
+    assert!(!events.iter().any(|e| matches!(
+        e,
+        StageEvent::Speaking { .. } | StageEvent::SpeechEnded { .. }
+    )));
     assert!(r.host.0.lock().unwrap().is_empty(), "no clip played");
     assert!(speech.seen().is_empty(), "no speech asked for");
 }

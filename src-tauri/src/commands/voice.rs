@@ -39,10 +39,7 @@ pub async fn voice_character_set(
 /// The audio devices (listing opens none).
 #[tauri::command]
 pub async fn voice_devices() -> CmdResult<DeviceList> {
-    let host = audio::host();
-    Ok(tokio::task::spawn_blocking(move || host.devices())
-        .await
-        .map_err(|e| yui_core::CoreError::invalid(format!("device list failed: {e}")))??)
+    panel::devices(audio::host()).await
 }
 
 /// Store the speech servers' own key; where it went (never the key).

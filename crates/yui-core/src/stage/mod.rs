@@ -1,7 +1,9 @@
 //! The stage: the one coordinator of every open character's turns, playback and voice, and of
 //! the exchanges between characters (`address_character` → addressed turns). The app's shell and
-//! the CLI (`yui converse`) drive the same code; the shell only forwards [`StageEvent`]s to the
-//! window of the preset they name and turns UI calls into calls here.
+//! the CLI (`yui converse`) drive the same code; the shell reports which windows open and close
+//! ([`Stage::window_opened`], [`Stage::window_closed`]), forwards each [`StageEvent`] to the windows
+//! it names ([`StageEvent::to`]) and turns UI calls into calls here. Committed store changes
+//! (presets, settings, switches, vocabulary, relations) become stage events too.
 //!
 //! Per open preset the stage keeps a [`seat`](Seat): its running turn (one at a time per
 //! character; different characters' turns run concurrently), its speech (one character's voice
@@ -17,8 +19,11 @@
 //! - A recipient closed meanwhile, or busy answering the user (a phone turn), drops the addressed
 //!   turn with a log line.
 
+mod events;
 mod run;
 mod speech;
+
+pub use events::{StageEvent, To, Window};
 pub use speech::{heard_text, Heard};
 
 use crate::clock::SharedClock;
@@ -26,7 +31,7 @@ use crate::error::Result;
 use crate::paths::Paths;
 use crate::playback::PlaybackTracker;
 use crate::store::Store;
-use crate::turn::push::{ConnState, PushClient};
+use crate::turn::transport::push::{ConnState, PushClient};
 use crate::turn::{Backend, CancellationToken, Timeouts, TurnEvent};
 use crate::window::WindowKind;
 use serde::Serialize;
@@ -50,59 +55,6 @@ pub enum Origin {
         from: String,
         from_name: String,
     },
-}
-
-/// What the stage tells the shell (or the CLI). Every event names the preset it is about.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum StageEvent {
-    /// One event of a character's turn, in stream order; the last of a turn is `turn_end`.
-    Turn {
-        preset_id: String,
-        turn_id: String,
-        window: WindowKind,
-        origin: Origin,
-        event: TurnEvent,
-    },
-    /// A turn's reply has been fully played (bubble shown, speech ended).
-    PlaybackFinished { preset_id: String, turn_id: String },
-    /// A relation value may have changed (an accepted `rate_relation` call).
-    RelationsChanged,
-    /// `from`'s reply (`text`, of turn `turn_id`) was addressed to `to`: its addressed turn
-    /// starts now (the bridge event `yui://character-addressed`).
-    CharacterAddressed {
-        from: String,
-        from_name: String,
-        to: String,
-        to_name: String,
-        text: String,
-        turn_id: String,
-    },
-    /// A clip of `preset_id`'s reply starts playing now: sentence `index` of the turn, with its
-    /// loudness per 20 ms (`None` for speech-dispatcher, which plays by itself: a plain talking
-    /// animation). One event per clip; the window moves the mouth from its own clock.
-    Speaking {
-        preset_id: String,
-        turn_id: String,
-        index: usize,
-        text: String,
-        envelope: Option<crate::voice::pcm::Envelope>,
-    },
-    /// `preset_id`'s speech of `turn_id` ended: all said (`complete`), stopped, or failed, then
-    /// with a note in plain words (the reply's text is shown all the same).
-    SpeechEnded {
-        preset_id: String,
-        turn_id: String,
-        heard_ms: u64,
-        complete: bool,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        note: Option<String>,
-    },
-    /// A preset's push connection changed state (quick controls show it).
-    Connection { preset_id: String, state: ConnState },
-    /// No turn runs or waits any more: every exchange has ended (the CLI's `yui converse`
-    /// exits on it).
-    Idle,
 }
 
 /// Where a turn's backend comes from.
@@ -202,7 +154,13 @@ pub(crate) struct Inner {
     active: std::sync::atomic::AtomicUsize,
     /// Long-term memory's extractions (after a pause, before lines leave the window).
     memory: Option<crate::longterm::schedule::Scheduler>,
+    /// The open desktop windows (main, pets) and the preset each shows.
+    shown: Mutex<HashMap<Window, String>>,
 }
+
+/// Where a user turn's own events go, in order: the window that started it (the shell's IPC
+/// channel). Returns `false` once no one reads any more: the stage then stops the turn.
+pub type Stream = Box<dyn Fn(&TurnEvent) -> bool + Send + Sync>;
 
 /// The coordinator. Cheap to clone (shared).
 #[derive(Clone)]
@@ -232,6 +190,16 @@ impl Stage {
             floor: tokio::sync::Mutex::new(()),
             active: Default::default(),
             memory,
+            shown: Mutex::new(HashMap::new()),
+        }));
+        // Committed changes reach the windows as stage events (weak: the store outlives no stage).
+        let weak = Arc::downgrade(&stage.0);
+        stage.0.store.watch(Arc::new(move |change| {
+            if let Some(inner) = weak.upgrade() {
+                for ev in events::of_change(&inner.store, change) {
+                    inner.emit(ev);
+                }
+            }
         }));
         (stage, rx)
     }
@@ -240,17 +208,62 @@ impl Stage {
     /// exchange, stops that character's running turn and speech, and starts the turn. Returns
     /// its id; its events arrive as [`StageEvent::Turn`].
     pub fn user_turn(&self, preset_id: &str, window: WindowKind, text: &str) -> Result<String> {
-        self.user_turn_with(preset_id, window, text, |_| {})
+        self.user_turn_inner(preset_id, window, text, None)
     }
 
-    /// [`Stage::user_turn`], calling `on_start` with the turn id before any of its events is
-    /// sent (the shell registers the window's channel there).
-    pub fn user_turn_with(
+    /// [`Stage::user_turn`], with the turn's events also sent to `stream` (the window that
+    /// started it) from the first one on.
+    pub fn user_turn_streamed(
         &self,
         preset_id: &str,
         window: WindowKind,
         text: &str,
-        mut on_start: impl FnMut(&str),
+        stream: Stream,
+    ) -> Result<String> {
+        self.user_turn_inner(preset_id, window, text, Some(stream))
+    }
+
+    /// [`Stage::user_turn_streamed`] in `window` (main, a pet or a phone): the stage knows which
+    /// preset it shows.
+    pub fn user_turn_in(&self, window: Window, text: &str, stream: Stream) -> Result<String> {
+        let kind = window.kind().ok_or_else(|| {
+            crate::error::CoreError::invalid("turns run in character and phone windows only")
+        })?;
+        let preset_id = self.preset_in(&window)?;
+        self.user_turn_inner(&preset_id, kind, text, Some(stream))
+    }
+
+    /// Stop the running turn of the character `window` shows; whether one was running.
+    pub fn stop_in(&self, window: &Window) -> Result<bool> {
+        Ok(self.stop(&self.preset_in(window)?))
+    }
+
+    /// Stop the speech of the character `window` shows; whether some was running.
+    pub fn stop_voice_in(&self, window: &Window) -> Result<bool> {
+        Ok(self.stop_voice(&self.preset_in(window)?))
+    }
+
+    /// The preset `window` shows: a pet's or phone's own, the main window's as it opened (else
+    /// the main preset now).
+    pub fn preset_in(&self, window: &Window) -> Result<String> {
+        match window {
+            Window::Pet(id) | Window::Phone(id) => Ok(id.clone()),
+            Window::Main => match self.0.shown().get(&Window::Main) {
+                Some(id) => Ok(id.clone()),
+                None => crate::presets::main_preset(&self.0.store).map(|p| p.id),
+            },
+            Window::Settings | Window::Quick => Err(crate::error::CoreError::invalid(
+                "this window shows no character",
+            )),
+        }
+    }
+
+    fn user_turn_inner(
+        &self,
+        preset_id: &str,
+        window: WindowKind,
+        text: &str,
+        stream: Option<Stream>,
     ) -> Result<String> {
         self.interrupt();
         let origin = match window {
@@ -264,7 +277,7 @@ impl Stage {
             text,
             origin,
             self.epoch(),
-            &mut on_start,
+            stream,
         )
     }
 
@@ -322,11 +335,6 @@ impl Stage {
         self.0.tracker.bubble_done(turn_id);
     }
 
-    /// Stop `preset_id`'s speech (Escape); whether some was running. Other characters go on.
-    pub fn stop_voice(&self, preset_id: &str) -> bool {
-        speech::stop(&self.0, preset_id)
-    }
-
     /// Stop `preset_id`'s speech and answer how much of it was heard (barge-in cuts the stored
     /// reply to it); `None` when it was not speaking.
     pub async fn stop_voice_heard(&self, preset_id: &str) -> Option<Heard> {
@@ -336,6 +344,11 @@ impl Stage {
     /// The characters whose voice is playing now.
     pub fn speaking(&self) -> Vec<String> {
         speech::speaking(&self.0)
+    }
+
+    /// Stop `preset_id`'s speech (Escape); whether some was running. Other characters go on.
+    pub fn stop_voice(&self, preset_id: &str) -> bool {
+        speech::stop(&self.0, preset_id)
     }
 
     /// A character window opened (or its backend changed): with the push transport, connect
@@ -359,6 +372,36 @@ impl Stage {
             if let Some(v) = seat.speech {
                 v.cancel.cancel();
             }
+        }
+    }
+
+    /// The shell saw `window` open (built, or built again): the stage takes it from here. A
+    /// desktop window seats its character ([`Stage::opened`]); the main window shows whichever
+    /// preset is main now.
+    pub fn window_opened(&self, window: Window) {
+        let preset_id = match &window {
+            Window::Main => match crate::presets::main_preset(&self.0.store) {
+                Ok(p) => p.id,
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "the main window opened with no main preset");
+                    return;
+                }
+            },
+            Window::Pet(id) => id.clone(),
+            // A phone runs its turns through its own stream; the others run none.
+            Window::Phone(_) | Window::Settings | Window::Quick => return,
+        };
+        let Some(kind) = window.kind() else { return };
+        self.0.shown().insert(window, preset_id.clone());
+        self.opened(&preset_id, kind);
+    }
+
+    /// The shell saw `window` close: a desktop window's character leaves the stage
+    /// ([`Stage::closed`]).
+    pub fn window_closed(&self, window: Window) {
+        let gone = self.0.shown().remove(&window);
+        if let Some(preset_id) = gone {
+            self.closed(&preset_id);
         }
     }
 
@@ -387,6 +430,16 @@ impl Inner {
     }
     fn chain(&self) -> std::sync::MutexGuard<'_, Chain> {
         self.chain.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn shown(&self) -> std::sync::MutexGuard<'_, HashMap<Window, String>> {
+        self.shown.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// The desktop window that shows `preset_id` now, if one is open.
+    fn desktop_of(&self, preset_id: &str) -> Option<Window> {
+        self.shown()
+            .iter()
+            .find(|(_, id)| *id == preset_id)
+            .map(|(w, _)| w.clone())
     }
     fn emit(&self, ev: StageEvent) {
         // No reader any more: the app is closing; nothing to tell.

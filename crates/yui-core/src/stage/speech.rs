@@ -13,7 +13,7 @@
 //!   speech-dispatcher is told to cancel (which drops every client's speech) only when no other
 //!   character is speaking.
 
-use super::{Inner, StageEvent};
+use super::{Inner, StageEvent, Window};
 use crate::turn::{CancellationToken, TurnEvent, TurnStatus};
 use crate::voice::feed::LineFeed;
 use crate::voice::speak::{speak_stream, SpeakEvent};
@@ -124,9 +124,16 @@ pub(super) fn begin(inner: &Arc<Inner>, preset_id: &str, turn_id: &str) -> Speak
     {
         old.cancel.cancel();
     }
-    let feed = crate::presets::get(&inner.store, preset_id)
+    let preset = crate::presets::get(&inner.store, preset_id).ok();
+    let feed = preset
+        .as_ref()
         .map(|p| LineFeed::for_voice(&p.voice))
         .unwrap_or_default();
+    // The character's desktop window hears its voice (the mouth moves there).
+    let to = vec![Window::desktop(
+        preset_id,
+        preset.as_ref().is_some_and(|p| p.is_main),
+    )];
     let (tx, rx) = mpsc::unbounded_channel();
     let run = Run {
         inner: inner.clone(),
@@ -135,6 +142,7 @@ pub(super) fn begin(inner: &Arc<Inner>, preset_id: &str, turn_id: &str) -> Speak
         generation,
         cancel: cancel.clone(),
         playing,
+        to,
     };
     let task = tokio::spawn(async move {
         let heard = run.speak(rx).await;
@@ -189,6 +197,7 @@ struct Run {
     generation: u64,
     cancel: CancellationToken,
     playing: Arc<AtomicBool>,
+    to: Vec<Window>,
 }
 
 /// What the speaking task saw of its lines: (text, clip ms, finished).
@@ -245,6 +254,7 @@ impl Run {
         let on_event = {
             let (said, playing, inner) = (said.clone(), self.playing.clone(), inner.clone());
             let (preset_id, turn_id) = (self.preset_id.clone(), self.turn_id.clone());
+            let to = self.to.clone();
             move |ev: SpeakEvent| match ev {
                 SpeakEvent::Started {
                     index,
@@ -255,6 +265,7 @@ impl Run {
                     lock(&said).push((text.clone(), ms, false));
                     playing.store(true, Ordering::Relaxed);
                     inner.emit(StageEvent::Speaking {
+                        to: to.clone(),
                         preset_id: preset_id.clone(),
                         turn_id: turn_id.clone(),
                         index,
@@ -333,6 +344,7 @@ impl Run {
 
     fn ended(&self, heard: &Heard, note: Option<String>) {
         self.inner.emit(StageEvent::SpeechEnded {
+            to: self.to.clone(),
             preset_id: self.preset_id.clone(),
             turn_id: self.turn_id.clone(),
             heard_ms: heard.ms,

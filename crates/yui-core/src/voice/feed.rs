@@ -93,7 +93,7 @@ impl LineFeed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::turn::events::Cue;
+    use crate::turn::Cue;
     use serde_json::json;
 
     fn speech(s: &str) -> TurnEvent {

@@ -226,3 +226,11 @@ pub fn set_character_voice(
     crate::presets::update(store, preset_id, &update)?;
     overview(store, paths)
 }
+
+/// The audio devices of `host` (listing opens none), listed off the async threads.
+pub async fn devices(host: Arc<dyn AudioHost>) -> Result<super::audio::DeviceList> {
+    tokio::task::spawn_blocking(move || host.devices())
+        .await
+        .map_err(|e| CoreError::invalid(format!("the device list failed: {e}")))?
+        .map_err(Into::into)
+}
