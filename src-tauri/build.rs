@@ -71,6 +71,14 @@ const COMMANDS: &[&str] = &[
     "memory_forget_all",
     "memory_export",
     "memory_pause",
+    // Settings → Voice (settings window only; commands/voice.rs)
+    "voice_panel_get",
+    "voice_panel_set",
+    "voice_character_set",
+    "voice_devices",
+    "speech_key_set",
+    "speech_key_clear",
+    "voice_test",
 ];
 
 fn main() {

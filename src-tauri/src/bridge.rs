@@ -37,10 +37,15 @@ pub enum BridgeEvent {
     /// A settings key other than the switches and the vocabulary was written: `{key}` (the
     /// settings window).
     SettingsChanged,
+    /// A character's voice, to its own desktop window: `{type: "speaking", preset_id, turn_id,
+    /// index, text, envelope}` when a clip starts (the mouth follows `envelope.levels`, one per
+    /// `frame_ms`; `null` for speech-dispatcher: a plain talking animation) and `{type:
+    /// "speech_ended", preset_id, turn_id, heard_ms, complete, note?}`.
+    Speech,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 11] = [
+    pub const ALL: [BridgeEvent; 12] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -52,6 +57,7 @@ impl BridgeEvent {
         Self::BodyChanged,
         Self::Presence,
         Self::SettingsChanged,
+        Self::Speech,
     ];
 
     /// The bridge event a stage event goes out as (`None`: for the core's own readers).
@@ -66,6 +72,7 @@ impl BridgeEvent {
             StageEvent::VocabChanged { .. } => Self::VocabChanged,
             StageEvent::RelationsChanged { .. } => Self::RelationsChanged,
             StageEvent::SettingsChanged { .. } => Self::SettingsChanged,
+            StageEvent::Speaking { .. } | StageEvent::SpeechEnded { .. } => Self::Speech,
             StageEvent::Idle => return None,
         })
     }
@@ -83,6 +90,7 @@ impl BridgeEvent {
             Self::BodyChanged => "yui://body-changed",
             Self::Presence => "yui://presence",
             Self::SettingsChanged => "yui://settings-changed",
+            Self::Speech => "yui://speech",
         }
     }
 }

@@ -27,6 +27,7 @@ mod relations;
 mod single_instance;
 mod soak;
 mod typing;
+mod voice;
 mod webdriver;
 mod windows;
 mod xinput;

@@ -3,7 +3,8 @@
 # lane), builds the app, runs the ignored tests of `cargo test --workspace --test e2e` (the
 # one-instance test under dbus-run-session), and cleans up whatever it started.
 #
-# Needs: Xvfb, openbox (optional), WebKitWebDriver (webkit2gtk-driver), tauri-driver
+# Needs: Xvfb, openbox (optional), WebKitWebDriver (webkit2gtk-driver), pulseaudio + pulseaudio-utils
+# (a null sink for the voice test), tauri-driver
 # (`cargo install tauri-driver --locked`), and the Tauri build deps (libwebkit2gtk-4.1-dev, ...).
 # Usage: tests/e2e/run.sh [TEST_NAME_FILTER...] (passed to the test binary, one lane; none runs
 # every test, in E2E_LANES lanes side by side, default 3).
@@ -93,6 +94,23 @@ export NO_AT_BRIDGE=1
 # First run looks for local model servers on fixed ports: probe none, so what happens to run on
 # this machine does not change the tests (set YUI_DISCOVER_PORTS to probe some).
 export YUI_DISCOVER_PORTS="${YUI_DISCOVER_PORTS-none}"
+# A PulseAudio of the suite's own with a null sink (its monitor is the default source), so the
+# voice test plays and records real audio with no sound card (tests/e2e/voice.rs). Every app
+# the suite starts inherits PULSE_SERVER; with the voice off (the default) none opens a device.
+if command -v pulseaudio >/dev/null; then
+  PULSE_RT="$LOG_DIR/pulse"
+  mkdir -p "$PULSE_RT/home"
+  XDG_RUNTIME_DIR="$PULSE_RT" HOME="$PULSE_RT/home" pulseaudio --daemonize=no -n --exit-idle-time=-1 \
+    --disable-shm=yes "--load=module-null-sink sink_name=yuisink" \
+    "--load=module-native-protocol-unix auth-anonymous=1 socket=$PULSE_RT/native" >"$LOG_DIR/pulse.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 50); do [ -S "$PULSE_RT/native" ] && break; sleep 0.1; done
+  export PULSE_SERVER="unix:$PULSE_RT/native"
+  pactl set-default-sink yuisink && pactl set-default-source yuisink.monitor \
+    || echo "e2e: the PulseAudio null sink did not start (see $LOG_DIR/pulse.log)" >&2
+else
+  echo "e2e: pulseaudio is missing (apt install pulseaudio pulseaudio-utils): the voice test will fail" >&2
+fi
 if [ -n "${E2E_SCREENSHOT:-}" ]; then
   mkdir -p "$(dirname "$E2E_SCREENSHOT")"
   export YUI_E2E_SCREENSHOT="$(cd "$(dirname "$E2E_SCREENSHOT")" && pwd)/$(basename "$E2E_SCREENSHOT")"

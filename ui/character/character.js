@@ -3,7 +3,8 @@
 // createCharacter(container, {palette, size, sprites}) draws one character in `container` and
 // returns { setEmotion(id), playMotion(id), setSpeaking(bool), setState(name), react(trigger),
 //     setVocab(vocab), setSprites(sprites), setAsleep(bool), setHidden(bool),
-//     setCrowd(n), destroy(), element }
+//     setCrowd(n), speakClip(envelope|null), endSpeech(), destroy(), element }
+// speakClip/endSpeech: lip sync (lipsync.js) for a clip of the character's voice.
 // Every default emotion of the vocabulary (docs/cue-contract.md) is a distinct face, every
 // default motion a CSS animation but the ambient ones, which step through a few frames (STEPPED).
 // Ambient motions play by themselves while idle (see AMBIENT for the rhythm: idle must cost next
@@ -12,12 +13,14 @@
 // and which the shell may also fire through react(trigger) or the exported triggerReaction().
 // An unknown id is ignored with a console.warn: a cue never puts an error on screen.
 //
-// Sprite sets (docs/sprites.md): `sprites` = {emotions: {id: url}, motions: {id: url}, picture}
+// Sprite sets (docs/sprites.md): `sprites` = {emotions: {id: url}, motions: {id: url}, picture,
+// talk} (`talk`: optional, shown while the voice's mouth is open)
 // (the core's SpriteSet, data: URLs; `picture`, a card's still picture, shows for every emotion
 // without its own image). An emotion with an image shows the image instead of the drawing; one
 // without falls back to the built-in face. A motion with an image shows it for the motion's
 // duration; a motion without one, while an image is shown, gives the image a small hop.
 
+import { createLipSync } from './lipsync.js';
 import { SVG_NS, PALETTES, EMOTIONS, FACES, bodyMarkup, resolvePalette } from './drawing.js';
 
 export { PALETTES, EMOTIONS };
@@ -171,15 +174,21 @@ export function createCharacter(container, options = {}) {
   const reactCount = {};
   let sprites = { emotions: {}, motions: {}, picture: '' };
   let spriteMotion = null; // id of the motion whose image shows now
+  let mouthOpen = false; // lip sync: the voice is loud now (a sprite set's `talk` image shows)
+  const lips = createLipSync(root, (open) => {
+    mouthOpen = open;
+    if (sprites.talk) showLayer();
+  });
 
   /** Show the image for the current emotion / motion, or the drawing when there is none. */
   function showLayer() {
-    const url = (spriteMotion && sprites.motions[spriteMotion]) || sprites.emotions[emotion] || sprites.picture;
+    const talking = mouthOpen && !spriteMotion && sprites.talk;
+    const url = talking || (spriteMotion && sprites.motions[spriteMotion]) || sprites.emotions[emotion] || sprites.picture;
     if (url) {
       if (sprite.getAttribute('src') !== url) sprite.src = url;
       sprite.hidden = false;
       root.classList.add('yui-sprite-on');
-      root.dataset.sprite = spriteMotion && sprites.motions[spriteMotion] ? `motion:${spriteMotion}`
+      root.dataset.sprite = talking ? 'talk' : spriteMotion && sprites.motions[spriteMotion] ? `motion:${spriteMotion}`
         : sprites.emotions[emotion] ? `emotion:${emotion}` : 'picture';
     } else {
       sprite.hidden = true;
@@ -198,7 +207,8 @@ export function createCharacter(container, options = {}) {
       return out;
     };
     const picture = typeof next?.picture === 'string' && next.picture ? next.picture : '';
-    sprites = { emotions: pick(next?.emotions), motions: pick(next?.motions), picture };
+    const talk = typeof next?.talk === 'string' && next.talk ? next.talk : '';
+    sprites = { emotions: pick(next?.emotions), motions: pick(next?.motions), picture, talk };
     if (!destroyed) showLayer();
   }
 
@@ -513,9 +523,20 @@ export function createCharacter(container, options = {}) {
     react,
     setVocab,
     setSprites,
+    speakClip(envelope) {
+      if (destroyed) return;
+      touch();
+      setSpeaking(true);
+      lips.clip(envelope);
+    },
+    endSpeech() {
+      lips.stop();
+      setSpeaking(false);
+    },
     get emotion() { return emotion; },
     destroy() {
       destroyed = true;
+      lips.stop();
       clearTimeout(motionTimer);
       clearTimeout(dozeTimer);
       clearTimeout(frameTimer);

@@ -21,6 +21,8 @@ let character = null;
 let presetId = "";
 let turnRunning = false;
 let bubbleTimer = 0;
+/** The character's voice is speaking (the bubble does not fade meanwhile). */
+let voicing = false;
 /** Call ids of the browser runs in flight: the character shows "browsing…" while any is. */
 const browsing = new Set();
 
@@ -90,7 +92,7 @@ function showBubble(text, { error = false, linger = true, action = null } = {}) 
   bubble.hidden = text === "";
   const pinned = error || action;
   bubble.scrollTop = pinned ? 0 : bubble.scrollHeight;
-  if (linger && !pinned && text !== "") {
+  if (linger && !pinned && text !== "" && !voicing) {
     bubbleTimer = setTimeout(() => { bubble.hidden = true; }, BUBBLE_LINGER_MS);
   }
 }
@@ -160,6 +162,41 @@ function wirePointer() {
       toggleChat(false);
     }
   });
+}
+
+/** A note under the character for a while (a voice that could not speak, in plain words). */
+function showVoiceNote(text) {
+  let note = $("voice-note");
+  if (!note) {
+    note = Object.assign(document.createElement("div"), { id: "voice-note", className: "voice-note" });
+    note.setAttribute("role", "status");
+    stage.appendChild(note);
+  }
+  note.textContent = `No voice: ${text}`;
+  note.hidden = false;
+  clearTimeout(showVoiceNote.timer);
+  showVoiceNote.timer = setTimeout(() => { note.hidden = true; }, BUBBLE_LINGER_MS);
+}
+
+/** yui://speech for this character: a clip starts (with its envelope) or the speech ended. */
+function onSpeech(p) {
+  if (!character || !p || p.preset_id !== presetId) return;
+  if (p.type === "speaking") {
+    voicing = true;
+    clearTimeout(bubbleTimer); // the text stays up while it is said
+    character.speakClip(p.envelope ?? null);
+    stage.dataset.speakingTurnId = p.turn_id ?? "";
+    stage.dataset.clips = String(Number(stage.dataset.clips ?? 0) + 1);
+  } else if (p.type === "speech_ended") {
+    voicing = false;
+    character.endSpeech();
+    stage.dataset.speechEnded = p.turn_id ?? "";
+    if (p.note) showVoiceNote(p.note);
+    if (!bubble.hidden && !turnRunning) {
+      clearTimeout(bubbleTimer);
+      bubbleTimer = setTimeout(() => { bubble.hidden = true; }, BUBBLE_LINGER_MS);
+    }
+  }
 }
 
 /** One turn event from the core (see crates/yui-core/src/turn/events.rs). */
@@ -290,6 +327,9 @@ async function main() {
   listen(EVENTS.playbackFinished, (p) => {
     if (p?.turn_id && p.turn_id === stage.dataset.turnId) stage.dataset.playbackFinished = p.turn_id;
   }).catch((e) => console.warn("cannot listen for playback finished", e));
+  // The character's voice (stage speech.rs): each clip moves the mouth by its envelope on this
+  // window's clock; the bubble stays while the voice speaks; a failed voice leaves a short note.
+  listen(EVENTS.speech, (p) => onSpeech(p)).catch((e) => console.warn("cannot listen for speech", e));
   // Turns this window did not start play here too: a reply typed on this character's phone, and
   // an addressed turn (another character spoke to this one). The stage sends their events.
   let other = null;

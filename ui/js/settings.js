@@ -7,6 +7,7 @@ import { mountCharacters } from "./characters-panel.js";
 import { mountTools } from "./tools-panel.js";
 import { mountNav } from "./settings-nav.js";
 import { mountMemory } from "./memory-panel.js";
+import { mountVoice } from "./voice-panel.js";
 
 const backendForm = document.getElementById("backend-form");
 const keyForm = document.getElementById("key-form");
@@ -187,6 +188,7 @@ async function main() {
   await mountSettings(document.getElementById("relations")).catch((err) => setStatus(err.message, true));
   await mountTools(document.getElementById("tools")).catch((err) => setStatus(err.message, true));
   await mountMemory(document.getElementById("memory")).catch((err) => setStatus(err.message, true));
+  await mountVoice(document.getElementById("voice")).catch((err) => setStatus(err.message, true));
 }
 
 main();

@@ -50,14 +50,17 @@ impl Trimmer {
     pub fn observe(&self, ev: &StageEvent) {
         match ev {
             StageEvent::Idle => self.quiet(),
-            StageEvent::Turn { .. } | StageEvent::CharacterAddressed { .. } => self.busy(),
+            StageEvent::Turn { .. }
+            | StageEvent::CharacterAddressed { .. }
+            | StageEvent::Speaking { .. } => self.busy(),
             StageEvent::PlaybackFinished { .. }
             | StageEvent::Connection { .. }
             | StageEvent::PresetsChanged { .. }
             | StageEvent::SwitchesChanged { .. }
             | StageEvent::VocabChanged { .. }
             | StageEvent::RelationsChanged { .. }
-            | StageEvent::SettingsChanged { .. } => {}
+            | StageEvent::SettingsChanged { .. }
+            | StageEvent::SpeechEnded { .. } => {}
         }
     }
 

@@ -392,7 +392,8 @@ fn check_picture(file: Option<&Value>) -> Result<()> {
 }
 
 /// A voice is `{}` (the default voice) or any of `voice_type` (one of [`VOICE_TYPES`]), `rate`
-/// and `pitch` (integers, -100..=100). Other keys are refused, so a typo is not silently kept.
+/// and `pitch` (integers, -100..=100), `name` (the voice on a speech server) and `engine`
+/// (`speech-dispatcher` or `openai`: this character's own engine). Other keys are refused, so a typo is not silently kept.
 pub fn check_voice(voice: &Value) -> Result<()> {
     let obj = voice
         .as_object()
@@ -426,9 +427,13 @@ pub fn check_voice(voice: &Value) -> Result<()> {
                     ));
                 }
             }
+            // The character's own engine, over `yui.voice`'s (docs/voice.md).
+            "engine" => {
+                crate::voice::canonical_engine(v.as_str().unwrap_or(""))?;
+            }
             other => {
                 return Err(CoreError::invalid(format!(
-                    "unknown voice field {other:?} (known: voice_type, rate, pitch, name)"
+                    "unknown voice field {other:?} (known: voice_type, rate, pitch, name, engine)"
                 )))
             }
         }

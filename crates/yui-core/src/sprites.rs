@@ -4,7 +4,9 @@
 //! folder (format in docs/sprites.md):
 //! - `<emotion_id>.png` or `<emotion_id>.webp` — the face for that emotion (e.g. `happy.png`);
 //! - `motion-<motion_id>.png` / `.webp` — optional, an (animated) image shown while the motion
-//!   plays (e.g. `motion-wave.webp`).
+//!   plays (e.g. `motion-wave.webp`);
+//! - `talk.png` / `.webp` — optional, the open mouth shown while the character's voice is loud
+//!   (lip sync; without it the sprite stays as it is while speaking).
 //!
 //! A file may also be named by SillyTavern's classifier labels (`joy.png`, `sadness.png`): each
 //! emotion id takes its own file first, then the first stand-in of [`crate::sprite_labels`]'s
@@ -32,6 +34,8 @@ use std::path::Path;
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// Largest sprite set, all images together (32 MiB): it crosses IPC in one message.
 pub const MAX_TOTAL_BYTES: u64 = 32 * 1024 * 1024;
+/// The optional open-mouth image's id (`talk.png`), shown while the voice is loud.
+pub const TALK: &str = "talk";
 /// Prefix of a motion image's file name.
 pub const MOTION_PREFIX: &str = "motion-";
 
@@ -49,6 +53,8 @@ pub struct SpriteSet {
     pub motions: BTreeMap<String, String>,
     /// The still picture shown for every emotion without its own image (a card's picture).
     pub picture: Option<String>,
+    /// `talk.png` / `talk.webp`: shown while the character's voice has its mouth open (lip sync).
+    pub talk: Option<String>,
     /// Emotion id → the file it came from (`happy` ← `joy.png`): what `yui vocab sprites` shows.
     pub sources: BTreeMap<String, String>,
     /// Extra ids: images for ids the vocabulary does not have (a pack's other labels, `blush`),
@@ -254,6 +260,10 @@ pub fn load_sprite_set(dir: &Path, vocab: &Vocab) -> Result<SpriteSet> {
     }
     // The labels no id took: extra ids, named but not loaded (a cue can name only the
     // vocabulary's ids; each image loaded costs every window that shows the character).
+    if let Some(talk) = by_id.get(TALK).filter(|_| !taken.contains(TALK)) {
+        set.talk = Some(talk.data_url());
+        taken.insert(TALK);
+    }
     for (id, image) in &by_id {
         if !taken.contains(id) && !set.emotions.contains_key(*id) {
             set.extra.insert(id.to_string(), image.file.clone());

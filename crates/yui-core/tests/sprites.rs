@@ -176,3 +176,24 @@ fn avatar_kinds() {
         "a sprite avatar needs \"dir\": an absolute folder path"
     );
 }
+
+#[test]
+fn a_talk_image_is_the_open_mouth_for_lip_sync_not_an_extra_id() {
+    let dir = tempfile::tempdir().unwrap();
+    write_png(&dir.path().join("neutral.png"), [200, 200, 200]);
+    write_png(&dir.path().join("talk.png"), [200, 0, 0]);
+    let set = load_sprite_set(dir.path(), &Vocab::default()).unwrap();
+    assert!(set
+        .talk
+        .as_deref()
+        .is_some_and(|t| t.starts_with("data:image/png;base64,")));
+    assert!(set.extra.is_empty(), "{:?}", set.extra);
+    assert!(!set.emotions.contains_key("talk"));
+    // Without one, the sprite stays as it is while speaking.
+    let plain = tempfile::tempdir().unwrap();
+    write_png(&plain.path().join("neutral.png"), [200, 200, 200]);
+    assert!(load_sprite_set(plain.path(), &Vocab::default())
+        .unwrap()
+        .talk
+        .is_none());
+}

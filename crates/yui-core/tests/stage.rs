@@ -554,7 +554,13 @@ async fn each_character_speaks_on_its_own_and_stopping_one_never_cuts_the_other(
         voice_path: Some(fake.path().as_os_str().to_owned()),
         ..StageOptions::default()
     });
-    yui_core::voice::update(&store, true, None).unwrap();
+    // Both at once: overlap allowed (otherwise Kai waits for Yui to finish).
+    settings::set(
+        &store,
+        "yui.voice",
+        &json!({"enabled": true, "engine": "speech-dispatcher", "overlap": true}),
+    )
+    .unwrap();
     // Kai has a voice of its own.
     let kai_voice = presets::PresetUpdate {
         voice: Some(json!({"voice_type": "male1", "rate": 20})),

@@ -76,7 +76,7 @@ fn voice_switch_is_off_by_default_with_speech_dispatcher() {
     let (_d, store) = store();
     assert_eq!(
         settings::get(&store, settings::VOICE).unwrap(),
-        json!({"enabled": false, "engine": "speech-dispatcher"})
+        json!({"enabled": false, "engine": "speech-dispatcher", "overlap": false})
     );
     assert_eq!(voice::load(&store).unwrap(), VoiceSetting::default());
     assert!(!settings::switch_on(&store, settings::VOICE).unwrap());

@@ -15,6 +15,7 @@ pub mod settings;
 pub mod tools;
 pub mod turn;
 pub mod vocab;
+pub mod voice;
 pub mod window;
 
 /// The invoke handler with every command. Keep in step with `COMMANDS` in `src-tauri/build.rs`.
@@ -74,6 +75,13 @@ macro_rules! yui_invoke_handler {
             $crate::commands::memory::memory_forget_all,
             $crate::commands::memory::memory_export,
             $crate::commands::memory::memory_pause,
+            $crate::commands::voice::voice_panel_get,
+            $crate::commands::voice::voice_panel_set,
+            $crate::commands::voice::voice_character_set,
+            $crate::commands::voice::voice_devices,
+            $crate::commands::voice::speech_key_set,
+            $crate::commands::voice::speech_key_clear,
+            $crate::commands::voice::voice_test,
         ]
     };
 }

@@ -1,4 +1,5 @@
-//! The API key: the OS keyring (`keyring` crate: Secret Service on Linux, Keychain on macOS,
+//! The API key (and the speech servers' own key, [`Secrets::speech`], kept the same way under
+//! its own name): the OS keyring (`keyring` crate: Secret Service on Linux, Keychain on macOS,
 //! Credential Manager on Windows), else `<data_dir>/secrets.json` (0600, obfuscated), with calls
 //! on a helper thread under a deadline so a keyring that never answers cannot hang anyone.
 
@@ -49,7 +50,14 @@ static KEYRING_DOWN: AtomicBool = AtomicBool::new(false);
 pub struct Secrets {
     data_dir: PathBuf,
     use_os_keyring: bool,
+    /// Which key: the chat backend's (`api-key`, `secrets.json`) or the speech servers'.
+    account: &'static str,
+    file: &'static str,
 }
+
+/// The speech servers' key: its keyring account prefix and fallback file.
+const SPEECH_ACCOUNT: &str = "speech-key";
+const SPEECH_FILE: &str = "speech-secrets.json";
 
 enum Got {
     Key(String),
@@ -64,6 +72,18 @@ impl Secrets {
         Self {
             data_dir: paths.data_dir.clone(),
             use_os_keyring: !off,
+            account: "api-key",
+            file: SECRETS_FILE,
+        }
+    }
+
+    /// The speech servers' own key (Settings → Voice), stored like the chat key under its own
+    /// keyring account and fallback file (`speech-secrets.json`).
+    pub fn speech(paths: &Paths) -> Self {
+        Self {
+            account: SPEECH_ACCOUNT,
+            file: SPEECH_FILE,
+            ..Self::new(paths)
         }
     }
 
@@ -72,15 +92,26 @@ impl Secrets {
         Self {
             data_dir: paths.data_dir.clone(),
             use_os_keyring: false,
+            account: "api-key",
+            file: SECRETS_FILE,
+        }
+    }
+
+    /// [`Secrets::speech`] in the file fallback only (tests).
+    pub fn speech_file_only(paths: &Paths) -> Self {
+        Self {
+            account: SPEECH_ACCOUNT,
+            file: SPEECH_FILE,
+            ..Self::file_only(paths)
         }
     }
 
     fn account(&self) -> String {
-        format!("api-key:{}", self.data_dir.display())
+        format!("{}:{}", self.account, self.data_dir.display())
     }
 
     pub fn fallback_path(&self) -> PathBuf {
-        self.data_dir.join(SECRETS_FILE)
+        self.data_dir.join(self.file)
     }
 
     fn keyring_on(&self) -> bool {

@@ -92,6 +92,31 @@ pub enum StageEvent {
         text: String,
         turn_id: String,
     },
+    /// A clip of `preset_id`'s reply starts playing now: sentence `index` of the turn, with its
+    /// loudness per 20 ms (`None` for speech-dispatcher, which plays by itself: a plain talking
+    /// animation). One event per clip, to the character's desktop window; the window moves the
+    /// mouth from its own clock.
+    Speaking {
+        #[serde(skip)]
+        to: Vec<Window>,
+        preset_id: String,
+        turn_id: String,
+        index: usize,
+        text: String,
+        envelope: Option<crate::voice::pcm::Envelope>,
+    },
+    /// `preset_id`'s speech of `turn_id` ended: all said (`complete`), stopped, or failed, then
+    /// with a note in plain words (the reply's text is shown all the same).
+    SpeechEnded {
+        #[serde(skip)]
+        to: Vec<Window>,
+        preset_id: String,
+        turn_id: String,
+        heard_ms: u64,
+        complete: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
     /// A preset's push connection changed state (quick controls show it).
     Connection { preset_id: String, state: ConnState },
     /// The presets table changed: the full list.
@@ -113,7 +138,9 @@ impl StageEvent {
     /// The windows this event goes to.
     pub fn to(&self) -> To {
         match self {
-            Self::Turn { to, .. } => To::Only(to.clone()),
+            Self::Turn { to, .. } | Self::Speaking { to, .. } | Self::SpeechEnded { to, .. } => {
+                To::Only(to.clone())
+            }
             Self::PlaybackFinished { .. }
             | Self::CharacterAddressed { .. }
             | Self::Connection { .. }
@@ -134,6 +161,8 @@ impl StageEvent {
             Self::SwitchesChanged { switches } => serde_json::to_value(switches),
             Self::VocabChanged { vocab } => serde_json::to_value(vocab),
             Self::RelationsChanged { bands } => serde_json::to_value(bands),
+            // The voice's two kinds share one bridge event: `type` tells them apart.
+            Self::Speaking { .. } | Self::SpeechEnded { .. } => serde_json::to_value(self),
             other => serde_json::to_value(other).map(|mut v| {
                 if let Some(m) = v.as_object_mut() {
                     m.remove("type");

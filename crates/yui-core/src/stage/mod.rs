@@ -24,6 +24,7 @@ mod run;
 mod speech;
 
 pub use events::{StageEvent, To, Window};
+pub use speech::{heard_text, Heard};
 
 use crate::clock::SharedClock;
 use crate::error::Result;
@@ -69,7 +70,7 @@ pub enum BackendSource {
 }
 
 /// How the stage plays replies.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct StageOptions {
     pub backend: BackendSource,
     /// Playback counts as finished when a turn ends, and nothing is spoken (the CLI: no window
@@ -81,6 +82,20 @@ pub struct StageOptions {
     pub playback_wait: Duration,
     /// Where to look for `spd-say` (`None`: the process `PATH`); tests inject a fake one.
     pub voice_path: Option<OsString>,
+    /// The audio devices (`None`: the platform's, opened only when something plays).
+    pub audio: Option<Arc<dyn crate::voice::audio::AudioHost>>,
+}
+
+impl std::fmt::Debug for StageOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StageOptions")
+            .field("backend", &self.backend)
+            .field("headless", &self.headless)
+            .field("playback_wait", &self.playback_wait)
+            .field("voice_path", &self.voice_path)
+            .field("audio", &self.audio.as_ref().map(|_| "injected"))
+            .finish()
+    }
 }
 
 impl Default for StageOptions {
@@ -90,6 +105,7 @@ impl Default for StageOptions {
             headless: false,
             playback_wait: Duration::from_secs(300),
             voice_path: None,
+            audio: None,
         }
     }
 }
@@ -99,8 +115,8 @@ impl Default for StageOptions {
 struct Seat {
     /// The running turn: its id, whether it is addressed, its stop token.
     turn: Option<(String, bool, CancellationToken)>,
-    /// The running speech: its generation and stop token.
-    speech: Option<(u64, CancellationToken)>,
+    /// The running speech.
+    speech: Option<speech::Voice>,
     /// The push connection, with the URL and window it was made for.
     push: Option<(String, WindowKind, Arc<PushClient>)>,
 }
@@ -132,6 +148,8 @@ pub(crate) struct Inner {
     seats: Mutex<HashMap<String, Seat>>,
     chain: Mutex<Chain>,
     speech_gen: std::sync::atomic::AtomicU64,
+    /// Held by the character speaking now (fair: first come, first heard).
+    floor: tokio::sync::Mutex<()>,
     /// Turns started and not yet done with (their playback and any addressed turn after them).
     active: std::sync::atomic::AtomicUsize,
     /// Long-term memory's extractions (after a pause, before lines leave the window).
@@ -169,6 +187,7 @@ impl Stage {
             seats: Mutex::new(HashMap::new()),
             chain: Mutex::new(Chain::default()),
             speech_gen: Default::default(),
+            floor: tokio::sync::Mutex::new(()),
             active: Default::default(),
             memory,
             shown: Mutex::new(HashMap::new()),
@@ -316,6 +335,17 @@ impl Stage {
         self.0.tracker.bubble_done(turn_id);
     }
 
+    /// Stop `preset_id`'s speech and answer how much of it was heard (barge-in cuts the stored
+    /// reply to it); `None` when it was not speaking.
+    pub async fn stop_voice_heard(&self, preset_id: &str) -> Option<Heard> {
+        speech::stop_heard(&self.0, preset_id).await
+    }
+
+    /// The characters whose voice is playing now.
+    pub fn speaking(&self) -> Vec<String> {
+        speech::speaking(&self.0)
+    }
+
     /// Stop `preset_id`'s speech (Escape); whether some was running. Other characters go on.
     pub fn stop_voice(&self, preset_id: &str) -> bool {
         speech::stop(&self.0, preset_id)
@@ -339,8 +369,8 @@ impl Stage {
             if let Some((_, _, stop)) = seat.turn {
                 stop.cancel();
             }
-            if let Some((_, stop)) = seat.speech {
-                stop.cancel();
+            if let Some(v) = seat.speech {
+                v.cancel.cancel();
             }
         }
     }

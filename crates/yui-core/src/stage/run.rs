@@ -7,7 +7,6 @@ use crate::error::Result;
 use crate::store::Store;
 use crate::turn::transport::push::{self, PushClient, PushConfig};
 use crate::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnHandle, TurnStatus};
-use crate::voice::Script;
 use crate::window::WindowKind;
 use std::sync::Arc;
 
@@ -165,8 +164,8 @@ pub(super) fn start(
         {
             old.cancel();
         }
-        if let Some((_, old)) = seat.speech.take() {
-            old.cancel();
+        if let Some(old) = seat.speech.take() {
+            old.cancel.cancel();
         }
     }
     let speech = !inner.opts.headless && crate::voice::load(&inner.store).is_ok_and(|v| v.enabled);
@@ -222,10 +221,15 @@ impl Pump {
     async fn run(mut self, mut handle: TurnHandle) {
         let inner = &self.inner;
         let turn_id = handle.turn_id.clone();
-        let mut script = Script::new();
+        // Speaking starts with the first complete sentence, while the turn still streams.
+        let mut speaking = self
+            .speech
+            .then(|| super::speech::begin(inner, &self.preset_id, &turn_id));
         let mut end = None;
         while let Some(event) = handle.events.recv().await {
-            script.observe(&event);
+            if let Some(s) = speaking.as_mut() {
+                s.observe(&event);
+            }
             if let Some(stream) = &self.stream {
                 if !stream(&event) {
                     // The window went away: stop the turn rather than talk to no one.
@@ -260,10 +264,8 @@ impl Pump {
         if inner.opts.headless {
             inner.tracker.bubble_done(&turn_id);
         }
-        if self.speech {
-            if status == TurnStatus::Ok {
-                super::speech::speak(inner, &self.preset_id, &turn_id, &script).await;
-            }
+        if let Some(s) = speaking {
+            s.finish(status).await;
             inner.tracker.speech_done(&turn_id);
         }
         if !self.played(&turn_id).await {

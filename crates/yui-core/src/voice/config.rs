@@ -1,8 +1,9 @@
 //! The speech servers' and the microphone's settings, one typed key each (declared in
 //! `settings.rs` KNOWN): `yui.voice.tts` (OpenAI-compatible `/audio/speech`), `yui.voice.stt`
 //! (`/audio/transcriptions`) and `yui.voice.listen` (voice activity, devices). A missing base URL
-//! means the chat backend's; the key is the chat backend's unless `use_backend_key` is false
-//! (`YUI_SPEECH_API_KEY` overrides it for one run). See docs/voice.md.
+//! means the chat backend's; the key is the speech key of its own (Settings → Voice, kept like the
+//! chat key), else the chat backend's unless `use_backend_key` is false (`YUI_SPEECH_API_KEY`
+//! overrides both for one run). See docs/voice.md.
 
 use crate::error::{CoreError, Result};
 use crate::paths::Paths;
@@ -269,13 +270,17 @@ pub fn base_url_or_backend(store: &Store, base: &Option<String>) -> Result<Strin
     })
 }
 
-/// The key for a speech server: `YUI_SPEECH_API_KEY`, else the chat backend's when allowed.
+/// The key for a speech server: `YUI_SPEECH_API_KEY`, else the speech key stored in Settings →
+/// Voice, else the chat backend's when allowed.
 pub fn speech_key(paths: &Paths, use_backend_key: bool) -> Option<String> {
     if let Ok(k) = std::env::var(SPEECH_KEY_ENV) {
         if !k.trim().is_empty() {
             crate::logging::redact_secret(k.trim());
             return Some(k.trim().to_string());
         }
+    }
+    if let Some(k) = crate::backend::Secrets::speech(paths).api_key() {
+        return Some(k.expose().to_string());
     }
     if use_backend_key {
         crate::backend::api_key(paths)

@@ -47,7 +47,10 @@ pub fn engine_for(
             None => Speaker::detect(),
         }
         .map_err(CoreError::not_found)?;
-        return Ok(Arc::new(SpeechDispatcher { speaker }));
+        return Ok(Arc::new(SpeechDispatcher {
+            speaker,
+            alone: None,
+        }));
     }
     let mut s: TtsSettings = config::load_tts(store)?;
     if let Some(b) = &choice.base_url {

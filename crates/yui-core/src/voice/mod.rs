@@ -37,14 +37,16 @@ pub mod config;
 pub mod cpal_host;
 mod direction;
 mod engine;
+pub mod feed;
 pub mod listen;
+pub mod panel;
 pub mod pcm;
 pub mod speak;
 pub mod stt;
 pub mod tts;
 pub mod vad;
 pub use direction::Direction;
-pub use engine::{engine_for, EngineChoice};
+pub use engine::{canonical as canonical_engine, engine_for, EngineChoice};
 
 /// The speech engines YUI can drive: speech-dispatcher (plays by itself) and an
 /// OpenAI-compatible `/audio/speech` server (`yui.voice.tts`; docs/voice.md).
@@ -65,6 +67,9 @@ pub struct VoiceSetting {
     pub enabled: bool,
     #[serde(default = "default_engine")]
     pub engine: String,
+    /// Characters may talk at the same time (off: each waits for the one speaking).
+    #[serde(default)]
+    pub overlap: bool,
 }
 
 fn default_engine() -> String {
@@ -76,6 +81,7 @@ impl Default for VoiceSetting {
         Self {
             enabled: false,
             engine: default_engine(),
+            overlap: false,
         }
     }
 }
@@ -89,7 +95,7 @@ pub fn default_value() -> Value {
 pub fn from_value(value: &Value) -> Result<VoiceSetting> {
     let v: VoiceSetting = serde_json::from_value(value.clone()).map_err(|e| {
         CoreError::invalid(format!(
-            "yui.voice must be {{\"enabled\": true|false, \"engine\": \"{SPEECH_DISPATCHER}\"|\"{OPENAI}\"}}: {e}"
+            "yui.voice must be {{\"enabled\": true|false, \"engine\": \"{SPEECH_DISPATCHER}\"|\"{OPENAI}\", \"overlap\": true|false}}: {e}"
         ))
     })?;
     if !ENGINES.contains(&v.engine.as_str()) {

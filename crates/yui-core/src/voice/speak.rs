@@ -2,7 +2,9 @@
 //! (so a reply's second sentence is ready when the first ends), each clip is played on the output
 //! device until its last sample has played, and the caller hears of each clip's envelope just
 //! before it plays (what the stage sends with the utterance for lip sync). An engine that plays
-//! by itself (speech-dispatcher) just speaks each line in turn.
+//! by itself (speech-dispatcher) just speaks each line in turn. Lines may still be arriving
+//! ([`speak_stream`]: the stage feeds sentences while the model writes); the run ends when the
+//! feed closes and the last line has played.
 
 use super::audio::{AudioHost, Played};
 use super::pcm::Envelope;
@@ -32,6 +34,9 @@ pub struct SpeakReport {
     pub outcome: SpeechOutcome,
     /// Milliseconds of audio played (0 for an engine that plays itself).
     pub played_ms: u64,
+    /// The line that was cut short (stopped or failed while playing) and how many of its
+    /// milliseconds were heard.
+    pub cut: Option<(usize, u64)>,
 }
 
 /// Speak `lines` in order through `engine`, playing audio on `host` (`device`: `None` for the
@@ -45,28 +50,47 @@ pub async fn speak_lines(
     cancel: &CancellationToken,
     on_event: &(dyn Fn(SpeakEvent) + Send + Sync),
 ) -> SpeakReport {
-    let mut played_ms = 0;
-    if lines.is_empty() {
-        return SpeakReport {
-            outcome: SpeechOutcome::Skipped,
-            played_ms,
-        };
+    let (tx, rx) = mpsc::unbounded_channel();
+    for l in lines {
+        let _ = tx.send(l);
     }
+    drop(tx);
+    speak_stream(engine, host, device, rx, cancel, on_event).await
+}
+
+/// [`speak_lines`] for lines still arriving on `lines`: each is synthesised as soon as it comes
+/// (one ahead of playback) and played in order; ends once `lines` has closed and everything
+/// received has played, at the first failure, or on `cancel`.
+pub async fn speak_stream(
+    engine: Arc<dyn TtsEngine>,
+    host: Arc<dyn AudioHost>,
+    device: Option<String>,
+    mut lines: mpsc::UnboundedReceiver<Line>,
+    cancel: &CancellationToken,
+    on_event: &(dyn Fn(SpeakEvent) + Send + Sync),
+) -> SpeakReport {
+    let mut played_ms = 0;
+    let mut cut = None;
+    let mut any = false;
     // Synthesis runs one line ahead of playback.
     let (tx, mut rx) = mpsc::channel::<(usize, Line, Result<Rendered, SpeechError>)>(1);
     let stop = cancel.child_token();
     let producer = {
         let (engine, stop) = (engine.clone(), stop.clone());
         tokio::spawn(async move {
-            for (i, line) in lines.into_iter().enumerate() {
-                if stop.is_cancelled() {
-                    return;
-                }
+            let mut i = 0;
+            loop {
+                let line = tokio::select! {
+                    _ = stop.cancelled() => return,
+                    l = lines.recv() => l,
+                };
+                let Some(line) = line else { return };
                 let r = engine.render(&line, &stop).await;
                 let failed = r.is_err();
                 if tx.send((i, line, r)).await.is_err() || failed {
                     return;
                 }
+                i += 1;
             }
         })
     };
@@ -76,8 +100,13 @@ pub async fn speak_lines(
             n = rx.recv() => n,
         };
         let Some((index, line, rendered)) = next else {
-            break SpeechOutcome::Spoken;
+            break if any {
+                SpeechOutcome::Spoken
+            } else {
+                SpeechOutcome::Skipped
+            };
         };
+        any = true;
         match rendered {
             Err(e) => break SpeechOutcome::Unavailable(e.0),
             Ok(Rendered::PlayedItself(SpeechOutcome::Spoken)) => {
@@ -102,14 +131,31 @@ pub async fn speak_lines(
                     }
                     Ok(Played::Cancelled { ms }) => {
                         played_ms += ms;
+                        cut = Some((index, ms));
                         break SpeechOutcome::Cancelled;
                     }
-                    Err(e) => break SpeechOutcome::Unavailable(e.0),
+                    Err(e) => {
+                        cut = Some((index, 0));
+                        break SpeechOutcome::Unavailable(e.0);
+                    }
                 }
             }
         }
     };
     stop.cancel();
-    producer.abort();
-    SpeakReport { outcome, played_ms }
+    drop(rx);
+    // An engine that plays by itself is stopped inside its render (speech-dispatcher is then told
+    // to cancel): let it end so, within a bound.
+    let mut producer = producer;
+    if tokio::time::timeout(std::time::Duration::from_secs(4), &mut producer)
+        .await
+        .is_err()
+    {
+        producer.abort();
+    }
+    SpeakReport {
+        outcome,
+        played_ms,
+        cut,
+    }
 }

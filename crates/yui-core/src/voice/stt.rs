@@ -66,12 +66,19 @@ pub(super) fn transport_error(
     }
 }
 
+/// The innermost cause in words, without the OS's error number ("Connection refused", not
+/// "Connection refused (os error 111)"); the whole chain goes to the log.
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    tracing::debug!(error = ?e, "speech server transport error");
     let mut cur = e;
     while let Some(next) = cur.source() {
         cur = next;
     }
-    cur.to_string()
+    let s = cur.to_string();
+    match s.find(" (os error ") {
+        Some(i) if s.ends_with(')') => s[..i].to_string(),
+        _ => s,
+    }
 }
 
 /// An error status in words, with the server's own message when it sent one (OpenAI's

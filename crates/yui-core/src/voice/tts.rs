@@ -61,9 +61,15 @@ pub trait TtsEngine: Send + Sync {
     ) -> Result<Rendered, SpeechError>;
 }
 
+/// Whether no other character is speaking (see [`Speaker::say_among`]).
+pub type Alone = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// speech-dispatcher through `spd-say --wait`.
 pub struct SpeechDispatcher {
     pub speaker: Speaker,
+    /// Among other characters: a stop cancels speech-dispatcher's speech only when this says
+    /// nobody else speaks (`None`: always).
+    pub alone: Option<Alone>,
 }
 
 #[async_trait]
@@ -79,7 +85,13 @@ impl TtsEngine for SpeechDispatcher {
         line: &Line,
         cancel: &CancellationToken,
     ) -> Result<Rendered, SpeechError> {
-        match self.speaker.say(&line.text, &line.direction, cancel).await {
+        let alone = self.alone.clone();
+        let alone = move || alone.as_ref().is_none_or(|f| f());
+        match self
+            .speaker
+            .say_among(&line.text, &line.direction, cancel, &alone)
+            .await
+        {
             SpeechOutcome::Unavailable(why) => Err(SpeechError(why)),
             other => Ok(Rendered::PlayedItself(other)),
         }

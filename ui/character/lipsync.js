@@ -1,0 +1,65 @@
+// Lip sync: the mouth follows a clip's loudness. The core sends each clip's envelope once, with
+// the clip (`{frame_ms, levels}`: RMS per 20 ms, 0..1; yui://speech), and the window plays it on
+// its own clock (a timer per frame, the level read off performance.now() since the clip
+// started, so a late tick never drifts): no per-frame IPC. A timer rather than
+// requestAnimationFrame: it also runs where no frames are drawn (a covered window, headless
+// checks), and the mouth must close when the audio ends, seen or not.
+// With no envelope (speech-dispatcher plays by itself) the mouth gets the plain talking animation.
+//
+// The level shows as the CSS variable --yui-mouth on the character (the drawn mouth opens by
+// it), as data-mouth (two decimals, what tests read), and as the class yui-mouth-open while the
+// level is past OPEN (a sprite set's optional `talk` image shows then).
+
+/** Level past which the mouth counts as open (the sprite set's `talk` image shows). */
+export const OPEN = 0.35;
+
+export function createLipSync(root, onOpen = () => {}) {
+  let timer = 0;
+  let open = false;
+
+  function set(level) {
+    const v = Math.round(Math.max(0, Math.min(1, level)) * 100) / 100;
+    root.style.setProperty('--yui-mouth', String(v));
+    root.dataset.mouth = String(v);
+    const now = v > OPEN;
+    if (now !== open) {
+      open = now;
+      root.classList.toggle('yui-mouth-open', open);
+      onOpen(open);
+    }
+  }
+
+  function stop() {
+    clearTimeout(timer);
+    timer = 0;
+    root.classList.remove('yui-lipsync', 'yui-talking-plain');
+    set(0);
+  }
+
+  /** A clip starts now: follow `envelope`, or talk plainly without one. */
+  function clip(envelope) {
+    stop();
+    const levels = Array.isArray(envelope?.levels) ? envelope.levels : [];
+    const frame = Number(envelope?.frame_ms) > 0 ? Number(envelope.frame_ms) : 20;
+    if (levels.length === 0) {
+      // Until the speech ends (or a next clip): speech-dispatcher says no more.
+      root.classList.add('yui-talking-plain');
+      root.dataset.mouth = 'talking';
+      return;
+    }
+    root.classList.add('yui-lipsync');
+    const start = performance.now();
+    const tick = () => {
+      const i = Math.floor((performance.now() - start) / frame);
+      if (i >= levels.length) {
+        stop();
+        return;
+      }
+      set(Number(levels[i]) || 0);
+      timer = setTimeout(tick, frame);
+    };
+    tick();
+  }
+
+  return { clip, stop };
+}
