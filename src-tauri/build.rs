@@ -69,6 +69,15 @@ const COMMANDS: &[&str] = &[
     "memory_forget_all",
     "memory_export",
     "memory_pause",
+    // the microphone (commands/mic.rs): push-to-talk and hands-free in character windows, stop
+    // and status in the quick controls too, the listening settings in the settings window
+    "mic_press",
+    "mic_release",
+    "mic_listen",
+    "mic_stop",
+    "mic_status",
+    "voice_listen_get",
+    "voice_listen_set",
 ];
 
 fn main() {

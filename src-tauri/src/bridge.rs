@@ -33,10 +33,15 @@ pub enum BridgeEvent {
     /// The user has been away past `yui.sleep` (`{asleep: true}`) or is back (`{asleep:
     /// false}`): the characters sleep or wake (presence.rs).
     Presence,
+    /// The microphone changed: the core's `MicStatus` `{state, live, preset_id, mode,
+    /// full_duplex, message}` (the badge, the quick controls).
+    Mic,
+    /// What the user said aloud, just before it starts as their turn: `{preset_id, text}`.
+    Heard,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 10] = [
+    pub const ALL: [BridgeEvent; 12] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -47,6 +52,8 @@ impl BridgeEvent {
         Self::Connection,
         Self::BodyChanged,
         Self::Presence,
+        Self::Mic,
+        Self::Heard,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -61,6 +68,8 @@ impl BridgeEvent {
             Self::Connection => "yui://connection",
             Self::BodyChanged => "yui://body-changed",
             Self::Presence => "yui://presence",
+            Self::Mic => "yui://mic",
+            Self::Heard => "yui://heard",
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod gestures;
 pub mod instance;
 pub mod presence;
 pub mod settings_window;
+pub mod shortcut;
 pub mod stage;
 pub mod state;
 pub mod tray;
@@ -90,6 +91,7 @@ fn run_desktop(state: AppState) {
             tracing::error!(error = %e.message, "restoring character windows failed");
         }
         avatar::install(handle);
+        shortcut::install(handle);
         if std::env::args()
             .skip(1)
             .any(|a| a == instance::SETTINGS_ARG)

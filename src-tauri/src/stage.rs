@@ -95,6 +95,8 @@ fn forward<R: Runtime>(app: &AppHandle<R>, ev: StageEvent) {
             windows::emit(app, BridgeEvent::Connection, payload(&ev))
         }
         StageEvent::Idle => {}
+        StageEvent::Mic { status } => crate::commands::mic::notify(app, &status),
+        ev @ StageEvent::Heard { .. } => windows::emit(app, BridgeEvent::Heard, payload(&ev)),
     }
 }
 

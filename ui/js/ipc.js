@@ -19,6 +19,8 @@ export const EVENTS = Object.freeze({
   connection: "yui://connection",
   bodyChanged: "yui://body-changed",
   presence: "yui://presence",
+  mic: "yui://mic",
+  heard: "yui://heard",
 });
 
 /** The switch keys (settings keys in the store). */

@@ -53,7 +53,9 @@ impl Trimmer {
             StageEvent::Turn { .. } | StageEvent::CharacterAddressed { .. } => self.busy(),
             StageEvent::PlaybackFinished { .. }
             | StageEvent::RelationsChanged
-            | StageEvent::Connection { .. } => {}
+            | StageEvent::Connection { .. }
+            | StageEvent::Mic { .. }
+            | StageEvent::Heard { .. } => {}
         }
     }
 

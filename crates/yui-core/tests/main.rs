@@ -17,6 +17,7 @@ mod looks;
 mod mcp;
 mod memory;
 mod memory_extract;
+mod mic;
 mod plain;
 mod relations;
 mod settings_layers;

@@ -7,6 +7,7 @@ pub mod autostart;
 pub mod backend;
 pub mod looks;
 pub mod memory;
+pub mod mic;
 pub mod phone;
 pub mod playback;
 pub mod presets;
@@ -72,6 +73,13 @@ macro_rules! yui_invoke_handler {
             $crate::commands::memory::memory_forget_all,
             $crate::commands::memory::memory_export,
             $crate::commands::memory::memory_pause,
+            $crate::commands::mic::mic_press,
+            $crate::commands::mic::mic_release,
+            $crate::commands::mic::mic_listen,
+            $crate::commands::mic::mic_stop,
+            $crate::commands::mic::mic_status,
+            $crate::commands::mic::voice_listen_get,
+            $crate::commands::mic::voice_listen_set,
         ]
     };
 }

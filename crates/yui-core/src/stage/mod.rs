@@ -17,8 +17,13 @@
 //! - A recipient closed meanwhile, or busy answering the user (a phone turn), drops the addressed
 //!   turn with a log line.
 
+mod barge;
+mod mic;
 mod run;
 mod speech;
+
+pub use barge::{heard_part, CHARS_PER_SECOND};
+pub use mic::{AudioChoice, MicState, MicStatus};
 
 use crate::clock::SharedClock;
 use crate::error::Result;
@@ -82,6 +87,11 @@ pub enum StageEvent {
     /// No turn runs or waits any more: every exchange has ended (the CLI's `yui converse`
     /// exits on it).
     Idle,
+    /// The microphone changed: live or not, for which character, and why it stopped
+    /// (`yui://mic`: the badge, the quick controls, the tray).
+    Mic { status: MicStatus },
+    /// What the user said aloud in `preset_id`'s window, just before it starts as their turn.
+    Heard { preset_id: String, text: String },
 }
 
 /// Where a turn's backend comes from.
@@ -109,6 +119,11 @@ pub struct StageOptions {
     pub playback_wait: Duration,
     /// Where to look for `spd-say` (`None`: the process `PATH`); tests inject a fake one.
     pub voice_path: Option<OsString>,
+    /// The microphone's audio host (`None`: the process's, `voice::audio::host()`).
+    pub audio: AudioChoice,
+    /// Full duplex (listening while characters speak) decided for the run; `None`: only when
+    /// the sound server cancels echo (`voice::echo::detect`).
+    pub duplex: Option<bool>,
 }
 
 impl Default for StageOptions {
@@ -118,6 +133,8 @@ impl Default for StageOptions {
             headless: false,
             playback_wait: Duration::from_secs(300),
             voice_path: None,
+            audio: AudioChoice::default(),
+            duplex: None,
         }
     }
 }
@@ -164,6 +181,10 @@ pub(crate) struct Inner {
     active: std::sync::atomic::AtomicUsize,
     /// Long-term memory's extractions (after a pause, before lines leave the window).
     memory: Option<crate::longterm::schedule::Scheduler>,
+    /// Speech generations the user spoke over, and when (barge-in).
+    barged: Mutex<HashMap<u64, std::time::Instant>>,
+    /// The microphone: its session and what it shows.
+    mic: Mutex<mic::Slot>,
 }
 
 /// The coordinator. Cheap to clone (shared).
@@ -193,6 +214,8 @@ impl Stage {
             speech_gen: Default::default(),
             active: Default::default(),
             memory,
+            barged: Default::default(),
+            mic: Default::default(),
         }));
         (stage, rx)
     }
@@ -337,6 +360,15 @@ impl Inner {
     }
     fn chain(&self) -> std::sync::MutexGuard<'_, Chain> {
         self.chain.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn barged(&self) -> std::sync::MutexGuard<'_, HashMap<u64, std::time::Instant>> {
+        self.barged.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn mic(&self) -> std::sync::MutexGuard<'_, mic::Slot> {
+        self.mic.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn any_speaking(&self) -> bool {
+        self.seats().values().any(|s| s.speech.is_some())
     }
     fn emit(&self, ev: StageEvent) {
         // No reader any more: the app is closing; nothing to tell.

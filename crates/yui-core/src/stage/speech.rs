@@ -48,6 +48,13 @@ pub(super) async fn speak(inner: &Arc<Inner>, preset_id: &str, turn_id: &str, sc
         .map(|p| voice::Direction::of_preset(&p.voice))
         .unwrap_or_default();
     let script = script.in_voice(base);
+    let spoken = script
+        .utterances()
+        .iter()
+        .map(|u| u.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let started = std::time::Instant::now();
     let outcome = voice::speak_reply_among(
         &inner.store,
         &script,
@@ -63,4 +70,7 @@ pub(super) async fn speak(inner: &Arc<Inner>, preset_id: &str, turn_id: &str, sc
             seat.speech = None;
         }
     }
+    drop(seats);
+    // The user spoke over it: the stored reply becomes what they heard (barge-in).
+    super::barge::after_speech(inner, generation, preset_id, turn_id, &spoken, started);
 }
