@@ -26,6 +26,7 @@ mod relations;
 mod single_instance;
 mod soak;
 mod typing;
+mod voice_listen;
 mod webdriver;
 mod windows;
 mod xinput;

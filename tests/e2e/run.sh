@@ -79,6 +79,20 @@ mkdir -p "$XDG_CONFIG_HOME"
 # First run looks for local model servers on fixed ports: probe none, so what happens to run on
 # this machine does not change the tests (set YUI_DISCOVER_PORTS to probe some).
 export YUI_DISCOVER_PORTS="${YUI_DISCOVER_PORTS-none}"
+# Audio: a PulseAudio of the suite's own (its own runtime dir) with a null sink whose monitor is
+# the default source, so what a test plays into the sink is what the app's microphone hears
+# (voice_listen.rs). Apps and tools find it through PULSE_SERVER.
+if command -v pulseaudio >/dev/null; then
+  mkdir -p "$LOG_DIR/pulse-rt" "$LOG_DIR/pulse-home"
+  XDG_RUNTIME_DIR="$LOG_DIR/pulse-rt" HOME="$LOG_DIR/pulse-home" pulseaudio --daemonize=no -n \
+    --exit-idle-time=-1 --disable-shm=yes --load="module-null-sink sink_name=yuisink" \
+    --load="module-native-protocol-unix auth-anonymous=1" >"$LOG_DIR/pulse.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do [ -S "$LOG_DIR/pulse-rt/pulse/native" ] && break; sleep 0.1; done
+  export PULSE_SERVER="unix:$LOG_DIR/pulse-rt/pulse/native"
+  pactl set-default-sink yuisink && pactl set-default-source yuisink.monitor ||
+    echo "e2e: the suite's PulseAudio did not start (log: $LOG_DIR/pulse.log)" >&2
+fi
 "$TAURI_DRIVER" --port "$DRIVER_PORT" --native-port "$((DRIVER_PORT + 1))" >"$LOG_DIR/tauri-driver.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 50); do
