@@ -220,7 +220,8 @@ async fn idle_listening() {
     );
 }
 
-struct Pulse(Child, tempfile::TempDir);
+/// The daemon, and its runtime dir (kept until the daemon is stopped).
+struct Pulse(Child, #[allow(dead_code)] tempfile::TempDir);
 impl Drop for Pulse {
     fn drop(&mut self) {
         let _ = self.0.kill();
