@@ -8,7 +8,7 @@
 //!
 //! `YUI_E2E_MIC_SHOT=path.png` saves a screenshot of the window listening (docs/img/microphone.png).
 
-use super::{fake_backend, launch_showing, read_store, seed};
+use super::{fake_backend, launch_showing, open_settings, read_store, seed, settings_section};
 use serde_json::json;
 use std::process::Command;
 use std::time::Duration;
@@ -106,5 +106,149 @@ async fn a_spoken_question_becomes_the_users_message_and_the_badge_stops_the_mic
     )
     .await
     .expect("the microphone stopped and the badge went");
+    let _ = s.delete().await;
+}
+
+/// F9's keysym.
+const F9: u32 = 0xffc6;
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver + PulseAudio: run tests/e2e/run.sh"]
+async fn holding_the_global_shortcut_is_push_to_talk_for_the_main_character() {
+    assert!(
+        std::env::var_os("PULSE_SERVER").is_some(),
+        "no PulseAudio for the suite: install pulseaudio (scripts/dev.sh deps) and use tests/e2e/run.sh"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let question = dir.path().join("question.wav");
+    let spoken = Command::new("espeak-ng")
+        .args(["-s", "150", "-w"])
+        .arg(&question)
+        .arg("Good night")
+        .status()
+        .expect("espeak-ng");
+    assert!(spoken.success());
+    let stt = SpeechServer::start(vec![], Some(Box::new(|_| SpeechReply::text("Good night"))));
+    let (server, _requests) = fake_backend::serve(|_| {
+        Reply::Sse(vec![
+            sse::c_text("Sleep well."),
+            sse::c_finish("stop"),
+            sse::done(),
+        ])
+    })
+    .await;
+    let (base, stt_base) = (server.base_url.clone(), stt.base_url.clone());
+    seed(dir.path(), |st| {
+        fake_backend::point_at(st, &base, Transport::ChatCompletions);
+        settings::set(
+            st,
+            "yui.voice.listen",
+            &json!({"mode": "push_to_talk", "shortcut": "F9"}),
+        )
+        .unwrap();
+        settings::set(st, "yui.voice.stt", &json!({"base_url": stt_base})).unwrap();
+    });
+    let s = launch_showing(dir.path(), &["main"]).await;
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        "return document.getElementById('stage').dataset.mic === 'off'",
+        T,
+    )
+    .await
+    .expect("push-to-talk: the microphone waits, off");
+    let hands = super::xinput::Hands::connect().expect("the X display");
+    // The shortcut is taken shortly after start: press until the microphone opens.
+    let mut open = false;
+    for _ in 0..20 {
+        hands.key(F9, true).unwrap();
+        if s.wait_script(
+            "return document.getElementById('stage').dataset.mic === 'listening'",
+            Duration::from_secs(1),
+        )
+        .await
+        .is_ok()
+        {
+            open = true;
+            break;
+        }
+        hands.key(F9, false).unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert!(open, "holding F9 opened the microphone");
+    let played = Command::new("paplay").arg(&question).status().unwrap();
+    assert!(played.success());
+    // The null sink's loopback lags the playback by a few seconds (voice_loop_cli.rs).
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    hands.key(F9, false).unwrap();
+    s.wait_script(
+        "const d = document.getElementById('stage').dataset; return d.heard === 'Good night' && d.voiceReply === 'Sleep well.' && d.mic === 'off'",
+        T,
+    )
+    .await
+    .expect("what was said while F9 was held became the user's message");
+    assert_eq!(stt.seen().len(), 1, "one hold, one transcription");
+    let _ = s.delete().await;
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn settings_voice_turns_hands_free_on_and_the_quick_controls_stop_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = launch_showing(dir.path(), &["main"]).await;
+    open_settings(&s).await;
+    settings_section(&s, "voice-listen").await;
+    s.wait_script(
+        "const v = document.getElementById('voice-listen'); return v.dataset.listenLoaded === 'true' && document.getElementById('listen-mode').value === 'off' && document.getElementById('listen-echo').textContent.includes('duplex')",
+        T,
+    )
+    .await
+    .expect("the microphone block shows: off by default, and what echo cancellation was found");
+    s.exec(
+        "document.getElementById('listen-mode').value = 'hands_free'; document.getElementById('listen-hangover').value = '800'",
+        json!([]),
+    )
+    .await
+    .unwrap();
+    let save = s.find("#listen-save").await.unwrap();
+    s.click(&save).await.unwrap();
+    s.wait_script(
+        "return document.getElementById('listen-status').dataset.live === 'true'",
+        T,
+    )
+    .await
+    .expect("saving hands-free opens the microphone for the main character");
+    let stored = yui_core::voice::config::load_listen(&read_store(dir.path())).unwrap();
+    assert_eq!(stored.mode, yui_core::voice::config::MicMode::HandsFree);
+    assert_eq!(stored.hangover_ms, 800);
+    // The quick controls show it and one click stops it.
+    s.switch_to_label("main").await.unwrap();
+    let r = s
+        .invoke("window_open", json!({"which": "quick"}))
+        .await
+        .unwrap();
+    assert!(r["ok"].as_bool().unwrap_or(false), "{r}");
+    s.wait_for_label("quick", T).await.unwrap();
+    s.switch_to_label("quick").await.unwrap();
+    s.wait_script(
+        "return document.getElementById('mic-state').dataset.live === 'true' && !document.getElementById('mic-stop').hidden",
+        T,
+    )
+    .await
+    .expect("the quick controls show the live microphone");
+    let stop = s.find("#mic-stop").await.unwrap();
+    s.click(&stop).await.unwrap();
+    s.wait_script(
+        "return document.getElementById('mic-state').dataset.live === 'false'",
+        T,
+    )
+    .await
+    .expect("one click stopped it");
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        "return document.getElementById('mic-badge').hidden",
+        Duration::from_secs(10),
+    )
+    .await
+    .expect("the badge went");
     let _ = s.delete().await;
 }

@@ -58,13 +58,7 @@ export async function mountVoiceListen(section) {
     listenSettings = v.listen;
     stt = v.stt;
     mode.value = v.listen.mode;
-    const names = v.devices?.Ok?.inputs ?? [];
-    device.replaceChildren(
-      el("option", { value: "" }, "System default"),
-      ...names.map((n) => el("option", { value: n }, n)),
-    );
-    device.value = v.listen.input_device ?? "";
-    if (v.devices?.Err) device.title = v.devices.Err;
+    showDevices(v.devices, v.listen.input_device);
     sensitivity.value = String(v.listen.sensitivity);
     hangover.value = String(v.listen.hangover_ms);
     shortcut.value = v.listen.shortcut ?? "";
@@ -79,6 +73,28 @@ export async function mountVoiceListen(section) {
     showLive(v.status);
     section.dataset.listenLoaded = "true";
   };
+  // The device list is read when the user opens it (listing connects to the sound server).
+  const showDevices = (devices, current) => {
+    const names = new Set(devices?.Ok?.inputs ?? []);
+    if (current) names.add(current);
+    device.replaceChildren(
+      el("option", { value: "" }, "System default"),
+      ...[...names].map((n) => el("option", { value: n }, n)),
+    );
+    device.value = current ?? "";
+    if (devices?.Err) device.title = devices.Err;
+  };
+  let listed = false;
+  device.addEventListener("focus", async () => {
+    if (listed) return;
+    listed = true;
+    try {
+      const v = await invoke("voice_listen_get", { devices: true });
+      showDevices(v.devices, device.value || null);
+    } catch (err) {
+      setStatus(err.message, true);
+    }
+  });
   const showLive = (s) => {
     live.textContent = micWords(s);
     live.dataset.live = String(!!s?.live);
@@ -112,7 +128,7 @@ export async function mountVoiceListen(section) {
   stop.addEventListener("click", () => invoke("mic_stop").catch((err) => setStatus(err.message, true)));
   listen(EVENTS.mic, showLive).catch((e) => console.warn("cannot listen for the microphone", e));
   try {
-    show(await invoke("voice_listen_get"));
+    show(await invoke("voice_listen_get", { devices: false }));
   } catch (err) {
     setStatus(err.message, true);
   }

@@ -70,26 +70,32 @@ pub async fn mic_status<R: Runtime>(app: AppHandle<R>) -> CmdResult<MicStatus> {
 pub struct ListenView {
     pub listen: ListenSettings,
     pub stt: SttSettings,
-    /// The devices, or why they cannot be listed.
-    pub devices: Result<DeviceList, String>,
+    /// The devices, or why they cannot be listed (`None`: not asked for: listing connects to
+    /// the sound server, which the page does only when the user opens the device list).
+    pub devices: Option<Result<DeviceList, String>>,
     pub echo: EchoCancel,
     pub status: MicStatus,
     /// Whether the global shortcut could be taken (`None`: none set).
     pub shortcut: Option<Result<(), String>>,
 }
 
-/// The listening settings, the devices, echo cancellation and the microphone now.
+/// The listening settings, the devices (when `devices`), echo cancellation and the microphone.
 #[tauri::command]
 pub async fn voice_listen_get<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
+    devices: Option<bool>,
 ) -> CmdResult<ListenView> {
     let listen = config::load_listen(&state.store)?;
-    let host = yui_core::voice::audio::host();
-    let devices = tauri::async_runtime::spawn_blocking(move || host.devices())
-        .await
-        .map_err(|e| CoreError::internal(format!("device listing failed: {e}")))?
-        .map_err(|e| e.0);
+    let devices = if devices == Some(true) {
+        let host = yui_core::voice::audio::host();
+        let listed = tauri::async_runtime::spawn_blocking(move || host.devices())
+            .await
+            .map_err(|e| CoreError::internal(format!("device listing failed: {e}")))?;
+        Some(listed.map_err(|e| e.0))
+    } else {
+        None
+    };
     Ok(ListenView {
         shortcut: crate::shortcut::state(&app, &listen),
         stt: config::load_stt(&state.store)?,
@@ -112,7 +118,7 @@ pub async fn voice_listen_set<R: Runtime>(
     yui_core::settings::set(&state.store, config::LISTEN_KEY, &listen)?;
     yui_core::settings::set(&state.store, config::STT_KEY, &stt)?;
     follow_settings(&app);
-    voice_listen_get(app, state).await
+    voice_listen_get(app, state, None).await
 }
 
 /// Apply the stored mode and shortcut (at start and after a save).

@@ -321,9 +321,13 @@ impl Stage {
         run::ensure_push(&self.0, preset_id, window, None);
     }
 
-    /// `preset_id`'s window closed: its turn and speech stop, its connection closes, and an
-    /// addressed turn meant for it is dropped when its time comes.
+    /// `preset_id`'s window closed: its turn, speech and microphone stop, its connection closes,
+    /// and an addressed turn meant for it is dropped when its time comes.
     pub fn closed(&self, preset_id: &str) {
+        // The microphone listening for that window stops with it.
+        if self.mic_status().preset_id.as_deref() == Some(preset_id) {
+            self.mic_stop();
+        }
         let seat = self.0.seats().remove(preset_id);
         if let Some(seat) = seat {
             if let Some((_, _, stop)) = seat.turn {
