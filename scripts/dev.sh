@@ -188,6 +188,11 @@ package_check_debug() {
   bash scripts/check-package.sh "$deb"
 }
 
+package_check_beside() {
+  export DISPLAY_NUM=$((${DISPLAY_NUM:-99} + 7))
+  package_check_debug
+}
+
 # The real MCP servers of crates/yui-core/tests/mcp.rs, from the registries, pinned:
 # @modelcontextprotocol/server-everything (npm, package-lock.json) and mcp-server-time (PyPI,
 # requirements.txt, in a venv). Installed once; seconds when already there.
@@ -260,8 +265,11 @@ case "$cmd" in
     bg_start "fuzz smoke" env TMPDIR="$PWD/fuzz/target/tmp" SMOKE_SECS="${SMOKE_SECS:-20}" \
       nice -n 19 bash scripts/fuzz.sh smoke
     phase "UI checks in headless Chromium (tests/ui)" ui_checks
-    phase "end-to-end tests (Xvfb + tauri-driver)" bash tests/e2e/run.sh
-    phase "package: .deb of the debug build, installed and started" package_check_debug
+    # The debug .deb bundled (~25 s of gzip) and checked beside the e2e suite, which mostly
+    # waits; on a display of its own (the e2e lanes take DISPLAY_NUM, +2, +4).
+    bg_start "package: .deb of the debug build, installed and started" package_check_beside
+    phase "end-to-end tests (Xvfb + tauri-driver, three lanes)" bash tests/e2e/run.sh
+    bg_wait "package: .deb of the debug build, installed and started"
     bg_wait "fuzz build"
     bg_wait "fuzz smoke"
     ;;

@@ -17,6 +17,7 @@ const COMMANDS: &[&str] = &[
     "preset_update",
     "preset_delete",
     "preset_set_main",
+    "preset_choices",
     // phone windows (commands/phone.rs)
     "phone_history",
     // settings (backend_* are settings-window only)
@@ -44,6 +45,7 @@ const COMMANDS: &[&str] = &[
     "vocab_for_character",
     "vocab_set",
     "vocab_reset",
+    "vocab_offerable",
     "voice_get",
     "voice_set",
     "sprites_get",

@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
 use yui_core::relations::{Target, TowardEntry};
 use yui_core::tools::{avatar, browser, relation, CallScope, ToolContext};
-use yui_core::turn::engine::parse_call_arguments;
+use yui_core::turn::call::parse_call_arguments;
 use yui_core::turn::CancellationToken;
 use yui_core::WindowKind;
 

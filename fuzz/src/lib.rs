@@ -14,7 +14,8 @@ use yui_core::clock::{ManualClock, SharedClock};
 use yui_core::tools::registry::{RegistryEnv, ToolRegistry, TurnToolState};
 use yui_core::turn::engine::replay_response;
 use yui_core::turn::sse::SseStream;
-use yui_core::turn::{push, Backend, Timeouts, TurnDeps, TurnEvent, TurnRequest};
+use yui_core::turn::transport::push;
+use yui_core::turn::{Backend, Timeouts, TurnDeps, TurnEvent, TurnRequest};
 use yui_core::{Store, WindowKind};
 
 pub struct Env {

@@ -6,8 +6,9 @@
 //! recorded position is YUI's (not saved, not a drag); any other move of the main window is the
 //! user's drag and goes to [`Avatar::user_moved`].
 
+use crate::bridge::{self, BridgeEvent};
+use crate::label::WindowLabel;
 use crate::state::AppState;
-use crate::windows::{self, BridgeEvent, WindowLabel};
 use serde_json::json;
 use std::sync::Arc;
 use tauri::{AppHandle, Manager, PhysicalPosition, Runtime, WebviewWindow};
@@ -52,14 +53,14 @@ impl<R: Runtime> BodyWindow for MainBody<R> {
         hide_characters(&self.app, hidden);
     }
     fn show_looking(&self, looking: bool) {
-        windows::emit(
+        bridge::emit(
             &self.app,
             BridgeEvent::BodyChanged,
             json!({ "looking": looking }),
         );
     }
     fn state_changed(&self, state: &BodyState) {
-        windows::emit(
+        bridge::emit(
             &self.app,
             BridgeEvent::BodyChanged,
             json!({ "state": state }),

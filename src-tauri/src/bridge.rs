@@ -1,8 +1,9 @@
-//! The bridge events the shell emits to the webviews: one enum of their exact names, and the one
-//! way to emit them to every window.
+//! The bridge events the shell emits to the webviews: one enum of their exact names, the name each
+//! stage event goes out as ([`BridgeEvent::of`]), and the one way to emit them to every window.
 
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Runtime};
+use yui_core::stage::StageEvent;
 
 /// Bridge events the shell emits to the webviews. The UI listens for these exact names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +34,9 @@ pub enum BridgeEvent {
     /// The user has been away past `yui.sleep` (`{asleep: true}`) or is back (`{asleep:
     /// false}`): the characters sleep or wake (presence.rs).
     Presence,
+    /// A settings key other than the switches and the vocabulary was written: `{key}` (the
+    /// settings window).
+    SettingsChanged,
     /// The microphone changed: the core's `MicStatus` `{state, live, preset_id, mode,
     /// full_duplex, message}` (the badge, the quick controls).
     Mic,
@@ -41,7 +45,7 @@ pub enum BridgeEvent {
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 12] = [
+    pub const ALL: [BridgeEvent; 13] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -52,9 +56,28 @@ impl BridgeEvent {
         Self::Connection,
         Self::BodyChanged,
         Self::Presence,
+        Self::SettingsChanged,
         Self::Mic,
         Self::Heard,
     ];
+
+    /// The bridge event a stage event goes out as (`None`: for the core's own readers).
+    pub fn of(ev: &StageEvent) -> Option<Self> {
+        Some(match ev {
+            StageEvent::Turn { .. } => Self::CharacterTurn,
+            StageEvent::PlaybackFinished { .. } => Self::PlaybackFinished,
+            StageEvent::CharacterAddressed { .. } => Self::CharacterAddressed,
+            StageEvent::Connection { .. } => Self::Connection,
+            StageEvent::PresetsChanged { .. } => Self::PresetsChanged,
+            StageEvent::SwitchesChanged { .. } => Self::SwitchesChanged,
+            StageEvent::VocabChanged { .. } => Self::VocabChanged,
+            StageEvent::RelationsChanged { .. } => Self::RelationsChanged,
+            StageEvent::SettingsChanged { .. } => Self::SettingsChanged,
+            StageEvent::Mic { .. } => Self::Mic,
+            StageEvent::Heard { .. } => Self::Heard,
+            StageEvent::Idle => return None,
+        })
+    }
 
     pub const fn name(self) -> &'static str {
         match self {
@@ -68,6 +91,7 @@ impl BridgeEvent {
             Self::Connection => "yui://connection",
             Self::BodyChanged => "yui://body-changed",
             Self::Presence => "yui://presence",
+            Self::SettingsChanged => "yui://settings-changed",
             Self::Mic => "yui://mic",
             Self::Heard => "yui://heard",
         }

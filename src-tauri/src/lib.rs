@@ -11,6 +11,7 @@ pub mod commands;
 pub mod error;
 pub mod gestures;
 pub mod instance;
+pub mod label;
 pub mod presence;
 pub mod settings_window;
 pub mod shortcut;
@@ -33,6 +34,7 @@ use yui_core::{CoreError, Store};
 pub fn run_app<R: Runtime>(builder: Builder<R>, state: AppState) -> tauri::Result<App<R>> {
     builder
         .manage(state)
+        .plugin(stage::plugin())
         .invoke_handler(yui_invoke_handler!())
         .on_window_event(windows::on_window_event)
         .build(tauri::generate_context!())

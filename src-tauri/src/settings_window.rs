@@ -1,8 +1,11 @@
-//! The settings window opened at one of its sections (a character's menu: Look… opens
+//! The tool windows opened by name (`window_open`), and the settings window opened at one of its
+//! sections (a character's menu: Look… opens
 //! `settings.html#character/<preset id>`); the page shows the section the address names
 //! (ui/js/settings-nav.js).
 
-use crate::windows::{build_tool_window, tauri_err, WindowLabel};
+use crate::error::tauri_err;
+use crate::label::WindowLabel;
+use crate::windows::{build_tool_window, show_phone, show_tool_window};
 use tauri::{AppHandle, Manager, Runtime};
 use yui_core::CoreError;
 
@@ -37,4 +40,19 @@ pub fn show_settings<R: Runtime>(
             .map_err(tauri_err)?;
     }
     Ok(())
+}
+
+/// Open (or focus) the window labelled `which`: `settings` (at `section`, if one is given),
+/// `quick`, or a character's phone (`phone-<presetId>`).
+pub fn open_named<R: Runtime>(
+    app: &AppHandle<R>,
+    which: &str,
+    section: Option<&str>,
+) -> Result<(), CoreError> {
+    match WindowLabel::parse(which) {
+        Some(WindowLabel::Settings) => show_settings(app, section.filter(|s| !s.is_empty())),
+        Some(l @ WindowLabel::Quick) => show_tool_window(app, &l),
+        Some(WindowLabel::Phone(id)) => show_phone(app, &id),
+        _ => Err(CoreError::invalid(format!("cannot open window {which:?}"))),
+    }
 }

@@ -1,7 +1,7 @@
 //! What the shell keeps in `tauri::State`: the core's store and paths, plus the bookkeeping of
 //! window moves (so positions are written once a window rests, not on every pixel).
 
-use crate::windows::WindowLabel;
+use crate::label::WindowLabel;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use yui_core::clock::SharedClock;

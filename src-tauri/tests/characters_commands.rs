@@ -219,3 +219,19 @@ fn the_look_picker_offers_previews_and_copies_a_folder() {
         }
     }
 }
+
+#[test]
+fn the_character_form_gets_its_choices_from_the_core() {
+    let h = harness();
+    let settings = window(&h, "settings");
+    let c = invoke(&settings, "preset_choices", json!({})).unwrap();
+    assert_eq!(c["voice_types"], json!(yui_core::presets::VOICE_TYPES));
+    assert_eq!(c["palettes"], json!(yui_core::presets::PALETTES));
+    // Yui and Kai hold sorts 0 and 1: the next character gets the third palette, as create does.
+    assert_eq!(c["next_palette"], json!(yui_core::presets::PALETTES[2]));
+    // (The mock runtime cannot place a new window: create as preset_create does, in the core.)
+    let new = serde_json::from_value(json!({"name": "Mio"})).unwrap();
+    let made = presets::create_open(&h.store, new).unwrap();
+    assert_eq!(json!(made.avatar["palette"]), c["next_palette"]);
+    assert_refused(&window(&h, "main"), "preset_choices", json!({}));
+}

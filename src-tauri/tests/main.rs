@@ -12,6 +12,7 @@ mod instance_id;
 mod ipc_surface;
 mod memory_commands;
 mod relations_commands;
+mod shell_rules;
 mod tools_commands;
 mod vocab_commands;
 mod window_positions;

@@ -49,8 +49,19 @@ fn settings_sees_edits_and_forgets_memories() {
         (e["text"].clone(), e["pinned"].clone()),
         (json!("The user's cat is Tama."), json!(true))
     );
-    let x = invoke(&settings, "memory_export", json!({"preset": "yui"})).expect("export");
-    assert_eq!(x["memories"][0]["text"], json!("The user's cat is Tama."));
+    let to = h.dir.path().join("out.json");
+    let x = invoke(
+        &settings,
+        "memory_export",
+        json!({"preset": "yui", "path": to.to_str().unwrap()}),
+    )
+    .expect("export");
+    assert_eq!(
+        (x["path"].as_str(), x["memories"].clone()),
+        (to.to_str(), json!(1))
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&to).unwrap()).unwrap();
+    assert_eq!(doc["memories"][0]["text"], json!("The user's cat is Tama."));
     let p = invoke(
         &settings,
         "memory_pause",

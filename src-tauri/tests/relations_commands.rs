@@ -32,10 +32,13 @@ fn slider_in_settings_sets_the_value_and_emits_the_new_bands() {
         relations::value(&h.store, "kai", &Target::User).expect("value"),
         13
     );
-    assert_eq!(
-        seen.lock().expect("lock").last(),
-        Some(&json!({"enabled": true, "bands": {"kai": "close", "yui": "neutral"}}))
-    );
+    // The stage forwards the core's change event from its own task.
+    let want = json!({"enabled": true, "bands": {"kai": "close", "yui": "neutral"}});
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while seen.lock().expect("lock").last() != Some(&want) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(seen.lock().expect("lock").last(), Some(&want));
     let list = invoke(&settings, "relations_list", json!({})).expect("relations_list");
     assert_eq!(list["log"][0]["reason"], json!("set by the user"));
     let err = invoke(

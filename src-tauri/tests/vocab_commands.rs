@@ -227,3 +227,30 @@ mod playback {
         assert_refused(&settings_win, "voice_stop", json!({}));
     }
 }
+
+#[test]
+fn the_settings_editor_asks_the_core_which_motions_may_be_offered() {
+    let h = harness();
+    let settings_win = window(&h, "settings");
+    let motions = json!([
+        {"id": "nod"},
+        {"id": "blink", "ambient": true},
+        {"id": "flinch", "reactive": true, "trigger": "clicked"},
+        {"id": "poke", "broker_publish": false},
+        {"id": ""},
+        {"id": "clap", "label": "Clap"}
+    ]);
+    let ids = invoke(
+        &settings_win,
+        "vocab_offerable",
+        json!({ "motions": motions }),
+    )
+    .unwrap();
+    assert_eq!(ids, json!(["nod", "clap"]));
+    // A character window edits no vocabulary.
+    assert_refused(
+        &window(&h, "main"),
+        "vocab_offerable",
+        json!({ "motions": [] }),
+    );
+}

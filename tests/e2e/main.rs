@@ -18,6 +18,7 @@ mod firstrun;
 mod ipc_surface;
 mod long_memory;
 mod looks;
+mod mcp;
 mod memory;
 mod presence;
 #[allow(dead_code)]

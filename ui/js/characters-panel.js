@@ -8,8 +8,6 @@ import { openLook } from "./looks-panel.js";
 
 /** The built-in palettes, as the core offers them (look_options; yui_core::presets::PALETTES). */
 let PALETTES = [];
-/** The voices (yui_core::presets::VOICE_TYPES). */
-const VOICES = ["male1", "male2", "male3", "female1", "female2", "female3", "child_male", "child_female"];
 
 let presets = [];
 /** A character whose look the address asked for (`settings.html#character/<id>`), until the rows are drawn. */
@@ -58,19 +56,20 @@ function buildForm() {
     el("option", { value: "sprites" }, "Sprite set (a folder of images)…"),
     el("option", { value: "kept", id: "character-look-kept" }, "The card's picture (see Look)"),
   );
-  // The palettes come from the core, first in the list.
-  invoke("look_options", { id: null }).then((options) => {
-    const palettes = options.filter((o) => o.kind === "palette");
-    PALETTES = palettes.map((o) => o.avatar.palette);
-    look.prepend(...palettes.map((o) => el("option", { value: o.avatar.palette }, o.label)));
-    look.dataset.loaded = "true";
-  }).catch((err) => setStatus(err.message, true));
   const voice = el(
     "select",
     { name: "voice_type", id: "character-voice" },
     el("option", { value: "" }, "Default voice"),
-    ...VOICES.map((v) => el("option", { value: v }, v.replace("_", " "))),
   );
+  // The palettes (first in the list) and the voice types come from the core (look_options,
+  // preset_choices; yui_core::presets::PALETTES, VOICE_TYPES).
+  Promise.all([invoke("look_options", { id: null }), invoke("preset_choices")]).then(([options, choices]) => {
+    const palettes = options.filter((o) => o.kind === "palette");
+    PALETTES = palettes.map((o) => o.avatar.palette);
+    look.prepend(...palettes.map((o) => el("option", { value: o.avatar.palette }, o.label)));
+    voice.append(...choices.voice_types.map((v) => el("option", { value: v }, v.replace("_", " "))));
+    look.dataset.loaded = "true";
+  }).catch((err) => setStatus(err.message, true));
   const dirLabel = el("label", { id: "character-dir-label", hidden: true }, "Sprite folder (absolute path)",
     el("input", { name: "dir", id: "character-dir", type: "text", placeholder: "/home/you/sprites/mio" }));
   const range = (name) => el("label", { class: "range" }, `${name[0].toUpperCase()}${name.slice(1)}`,
@@ -106,7 +105,13 @@ function openForm(form, preset) {
   const avatar = preset?.avatar ?? {};
   keptLook = avatar.kind === "picture" || (avatar.kind === "sprites" && avatar.picture) ? avatar : null;
   f.look.value = keptLook ? "kept" : avatar.kind === "sprites" ? "sprites" : PALETTES.includes(avatar.palette) ? avatar.palette
-    : PALETTES[presets.length % PALETTES.length];
+    : PALETTES[0];
+  // A new character's palette is the one the core gives it when none is chosen.
+  if (!preset) {
+    invoke("preset_choices").then((choices) => {
+      if (editing === null && f.look.value === PALETTES[0]) f.look.value = choices.next_palette;
+    }).catch((err) => setStatus(err.message, true));
+  }
   f.dir.value = avatar.kind === "sprites" ? avatar.dir ?? "" : "";
   $("character-look-kept").hidden = !keptLook;
   $("character-dir-label").hidden = f.look.value !== "sprites";

@@ -9,9 +9,6 @@ import { el, setStatus } from "./panels.js";
 
 const TRIGGERS = ["clicked", "dragged"];
 
-/** Whether the model may be offered a motion at all (mirror of vocab::offerable). */
-export const offerable = (m) => !m.reactive && !m.ambient && m.broker_publish !== false;
-
 /** Mount the panel into `section`. Returns {reload()} for tests and the shell. */
 export async function mountExpression(section) {
   if (!section) return null;
@@ -89,8 +86,19 @@ export async function mountExpression(section) {
   }
 
   // --- selection -------------------------------------------------------------------------------
-  function renderSelection() {
-    const offer = draft.motions.filter(offerable).filter((m) => m.id);
+  // Which motions may be offered is the core's rule (vocab::offerable), asked for the draft.
+  let asked = 0;
+  async function renderSelection() {
+    const mine = ++asked;
+    let ids;
+    try {
+      ids = await invoke("vocab_offerable", { motions: draft.motions });
+    } catch (err) {
+      setStatus(err.message, true);
+      return;
+    }
+    if (mine !== asked) return; // a later edit asked again
+    const offer = ids.map((id) => draft.motions.find((m) => m.id === id)).filter(Boolean);
     if (offer.length === 0) {
       selectionBox.replaceChildren(el("p", { className: "muted small", textContent: "No motion can be offered." }));
       return;

@@ -1,5 +1,5 @@
 // The settings window's "Memory" section (docs/memory.md): per character, every memory it keeps,
-// search, edit, pin, forget, forget all, export as JSON, which memories the last turn used, and
+// search, edit, pin, forget, forget all, export to a JSON file, which memories the last turn used, and
 // the switch that pauses remembering. It renders and forwards; every rule lives in the core
 // (src-tauri/src/commands/memory.rs → yui_core::longterm).
 
@@ -16,8 +16,9 @@ export async function mountMemory(section) {
   const query = el("input", { type: "search", id: "memory-query", placeholder: "Search memories…" });
   const list = el("ul", { className: "memory-list", id: "memory-list" });
   const used = el("p", { className: "muted small", id: "memory-used" });
-  const exportBox = el("textarea", { id: "memory-export", readOnly: true, rows: 8, hidden: true, "aria-label": "Exported memories (JSON)" });
-  const exportBtn = el("button", { type: "button", id: "memory-export-button" }, "Export JSON");
+  const exportTo = el("input", { type: "text", id: "memory-export-path", placeholder: "Save to: your Downloads folder", "aria-label": "Save the export to (a file or folder; empty: Downloads)" });
+  const exportBtn = el("button", { type: "button", id: "memory-export-button" }, "Export to file");
+  const exported = el("p", { className: "muted small", id: "memory-exported", hidden: true });
   const forgetAll = el("button", { type: "button", id: "memory-forget-all", className: "danger" }, "Forget all");
   section.replaceChildren(
     el("h2", {}, "Memory"),
@@ -32,8 +33,8 @@ export async function mountMemory(section) {
     el("div", { className: "row" }, query),
     used,
     list,
-    el("div", { className: "row" }, exportBtn, forgetAll),
-    exportBox,
+    el("div", { className: "row" }, exportTo, exportBtn, forgetAll),
+    exported,
   );
 
   let preset = "";
@@ -116,11 +117,12 @@ export async function mountMemory(section) {
   });
   exportBtn.addEventListener("click", () =>
     act(async () => {
-      const doc = await invoke("memory_export", { preset });
-      exportBox.value = JSON.stringify(doc, null, 2);
-      exportBox.hidden = false;
-      exportBox.select();
-      setStatus("Exported below: copy it and save it where you like.");
+      const path = exportTo.value.trim() || null;
+      const saved = await invoke("memory_export", { preset, path });
+      exported.textContent = `Saved ${saved.memories} ${saved.memories === 1 ? "memory" : "memories"} to ${saved.path}`;
+      exported.dataset.path = saved.path;
+      exported.hidden = false;
+      setStatus(exported.textContent);
     }),
   );
   forgetAll.addEventListener("click", () => {
@@ -136,7 +138,7 @@ export async function mountMemory(section) {
   picker.addEventListener("change", () => {
     preset = picker.value;
     query.value = "";
-    exportBox.hidden = true;
+    exported.hidden = true;
     disarm();
     refresh();
   });

@@ -68,10 +68,13 @@ pub enum MemoryCmd {
         #[arg(long, value_name = "ID")]
         preset: Option<String>,
     },
-    /// Every memory of a character as one JSON document.
+    /// Every memory of a character as one JSON document (on stdout, or saved with --out).
     Export {
         #[arg(long, value_name = "ID")]
         preset: Option<String>,
+        /// Save the document to this file (a folder: a dated file in it) and print where.
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
     },
     /// The memories the character's last turn recalled.
     Used {
@@ -157,7 +160,19 @@ pub fn run(paths: &Paths, cmd: &MemoryCmd) -> Result<Value, CoreError> {
         MemoryCmd::Forget { .. } => return Err(CoreError::invalid(
             "name one memory id, or --all (with --preset) to forget every memory of a character",
         )),
-        MemoryCmd::Export { preset: p } => longterm::export(&store, now, &preset(p)?)?,
+        MemoryCmd::Export {
+            preset: p,
+            out: None,
+        } => longterm::export(&store, now, &preset(p)?)?,
+        MemoryCmd::Export {
+            preset: p,
+            out: Some(out),
+        } => json!(longterm::export::save(
+            &store,
+            now,
+            &preset(p)?,
+            Some(out.as_path())
+        )?),
         MemoryCmd::Used { preset: p } => json!(longterm::last_used(&store, &preset(p)?)?),
         MemoryCmd::Pause { preset: p, off } => {
             let id = preset(p)?;

@@ -12,6 +12,9 @@ use yui_core::{cards, CoreError, Store};
 pub enum PresetCmd {
     /// Print every preset (display order).
     List,
+    /// Print what a character may be given: voice types, palettes, and the palette a new
+    /// character gets when none is named (as the settings form offers them).
+    Choices,
     /// Add a character; its id is made from the name (names are unique, ignoring case).
     /// Prints the new preset.
     Add {
@@ -124,6 +127,7 @@ impl Fields {
 pub fn run(store: &Store, data_dir: &Path, cmd: &PresetCmd) -> Result<Value, CoreError> {
     let out = match cmd {
         PresetCmd::List => serde_json::to_value(presets::list(store)?)?,
+        PresetCmd::Choices => serde_json::to_value(presets::choices(store)?)?,
         PresetCmd::Add { name, fields, open } => {
             let new = NewPreset {
                 name: name.clone(),

@@ -312,3 +312,23 @@ fn transcript_prints_json_lines_in_pages() {
     let out = yui(dir, &["transcript", "--preset", "kai", "--limit", "0"]);
     assert_eq!(out.status.code(), Some(2), "a usage error");
 }
+
+#[test]
+fn preset_choices_prints_what_a_character_may_be_given() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let c = ok(dir, &["preset", "choices"]);
+    assert_eq!(
+        c["voice_types"],
+        serde_json::json!(yui_core::presets::VOICE_TYPES)
+    );
+    assert_eq!(
+        c["palettes"],
+        serde_json::json!(yui_core::presets::PALETTES)
+    );
+    // The next character is the third (after Yui and Kai): `preset add` without a palette gives it
+    // the palette `choices` named.
+    let next = c["next_palette"].clone();
+    let mio = ok(dir, &["preset", "add", "Mio"]);
+    assert_eq!(mio["avatar"]["palette"], next);
+}

@@ -179,6 +179,23 @@ fn extract_runs_one_request_and_stores_its_memories() {
         .any(|m| m["text"] == "The user loves jazz."));
     let exported = ok(d, &["memory", "export"]);
     assert_eq!(exported["memories"].as_array().unwrap().len(), 2);
+    // --out saves the same document and says where; a folder gets a dated file in it.
+    let file = d.join("mem.json");
+    let saved = ok(d, &["memory", "export", "--out", file.to_str().unwrap()]);
+    assert_eq!(saved["path"], file.to_str().unwrap());
+    assert_eq!(saved["memories"], 2);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(doc["memories"], exported["memories"]);
+    let into = ok(d, &["memory", "export", "--out", d.to_str().unwrap()]);
+    let named = into["path"].as_str().unwrap();
+    assert!(
+        named.contains("yui-memories-yui-") && named.ends_with(".json"),
+        "{named}"
+    );
+    assert!(Path::new(named).is_file());
+    let out = yui(d, &["memory", "export", "--out", "/nonexistent-dir/x.json"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not be saved to"));
     // Paused: nothing asked.
     ok(d, &["memory", "pause"]);
     let r = ok(d, &["memory", "extract", "--base-url", &srv.base_url]);

@@ -14,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 use yui_core::backend::Transport;
 use yui_core::clock::{SharedClock, SystemClock};
 use yui_core::tools::registry::{RegistryEnv, ToolRegistry};
-use yui_core::turn::{self, push, Backend, Timeouts, TurnDeps, TurnEvent, TurnRequest};
+use yui_core::turn::transport::push;
+use yui_core::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnRequest};
 use yui_core::{Store, WindowKind};
 use yui_testkit::ws::WsServer;
 

@@ -17,16 +17,8 @@ pub const PORTS_ENV: &str = "YUI_DISCOVER_PORTS";
 /// How long one probe may take (connect + answer).
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(800);
 
-/// The usual local servers and their default ports. LocalAI shares 8080 with llama.cpp's
-/// `llama-server` (told apart by the answer, see [`name_for`]) and also uses 8081.
-pub const LOCAL_SERVERS: &[(&str, u16)] = &[
-    ("Ollama", 11434),
-    ("LM Studio", 1234),
-    ("llama.cpp", 8080),
-    ("vLLM", 8000),
-    ("LocalAI", 8081),
-    ("Jan", 1337),
-];
+use crate::backend::server_on_port;
+use crate::backend::LOCAL_SERVERS;
 
 /// A port to probe on 127.0.0.1 and the server usually found there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,14 +70,6 @@ pub fn parse_ports(spec: &str) -> Vec<Candidate> {
             Some(Candidate { name, port })
         })
         .collect()
-}
-
-/// The server usually found on `port`, if it is one of [`LOCAL_SERVERS`].
-pub fn server_on_port(port: u16) -> Option<&'static str> {
-    LOCAL_SERVERS
-        .iter()
-        .find(|(_, p)| *p == port)
-        .map(|(n, _)| *n)
 }
 
 /// A server that answered.

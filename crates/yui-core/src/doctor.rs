@@ -136,8 +136,9 @@ struct Lane {
     transport: Transport,
     plain_ok: bool,
     tools: Tools,
-    call: Option<probe::Call>,
-    response_id: Option<String>,
+    /// The tool check's conversation and its response, for the round trip.
+    conv: Option<Box<dyn crate::turn::rounds::Conversation>>,
+    round: Option<crate::turn::dispatch::Round>,
 }
 
 struct Doctor<'a> {
@@ -244,27 +245,33 @@ impl Doctor<'_> {
             .find(|l| l.plain_ok && l.tools == Tools::Streamed)
             .or_else(|| order.iter().map(|t| lane(*t)).find(|l| l.plain_ok));
         let transport = chosen.map(|l| l.transport);
-        let round_trip_ok = match chosen {
-            Some(l) if l.tools == Tools::Streamed && go_on.is_ok() => {
-                let (t, call, id) = (l.transport, l.call.clone(), l.response_id.clone());
-                self.round_trip(t, call, id).await
+        let chosen_tools = chosen.map(|l| l.tools);
+        let round_trip_ok = match (transport, chosen_tools) {
+            (Some(t), Some(Tools::Streamed)) if go_on.is_ok() => {
+                let l = if t == Transport::Responses {
+                    &mut resp
+                } else {
+                    &mut chat
+                };
+                let (conv, round) = (l.conv.take(), l.round.take());
+                self.round_trip(t, conv, round).await
             }
-            Some(_) => {
+            (Some(_), _) => {
                 self.checks.push(skip(
                     ROUND_TRIP,
                     "no tool call was delivered on the chosen transport",
                 ));
                 false
             }
-            None if go_on.is_ok() => {
+            (None, _) if go_on.is_ok() => {
                 self.checks
                     .push(skip(ROUND_TRIP, "no transport streamed a reply"));
                 false
             }
-            None => false,
+            (None, _) => false,
         };
-        let cues = chosen.is_some_and(|l| l.tools == Tools::Streamed) && round_trip_ok;
-        let summary = self.summary(transport, chosen.map(|l| l.tools), round_trip_ok);
+        let cues = chosen_tools == Some(Tools::Streamed) && round_trip_ok;
+        let summary = self.summary(transport, chosen_tools, round_trip_ok);
         Report {
             checks: std::mem::take(&mut self.checks),
             transport,
@@ -413,8 +420,8 @@ impl Lane {
             transport,
             plain_ok: false,
             tools: Tools::Unknown,
-            call: None,
-            response_id: None,
+            conv: None,
+            round: None,
         }
     }
 }

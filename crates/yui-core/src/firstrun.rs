@@ -48,6 +48,18 @@ pub fn is_first_run(store: &Store) -> Result<bool> {
 
 /// On first run: mark it done, probe `candidates`, use the one server found, and return the
 /// greeting; `None` on any later run.
+/// [`greet`], asked by a window of `kind`: only the main character greets (`None` elsewhere).
+pub async fn greet_in(
+    store: &Store,
+    kind: Option<crate::window::WindowKind>,
+    candidates: &[Candidate],
+) -> Result<Option<Greeting>> {
+    if kind != Some(crate::window::WindowKind::Main) {
+        return Ok(None);
+    }
+    greet(store, candidates).await
+}
+
 pub async fn greet(store: &Store, candidates: &[Candidate]) -> Result<Option<Greeting>> {
     if !is_first_run(store)? {
         return Ok(None);

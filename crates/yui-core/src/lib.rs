@@ -25,6 +25,7 @@ pub mod presets;
 pub mod process;
 pub mod relations;
 pub mod settings;
+pub mod shared;
 pub mod sprite_labels;
 pub mod sprites;
 pub mod stage;

@@ -393,3 +393,74 @@ pub fn import_card(store: &Store, data_dir: &Path, import: &CardImport<'_>) -> R
         notes,
     })
 }
+
+/// Import a card the settings page read as base64 bytes, opened on the desktop at once. The
+/// webview gives no file path, so a picture the card names by file (and a pack beside it) is for
+/// `yui preset import`; the result's notes say so.
+pub fn import_card_base64(store: &Store, data_dir: &Path, data: &str) -> Result<Imported> {
+    let bytes = crate::cards::decode_base64(data)?;
+    import_card(
+        store,
+        data_dir,
+        &CardImport {
+            bytes: &bytes,
+            open: true,
+            card_dir: None,
+            sprites: None,
+        },
+    )
+}
+
+/// Delete preset `id` with its history (`presets::delete`) and its look folder.
+pub fn delete_character(
+    store: &Store,
+    data_dir: &Path,
+    id: &str,
+) -> Result<crate::presets::Deleted> {
+    let gone = crate::presets::delete(store, id)?;
+    remove(data_dir, id);
+    Ok(gone)
+}
+
+/// Copy a sprite folder (an expression pack) into preset `id`'s look, scaled, and make it the
+/// character's look (over its card's picture, if it has one). Decoding and scaling a pack is
+/// seconds of CPU: it runs off the async runtime's threads.
+pub async fn use_folder(
+    store: Store,
+    data_dir: PathBuf,
+    id: String,
+    dir: String,
+) -> Result<(crate::presets::Preset, PackImport)> {
+    crate::presets::get(&store, &id)?;
+    let pack = {
+        let (data_dir, id) = (data_dir.clone(), id.clone());
+        tokio::task::spawn_blocking(move || import_pack(&data_dir, &id, Path::new(dir.trim())))
+            .await
+            .map_err(|e| CoreError::internal(format!("copying the folder stopped: {e}")))??
+    };
+    let mut avatar = serde_json::json!({"kind": "sprites", "dir": pack.dir});
+    let picture = dir_for(&data_dir, &id).join(PICTURE_FILE);
+    if picture.is_file() {
+        avatar["picture"] = serde_json::json!(picture);
+    }
+    let change = crate::presets::PresetUpdate {
+        avatar: Some(avatar),
+        ..crate::presets::PresetUpdate::default()
+    };
+    Ok((crate::presets::update(&store, &id, &change)?, pack))
+}
+
+/// The looks preset `id` can take ([`offer`]); without an id, a new character's ([`offer_new`]).
+pub fn offer_for(store: &Store, data_dir: &Path, id: Option<&str>) -> Result<Vec<LookOption>> {
+    match id {
+        Some(id) => Ok(offer(data_dir, &presets::get(store, id)?)),
+        None => Ok(offer_new()),
+    }
+}
+
+/// The images of a look (checked first), as a character window would get them (`None` for a
+/// built-in palette).
+pub fn preview(store: &Store, avatar: &Value) -> Result<Option<sprites::SpriteSet>> {
+    presets::check_avatar(avatar)?;
+    sprites::for_avatar(avatar, &crate::vocab::load(store)?)
+}

@@ -52,8 +52,12 @@ impl Trimmer {
             StageEvent::Idle => self.quiet(),
             StageEvent::Turn { .. } | StageEvent::CharacterAddressed { .. } => self.busy(),
             StageEvent::PlaybackFinished { .. }
-            | StageEvent::RelationsChanged
             | StageEvent::Connection { .. }
+            | StageEvent::PresetsChanged { .. }
+            | StageEvent::SwitchesChanged { .. }
+            | StageEvent::VocabChanged { .. }
+            | StageEvent::RelationsChanged { .. }
+            | StageEvent::SettingsChanged { .. }
             | StageEvent::Mic { .. }
             | StageEvent::Heard { .. } => {}
         }
@@ -135,11 +139,12 @@ mod tests {
 
     fn speech() -> StageEvent {
         StageEvent::Turn {
+            to: Vec::new(),
             preset_id: "yui".into(),
             turn_id: "t1".into(),
             window: crate::WindowKind::Main,
             origin: crate::stage::Origin::User,
-            event: crate::turn::events::TurnEvent::Speech { delta: "hi".into() },
+            event: crate::shared::events::TurnEvent::Speech { delta: "hi".into() },
         }
     }
 
@@ -164,7 +169,9 @@ mod tests {
             preset_id: "yui".into(),
             turn_id: "t1".into(),
         });
-        t.observe(&StageEvent::RelationsChanged);
+        t.observe(&StageEvent::SettingsChanged {
+            key: "yui.voice".into(),
+        });
         assert_eq!(settle(&n, 1).await, 1);
     }
 

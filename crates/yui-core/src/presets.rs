@@ -79,6 +79,37 @@ pub const VOICE_TYPES: &[&str] = &[
     "child_female",
 ];
 
+/// What a character form offers (settings → Characters, `yui preset choices`): the voice types
+/// and the palette a new character gets when none is chosen (the built-in palettes with their
+/// labels are `looks::offer_new`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Choices {
+    pub voice_types: Vec<&'static str>,
+    pub palettes: Vec<&'static str>,
+    pub next_palette: &'static str,
+}
+
+/// The choices a character form offers now.
+pub fn choices(store: &Store) -> Result<Choices> {
+    let sort: i64 = store.read(|c| {
+        Ok(
+            c.query_row("SELECT COALESCE(MAX(sort), -1) + 1 FROM presets", [], |r| {
+                r.get(0)
+            })?,
+        )
+    })?;
+    Ok(Choices {
+        voice_types: VOICE_TYPES.to_vec(),
+        palettes: PALETTES.to_vec(),
+        next_palette: palette_for(sort),
+    })
+}
+
+/// The palette of the character created at display position `sort` when it names none.
+fn palette_for(sort: i64) -> &'static str {
+    PALETTES[sort.rem_euclid(PALETTES.len() as i64) as usize]
+}
+
 /// The longest persona accepted, in characters (a long imported card still fits).
 pub const MAX_PERSONA_CHARS: usize = 32_000;
 
@@ -110,6 +141,14 @@ fn find(conn: &Connection, id: &str) -> Result<Option<Preset>> {
             from_row,
         )
         .optional()?)
+}
+
+/// One write to the presets table; the store's watchers hear of it once it is committed (the
+/// windows get the new list). Positions are not news: they change with every drag.
+fn write_and_tell<T>(store: &Store, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    let out = store.write(f)?;
+    store.changed(crate::store::changes::Change::Presets);
+    Ok(out)
 }
 
 fn must_find(conn: &Connection, id: &str) -> Result<Preset> {
@@ -215,6 +254,11 @@ pub fn add(store: &Store, name: &str) -> Result<Preset> {
     )
 }
 
+/// Create a character that opens on the desktop at once (settings → Characters).
+pub fn create_open(store: &Store, new: NewPreset) -> Result<Preset> {
+    create(store, &NewPreset { open: true, ..new })
+}
+
 /// Create a character (last in display order). Its id is the slug of the name, made unique; the
 /// name must not be taken (ignoring case); avatar and voice are checked. Nothing is written when
 /// a check fails.
@@ -227,7 +271,7 @@ pub fn create(store: &Store, new: &NewPreset) -> Result<Preset> {
     if let Some(v) = &new.voice {
         check_voice(v)?;
     }
-    store.write(|tx| {
+    write_and_tell(store, |tx| {
         check_name_free(tx, &name, None)?;
         let id = unique_id(tx, &slug(&name))?;
         let sort: i64 =
@@ -237,7 +281,7 @@ pub fn create(store: &Store, new: &NewPreset) -> Result<Preset> {
         let avatar = match &new.avatar {
             Some(a) => a.to_string(),
             None => {
-                let palette = PALETTES[sort.rem_euclid(PALETTES.len() as i64) as usize];
+                let palette = palette_for(sort);
                 serde_json::json!({"kind": "builtin", "palette": palette}).to_string()
             }
         };
@@ -393,7 +437,7 @@ pub fn check_voice(voice: &Value) -> Result<()> {
 }
 
 fn set_open(store: &Store, id: &str, open: bool) -> Result<Preset> {
-    store.write(|tx| {
+    write_and_tell(store, |tx| {
         let p = must_find(tx, id)?;
         if !open && p.is_main {
             return Err(CoreError::invalid(format!(
@@ -450,7 +494,7 @@ pub fn update(store: &Store, id: &str, change: &PresetUpdate) -> Result<Preset> 
     if let Some(v) = &change.voice {
         check_voice(v)?;
     }
-    store.write(|tx| {
+    write_and_tell(store, |tx| {
         must_find(tx, id)?;
         if let Some(name) = &name {
             check_name_free(tx, name, Some(id))?;
@@ -495,7 +539,7 @@ pub struct Deleted {
 /// Responses chain and its memories. Any failure rolls all of it back. The main character cannot be deleted (make
 /// another one main first), nor the last one.
 pub fn delete(store: &Store, id: &str) -> Result<Deleted> {
-    store.write(|tx| {
+    write_and_tell(store, |tx| {
         let preset = must_find(tx, id)?;
         if preset.is_main {
             return Err(CoreError::invalid(format!(
@@ -529,7 +573,7 @@ pub fn delete(store: &Store, id: &str) -> Result<Deleted> {
 
 /// Make `id` the main preset (and open it); the previous main one stays open as a pet.
 pub fn set_main(store: &Store, id: &str) -> Result<Preset> {
-    store.write(|tx| {
+    write_and_tell(store, |tx| {
         must_find(tx, id)?;
         tx.execute("UPDATE presets SET is_main = 0 WHERE is_main <> 0", [])?;
         tx.execute(

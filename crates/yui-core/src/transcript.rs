@@ -197,6 +197,16 @@ pub struct Page {
     pub more: bool,
 }
 
+/// A page of a phone's history: `limit` lines (30 when unsaid, at most 100) before `before`.
+pub fn phone_page(
+    store: &Store,
+    preset_id: &str,
+    limit: Option<usize>,
+    before: Option<i64>,
+) -> Result<Page> {
+    page(store, preset_id, limit.unwrap_or(30).clamp(1, 100), before)
+}
+
 /// The `limit` lines of `preset_id` just before the line with id `before` (the newest lines when
 /// `before` is `None`), oldest first, and whether older lines exist; cut replies included
 /// (marked). A history window pages back by passing the first id it shows as the next `before`;

@@ -199,6 +199,16 @@ pub fn offerable(m: &Motion) -> bool {
     !m.reactive && !m.ambient && m.broker_publish
 }
 
+/// The ids of the `motions` that may be offered to the model (the settings editor's selection
+/// list, for the vocabulary being edited): offerable, with an id.
+pub fn offerable_ids(motions: &[Motion]) -> Vec<String> {
+    motions
+        .iter()
+        .filter(|m| offerable(m) && !m.id.trim().is_empty())
+        .map(|m| m.id.clone())
+        .collect()
+}
+
 impl Vocab {
     /// The motions offered to the model: offerable ones the user selected, in registry order.
     pub fn offered_motions(&self) -> Vec<&Motion> {
@@ -270,6 +280,13 @@ pub fn load(store: &Store) -> Result<Vocab> {
 pub fn save(store: &Store, vocab: &Vocab) -> Result<()> {
     vocab.validate()?;
     kv::put(store, KEY, &serde_json::to_value(vocab)?)
+}
+
+/// Save `vocab` (checked first) and return it as it now loads (the settings editor's Save and
+/// Reset; the windows hear of it through the store's change).
+pub fn save_and_load(store: &Store, vocab: &Vocab) -> Result<Vocab> {
+    save(store, vocab)?;
+    load(store)
 }
 
 /// Whether the vocabulary offers the model nothing to choose: no emotion, no offered motion and
@@ -367,12 +384,12 @@ pub fn declared_tool(vocab: &Vocab, transport: Transport) -> Option<Value> {
         return None;
     }
     let schema = match transport {
-        Transport::ChatCompletions => crate::turn::wire::chat::tool_schema,
-        Transport::Responses => crate::turn::wire::responses::tool_schema,
+        Transport::ChatCompletions => crate::shared::schema::chat,
+        Transport::Responses => crate::shared::schema::responses,
         Transport::Push => return None,
     };
     Some(schema(
-        crate::tools::GENERATE_EXPRESS,
+        crate::shared::names::GENERATE_EXPRESS,
         &tool_description(vocab),
         &parameters(vocab),
     ))

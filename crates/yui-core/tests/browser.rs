@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 use yui_core::settings;
+use yui_core::shared::images as shots;
 use yui_core::tools::browser::{
-    self, lock, prelude, result::UNTRUSTED, shots, BrowserConfig, BrowserTool, Timings,
+    self, lock, prelude, result::UNTRUSTED, BrowserConfig, BrowserTool, Timings,
 };
 use yui_core::tools::{ClientTool, ToolContext, ToolOutput};
 use yui_core::{Store, SystemClock, WindowKind};

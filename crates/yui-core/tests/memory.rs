@@ -59,7 +59,7 @@ async fn turn_request(h: &Harness, server: &ScriptServer, preset: &str, message:
     last_user(&bodies[before])
 }
 
-fn last_user(body: &Value) -> String {
+pub(crate) fn last_user(body: &Value) -> String {
     body["messages"]
         .as_array()
         .unwrap()

@@ -10,7 +10,7 @@ const DOMAINS: &[&str] = &[
     "crate::backend::",
     "crate::voice::",
     "crate::vocab::",
-    "crate::turn::sse::",
+    "crate::shared::timeouts::",
     "crate::tools::command::select::",
     "crate::avatar::",
     "crate::presence::",

@@ -13,7 +13,7 @@ use turn_support::*;
 use yui_core::backend::Transport;
 use yui_core::tools::registry::{RegistryEnv, ToolRegistry};
 use yui_core::tools::ToolOutput;
-use yui_core::turn::push::{self, ConnState, PushClient, PushConfig};
+use yui_core::turn::transport::push::{self, ConnState, PushClient, PushConfig};
 use yui_core::turn::{TurnEvent, TurnRequest, TurnStatus};
 use yui_core::WindowKind;
 use yui_testkit::ws::{WsConn, WsServer};

@@ -31,10 +31,11 @@ pub async fn backend_test(
     state: State<'_, AppState>,
     overrides: Option<Overrides>,
 ) -> CmdResult<Value> {
-    let o = overrides.unwrap_or_default();
-    Ok(doctor::run_configured(&state.store, &state.paths, &o)
-        .await?
-        .for_ui())
+    Ok(
+        doctor::run_configured(&state.store, &state.paths, &overrides.unwrap_or_default())
+            .await?
+            .for_ui(),
+    )
 }
 
 /// The main character's first-run greeting (`null` on later runs and in other windows).
@@ -43,8 +44,10 @@ pub async fn first_run<R: Runtime>(
     window: WebviewWindow<R>,
     state: State<'_, AppState>,
 ) -> CmdResult<Option<Greeting>> {
-    if window.label() != "main" {
-        return Ok(None);
-    }
-    firstrun::greet(&state.store, &discover::candidates()).await
+    firstrun::greet_in(
+        &state.store,
+        crate::windows::kind_of(&window),
+        &discover::candidates(),
+    )
+    .await
 }

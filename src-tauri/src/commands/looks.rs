@@ -4,13 +4,11 @@
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use crate::windows::{self, BridgeEvent};
-use serde_json::{json, Value};
-use tauri::{AppHandle, Runtime, State};
+use serde_json::Value;
+use tauri::State;
 use yui_core::looks::{self, LookOption, PackImport};
-use yui_core::presets::{self, Preset, PresetUpdate};
-use yui_core::sprites::{self, SpriteSet};
-use yui_core::vocab;
+use yui_core::presets::Preset;
+use yui_core::sprites::SpriteSet;
 
 /// The looks preset `id` can take (built-in palettes, its card's picture and pack, its folder);
 /// without an id, the looks a new character can take (the palettes).
@@ -19,13 +17,7 @@ pub async fn look_options(
     state: State<'_, AppState>,
     id: Option<String>,
 ) -> CmdResult<Vec<LookOption>> {
-    match id {
-        Some(id) => {
-            let preset = presets::get(&state.store, &id)?;
-            Ok(looks::offer(&state.paths.data_dir, &preset))
-        }
-        None => Ok(looks::offer_new()),
-    }
+    looks::offer_for(&state.store, &state.paths.data_dir, id.as_deref())
 }
 
 /// The images of a look, as a character window would get them (`null` for a built-in palette).
@@ -34,45 +26,16 @@ pub async fn look_preview(
     state: State<'_, AppState>,
     avatar: Value,
 ) -> CmdResult<Option<SpriteSet>> {
-    presets::check_avatar(&avatar)?;
-    sprites::for_avatar(&avatar, &vocab::load(&state.store)?)
+    looks::preview(&state.store, &avatar)
 }
 
 /// Copy a sprite folder (an expression pack) into preset `id`'s look, scaled, and make it the
 /// character's look (over its card's picture, if it has one).
 #[tauri::command]
-pub async fn look_import_folder<R: Runtime>(
-    app: AppHandle<R>,
+pub async fn look_import_folder(
     state: State<'_, AppState>,
     id: String,
     dir: String,
 ) -> CmdResult<(Preset, PackImport)> {
-    let data_dir = &state.paths.data_dir;
-    presets::get(&state.store, &id)?;
-    // Decoding and scaling a pack is seconds of CPU: off the async runtime's threads.
-    let pack = {
-        let (data_dir, id) = (data_dir.clone(), id.clone());
-        tauri::async_runtime::spawn_blocking(move || {
-            looks::import_pack(&data_dir, &id, std::path::Path::new(dir.trim()))
-        })
-        .await
-        .map_err(|e| yui_core::CoreError::internal(format!("copying the folder stopped: {e}")))??
-    };
-    let mut avatar = json!({"kind": "sprites", "dir": pack.dir});
-    let picture = looks::dir_for(data_dir, &id).join(looks::PICTURE_FILE);
-    if picture.is_file() {
-        avatar["picture"] = json!(picture);
-    }
-    let preset = presets::update(
-        &state.store,
-        &id,
-        &PresetUpdate {
-            avatar: Some(avatar),
-            ..PresetUpdate::default()
-        },
-    )?;
-    if let Ok(list) = presets::list(&state.store) {
-        windows::emit(&app, BridgeEvent::PresetsChanged, list);
-    }
-    Ok((preset, pack))
+    looks::use_folder(state.store.clone(), state.paths.data_dir.clone(), id, dir).await
 }

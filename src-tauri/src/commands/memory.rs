@@ -3,9 +3,9 @@
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use serde_json::Value;
+use std::path::PathBuf;
 use tauri::State;
-use yui_core::longterm::{self, Edit, Memory, Overview};
+use yui_core::longterm::{self, export::Saved, Edit, Memory, Overview};
 
 /// Memories the search box shows at most.
 const SEARCH_LIMIT: usize = 50;
@@ -44,10 +44,16 @@ pub async fn memory_forget_all(state: State<'_, AppState>, preset: String) -> Cm
     longterm::forget_all(&state.store, &preset)
 }
 
-/// Every memory of a character as one JSON document (the page saves it as a file).
+/// Save every memory of a character as one JSON file: to `path` (a file, or a folder for a dated
+/// file in it), or to the Downloads folder; where it went.
 #[tauri::command]
-pub async fn memory_export(state: State<'_, AppState>, preset: String) -> CmdResult<Value> {
-    longterm::export(&state.store, state.clock.now(), &preset)
+pub async fn memory_export(
+    state: State<'_, AppState>,
+    preset: String,
+    path: Option<String>,
+) -> CmdResult<Saved> {
+    let to = path.filter(|p| !p.trim().is_empty()).map(PathBuf::from);
+    longterm::export::save(&state.store, state.clock.now(), &preset, to.as_deref())
 }
 
 /// Pause or resume remembering for a character.

@@ -4,11 +4,11 @@
 //! start hands-free listening (`mic_listen`); the badge, the quick controls and the tray stop it
 //! (`mic_stop`); Settings → Voice reads and saves the listening settings (`voice_listen_get` /
 //! `voice_listen_set`). Every change reaches every window as `yui://mic` (the core's
-//! `MicStatus`), and the tray's item follows it ([`notify`]).
+//! `MicStatus`, forwarded by stage.rs), and the tray's item follows it.
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use crate::windows::{self, BridgeEvent};
+use crate::windows;
 use serde::Serialize;
 use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
@@ -138,10 +138,4 @@ pub fn follow_settings<R: Runtime>(app: &AppHandle<R>) {
     {
         tracing::warn!(error = %e.message, "microphone settings not applied");
     }
-}
-
-/// Tell every window, and the tray, how the microphone is.
-pub fn notify<R: Runtime>(app: &AppHandle<R>, status: &MicStatus) {
-    windows::emit(app, BridgeEvent::Mic, status);
-    crate::tray::mic_changed(app, status);
 }

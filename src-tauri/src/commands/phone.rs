@@ -10,9 +10,6 @@ use crate::windows;
 use tauri::{Runtime, State, WebviewWindow};
 use yui_core::transcript::{self, Page};
 
-/// The most lines one history page carries.
-const PAGE_LIMIT: usize = 100;
-
 /// A page of the calling phone's history: the `limit` lines before `before` (the newest without
 /// it), oldest first, and whether older ones exist.
 #[tauri::command]
@@ -22,7 +19,10 @@ pub async fn phone_history<R: Runtime>(
     before: Option<i64>,
     limit: Option<usize>,
 ) -> CmdResult<Page> {
-    let preset = windows::calling_phone(&window)?;
-    let limit = limit.unwrap_or(30).clamp(1, PAGE_LIMIT);
-    transcript::page(&state.store, &preset.id, limit, before)
+    transcript::phone_page(
+        &state.store,
+        &windows::calling_phone(&window)?.id,
+        limit,
+        before,
+    )
 }

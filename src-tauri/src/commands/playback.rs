@@ -15,19 +15,17 @@ pub async fn playback_bubble_done<R: Runtime>(
     window: WebviewWindow<R>,
     turn_id: String,
 ) -> CmdResult<()> {
-    windows::turn_label(&window, NOT_CHARACTER)?;
-    crate::stage::shell(window.app_handle())
-        .stage
-        .bubble_done(&turn_id);
-    Ok(())
+    windows::turn_window(&window, NOT_CHARACTER).map(|_| {
+        crate::stage::shell(window.app_handle())
+            .stage
+            .bubble_done(&turn_id)
+    })
 }
 
 /// Stop the calling window's character's speech; whether some was running.
 #[tauri::command]
 pub async fn voice_stop<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<bool> {
-    let label = windows::turn_label(&window, NOT_CHARACTER)?;
-    let preset = windows::preset_for(window.app_handle(), &label)?;
-    Ok(crate::stage::shell(window.app_handle())
+    crate::stage::shell(window.app_handle())
         .stage
-        .stop_voice(&preset.id))
+        .stop_voice_in(&windows::turn_window(&window, NOT_CHARACTER)?)
 }

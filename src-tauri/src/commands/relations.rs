@@ -3,13 +3,13 @@
 //! window and the quick controls. Each delegates to `yui_core::relations` in one line.
 //!
 //! Whenever a value may have changed — a slider move here, or an accepted `rate_relation` call in
-//! a turn (the stage's `RelationsChanged`, forwarded by `stage.rs`) — the shell emits `yui://relations-changed` with the fresh
-//! [`UserBands`], so the quick controls' band words and the settings panel update live.
+//! a turn — the core's stage raises `RelationsChanged` with the fresh [`UserBands`] and the shell
+//! forwards it as `yui://relations-changed`, so the quick controls' band words and the settings
+//! panel update live.
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use crate::windows::{self, BridgeEvent};
-use tauri::{AppHandle, Manager, Runtime, State};
+use tauri::State;
 use yui_core::relations::{self, Listing, SetResult, Target, UserBands};
 
 /// Log entries the settings panel shows (newest first).
@@ -27,28 +27,17 @@ pub async fn relations_list(
 /// The slider: set `preset`'s value toward `target` by hand (logged with the user's reserved
 /// reason, no daily cap, only the range).
 #[tauri::command]
-pub async fn relation_set<R: Runtime>(
-    app: AppHandle<R>,
+pub async fn relation_set(
     state: State<'_, AppState>,
     preset: String,
     target: Target,
     value: i64,
 ) -> CmdResult<SetResult> {
-    let out = relations::set_by_hand(&state.store, state.clock.as_ref(), &preset, &target, value)?;
-    notify(&app);
-    Ok(out)
+    relations::set_by_hand(&state.store, state.clock.as_ref(), &preset, &target, value)
 }
 
 /// Each preset's band toward the user, and the Relations switch.
 #[tauri::command]
 pub async fn relation_bands(state: State<'_, AppState>) -> CmdResult<UserBands> {
     relations::user_bands(&state.store)
-}
-
-/// Emit [`BridgeEvent::RelationsChanged`] with the current bands.
-pub fn notify<R: Runtime>(app: &AppHandle<R>) {
-    match relations::user_bands(&app.state::<AppState>().store) {
-        Ok(bands) => windows::emit(app, BridgeEvent::RelationsChanged, bands),
-        Err(e) => tracing::warn!(error = %e.message, "reading relation bands failed"),
-    }
 }

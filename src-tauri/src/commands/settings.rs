@@ -5,8 +5,7 @@
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use crate::windows::{self, BridgeEvent};
-use tauri::{AppHandle, Runtime, State};
+use tauri::State;
 use yui_core::backend::{self, BackendChange, BackendView, KeyStorage, Secrets};
 use yui_core::settings::{self, Switches};
 
@@ -16,17 +15,14 @@ pub async fn switches_get(state: State<'_, AppState>) -> CmdResult<Switches> {
 }
 
 /// Flip one switch, by its settings key (`yui.browser`, `yui.relations`, `yui.screen`); every
-/// window hears the new states.
+/// window hears the new states (the stage's `SwitchesChanged`).
 #[tauri::command]
-pub async fn switch_set<R: Runtime>(
-    app: AppHandle<R>,
+pub async fn switch_set(
     state: State<'_, AppState>,
     key: String,
     enabled: bool,
 ) -> CmdResult<Switches> {
-    let now = settings::set_switch(&state.store, &key, enabled)?;
-    windows::emit(&app, BridgeEvent::SwitchesChanged, now);
-    Ok(now)
+    settings::set_switch(&state.store, &key, enabled)
 }
 
 /// The backend settings and whether an API key is stored (never the key itself).

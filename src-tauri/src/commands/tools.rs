@@ -30,6 +30,5 @@ pub async fn tools_enable(
     name: String,
     enabled: bool,
 ) -> CmdResult<Value> {
-    configured::toggle(&state.store, &preset, &name, enabled)?;
-    configured::report(&state.store)
+    configured::toggle_and_report(&state.store, &preset, &name, enabled)
 }

@@ -8,7 +8,6 @@ use crate::windows;
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, WebviewWindow};
 use yui_core::turn::TurnEvent;
-use yui_core::CoreError;
 
 const NOT_CHARACTER: &str = "turns run in character and phone windows only";
 
@@ -19,17 +18,11 @@ pub async fn turn_start<R: Runtime>(
     text: String,
     on_event: Channel<TurnEvent>,
 ) -> CmdResult<String> {
-    let label = windows::turn_label(&window, NOT_CHARACTER)?;
-    let kind = label
-        .kind()
-        .ok_or_else(|| CoreError::invalid(NOT_CHARACTER))?;
-    let preset = windows::preset_for(window.app_handle(), &label)?;
-    let shell = crate::stage::shell(window.app_handle());
-    shell
-        .stage
-        .user_turn_with(&preset.id, kind, &text, |turn_id| {
-            shell.register(turn_id, on_event.clone())
-        })
+    crate::stage::shell(window.app_handle()).stage.user_turn_in(
+        windows::turn_window(&window, NOT_CHARACTER)?,
+        &text,
+        Box::new(move |ev: &TurnEvent| on_event.send(ev.clone()).is_ok()),
+    )
 }
 
 /// Each open character's push connection state (quick controls; empty on other transports).
@@ -44,9 +37,7 @@ pub async fn push_connections<R: Runtime>(
 /// running.
 #[tauri::command]
 pub async fn turn_stop<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<bool> {
-    let label = windows::turn_label(&window, NOT_CHARACTER)?;
-    let preset = windows::preset_for(window.app_handle(), &label)?;
-    Ok(crate::stage::shell(window.app_handle())
+    crate::stage::shell(window.app_handle())
         .stage
-        .stop(&preset.id))
+        .stop_in(&windows::turn_window(&window, NOT_CHARACTER)?)
 }

@@ -1,15 +1,15 @@
 //! Expression commands: the vocabulary editor and the voice switch (settings window only, see
 //! `capabilities/settings.json`), and what character windows draw: the vocabulary's ids and flags
 //! and the sprite set of the calling window. Each delegates to the core (`yui_core::vocab`,
-//! `voice`, `sprites`). Saving the vocabulary emits `yui://vocab-changed` so every character
-//! window picks it up with no restart.
+//! `voice`, `sprites`). Saving the vocabulary makes the core's stage raise `VocabChanged`
+//! (`yui://vocab-changed`), so every character window picks it up with no restart.
 
 use crate::error::CmdResult;
 use crate::state::AppState;
-use crate::windows::{self, BridgeEvent};
-use tauri::{AppHandle, Runtime, State, WebviewWindow};
+use crate::windows;
+use tauri::{Runtime, State, WebviewWindow};
 use yui_core::sprites::{self, SpriteSet};
-use yui_core::vocab::{self, CharacterVocab, Vocab};
+use yui_core::vocab::{self, CharacterVocab, Motion, Vocab};
 use yui_core::voice::{self, VoiceStatus};
 
 /// The vocabulary loaded now (stored, else the defaults).
@@ -24,33 +24,22 @@ pub async fn vocab_for_character(state: State<'_, AppState>) -> CmdResult<Charac
     vocab::for_character(&state.store)
 }
 
+/// Which of `motions` (the vocabulary being edited) may be offered to the model.
+#[tauri::command]
+pub async fn vocab_offerable(motions: Vec<Motion>) -> CmdResult<Vec<String>> {
+    Ok(vocab::offerable_ids(&motions))
+}
+
 /// Replace the vocabulary (checked first); the next turn declares its schema. Returns it.
 #[tauri::command]
-pub async fn vocab_set<R: Runtime>(
-    app: AppHandle<R>,
-    state: State<'_, AppState>,
-    vocab: Vocab,
-) -> CmdResult<Vocab> {
-    let saved = vocab::save(&state.store, &vocab).and_then(|()| vocab::load(&state.store))?;
-    announce(&app, &saved);
-    Ok(saved)
+pub async fn vocab_set(state: State<'_, AppState>, vocab: Vocab) -> CmdResult<Vocab> {
+    vocab::save_and_load(&state.store, &vocab)
 }
 
 /// Put the default vocabulary back.
 #[tauri::command]
-pub async fn vocab_reset<R: Runtime>(
-    app: AppHandle<R>,
-    state: State<'_, AppState>,
-) -> CmdResult<Vocab> {
-    let defaults = Vocab::default();
-    vocab::save(&state.store, &defaults)?;
-    announce(&app, &defaults);
-    Ok(defaults)
-}
-
-/// Tell every character window the vocabulary changed (they re-read it and their sprites).
-fn announce<R: Runtime>(app: &AppHandle<R>, saved: &Vocab) {
-    windows::emit(app, BridgeEvent::VocabChanged, CharacterVocab::from(saved));
+pub async fn vocab_reset(state: State<'_, AppState>) -> CmdResult<Vocab> {
+    vocab::save_and_load(&state.store, &Vocab::default())
 }
 
 /// The voice switch, engine, and whether the engine can speak here (one status line).
@@ -75,6 +64,8 @@ pub async fn sprites_get<R: Runtime>(
     window: WebviewWindow<R>,
     state: State<'_, AppState>,
 ) -> CmdResult<Option<SpriteSet>> {
-    let preset = windows::calling_preset(&window, "sprites belong to character windows")?;
-    sprites::for_avatar(&preset.avatar, &vocab::load(&state.store)?)
+    sprites::for_avatar(
+        &windows::calling_preset(&window, "sprites belong to character windows")?.avatar,
+        &vocab::load(&state.store)?,
+    )
 }

@@ -28,12 +28,16 @@ pub struct WindowContext {
 
 #[tauri::command]
 pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<WindowContext> {
+    context(&window).await
+}
+
+/// The calling window's context: its label and role, the preset it shows, and the shell's facts.
+async fn context<R: Runtime>(window: &WebviewWindow<R>) -> CmdResult<WindowContext> {
     let label = WindowLabel::parse(window.label())
         .ok_or_else(|| CoreError::invalid(format!("unknown window {:?}", window.label())))?;
-    let preset = if label.runs_turns() {
-        Some(windows::preset_for(window.app_handle(), &label)?)
-    } else {
-        None
+    let preset = match label.runs_turns() {
+        true => Some(windows::preset_for(window.app_handle(), &label)?),
+        false => None,
     };
     Ok(WindowContext {
         label: label.as_label(),
@@ -42,7 +46,7 @@ pub async fn window_context<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<W
         asleep: window.state::<AppState>().asleep(),
         open_characters: yui_core::presets::list_open(&window.state::<AppState>().store)
             .map_or(1, |l| l.len()),
-        forgets_input: crate::gestures::forget_input_records(&window).await,
+        forgets_input: crate::gestures::forget_input_records(window).await,
     })
 }
 
@@ -55,13 +59,5 @@ pub async fn window_open<R: Runtime>(
     which: String,
     section: Option<String>,
 ) -> CmdResult<()> {
-    match WindowLabel::parse(&which) {
-        Some(WindowLabel::Settings) => crate::settings_window::show_settings(
-            &app,
-            section.as_deref().filter(|s| !s.is_empty()),
-        ),
-        Some(l @ WindowLabel::Quick) => windows::show_tool_window(&app, &l),
-        Some(WindowLabel::Phone(id)) => windows::show_phone(&app, &id),
-        _ => Err(CoreError::invalid(format!("cannot open window {which:?}"))),
-    }
+    crate::settings_window::open_named(&app, &which, section.as_deref())
 }

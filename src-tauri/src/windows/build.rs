@@ -3,7 +3,7 @@
 
 use super::labels::{label_for, WindowLabel};
 use super::positions::{self, flush_positions};
-use super::tauri_err;
+use crate::error::tauri_err;
 use crate::gestures::RefuseNewWindows as _;
 use crate::state::AppState;
 use tauri::{
@@ -11,7 +11,7 @@ use tauri::{
 };
 use yui_core::layout::{self, Seat};
 use yui_core::presets::{self, Preset};
-use yui_core::{CoreError, WindowKind};
+use yui_core::CoreError;
 
 /// Logical sizes of the tool windows (the characters' are in [`yui_core::layout`]).
 const SETTINGS_SIZE: (f64, f64) = (720.0, 640.0);
@@ -60,13 +60,13 @@ fn open_at<R: Runtime>(
             });
             if dispatched.is_ok() {
                 if let Ok(built) = rx.recv() {
-                    return place_and_show(app, built?, preset, at);
+                    return place_and_show(built?, at);
                 }
             }
         }
     }
     let window = character_builder(app, preset).build().map_err(tauri_err)?;
-    place_and_show(app, window, preset, at)
+    place_and_show(window, at)
 }
 
 fn character_builder<'a, R: Runtime>(
@@ -93,9 +93,7 @@ fn character_builder<'a, R: Runtime>(
 }
 
 fn place_and_show<R: Runtime>(
-    app: &AppHandle<R>,
     window: WebviewWindow<R>,
-    preset: &Preset,
     (x, y): (i32, i32),
 ) -> Result<WebviewWindow<R>, CoreError> {
     window
@@ -103,9 +101,6 @@ fn place_and_show<R: Runtime>(
         .map_err(tauri_err)?;
     crate::visibility::watch(&window);
     window.show().map_err(tauri_err)?;
-    // With the push transport the character's connection opens with its window.
-    let kind = label_for(preset).kind().unwrap_or(WindowKind::Pet);
-    crate::stage::shell(app).stage.opened(&preset.id, kind);
     Ok(window)
 }
 
@@ -119,7 +114,6 @@ fn seat(p: &Preset) -> Seat {
 
 /// Close the window of `preset` if it is open.
 pub fn close_character<R: Runtime>(app: &AppHandle<R>, preset: &Preset) -> Result<(), CoreError> {
-    crate::stage::shell(app).stage.closed(&preset.id);
     if let Some(w) = app.get_webview_window(&label_for(preset).as_label()) {
         w.destroy().map_err(tauri_err)?;
     }

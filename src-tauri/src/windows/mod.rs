@@ -4,19 +4,17 @@
 //! that table into windows and remembers where the user dragged them.
 
 mod build;
+mod characters;
 mod labels;
 mod positions;
 
 pub use build::*;
+pub use characters::*;
 pub use labels::*;
 pub use positions::*;
 
 pub use crate::bridge::{emit, BridgeEvent};
-use yui_core::CoreError;
-
-pub fn tauri_err(e: tauri::Error) -> CoreError {
-    CoreError::internal(format!("window error: {e}"))
-}
+pub use crate::error::tauri_err;
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,7 @@
 //! system cannot know them (Wayland), and the monitors placement reads.
 
 use super::labels::{preset_for, WindowLabel};
-use super::tauri_err;
+use crate::error::tauri_err;
 use crate::state::AppState;
 use std::sync::OnceLock;
 use std::time::Duration;

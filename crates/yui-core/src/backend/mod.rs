@@ -131,6 +131,25 @@ impl Sampling {
     }
 }
 
+/// The usual local servers and their default ports. LocalAI shares 8080 with llama.cpp's
+/// `llama-server` (told apart by the answer, see `discover::name_for`) and also uses 8081.
+pub const LOCAL_SERVERS: &[(&str, u16)] = &[
+    ("Ollama", 11434),
+    ("LM Studio", 1234),
+    ("llama.cpp", 8080),
+    ("vLLM", 8000),
+    ("LocalAI", 8081),
+    ("Jan", 1337),
+];
+
+/// The server usually found on `port`, if it is one of [`LOCAL_SERVERS`].
+pub fn server_on_port(port: u16) -> Option<&'static str> {
+    LOCAL_SERVERS
+        .iter()
+        .find(|(_, p)| *p == port)
+        .map(|(n, _)| *n)
+}
+
 fn check_url(what: &str, url: &str) -> Result<()> {
     let rest = url
         .strip_prefix("http://")

@@ -1,71 +1,19 @@
 //! The doctor's requests on one transport: a streamed plain reply, a `ping` tool call (asked
 //! again without `tool_choice`, and unstreamed, to tell the failures apart) and the round trip
-//! of ping's result.
+//! of ping's result. Every body is the transport's conversation's, every stream is read by the
+//! turn's read loop (`probe`).
 
 use super::*;
+use crate::turn::rounds::Conversation;
 
 impl Doctor<'_> {
-    pub(super) fn url(&self, t: Transport) -> String {
-        match t {
-            Transport::Responses => self.b.endpoint("responses"),
-            _ => self.b.endpoint("chat/completions"),
-        }
-    }
-
-    pub(super) fn body(&self, t: Transport, prompt: &str, tools: bool, choice: bool) -> Value {
-        let mut body = match t {
-            Transport::Responses => json!({
-                "model": self.b.model, "stream": true,
-                "input": [{"role": "user", "content": prompt}],
-            }),
-            _ => json!({
-                "model": self.b.model, "stream": true,
-                "messages": [{"role": "user", "content": prompt}],
-            }),
-        };
-        if tools {
-            body["tools"] = json!([self.ping_schema(t)]);
-            if choice {
-                body["tool_choice"] = match t {
-                    Transport::Responses => json!({"type": "function", "name": probe::PING}),
-                    _ => json!({"type": "function", "function": {"name": probe::PING}}),
-                };
-            }
-        }
-        crate::backend::Sampling {
-            max_output_tokens: self.b.max_output_tokens,
-            temperature: self.b.temperature,
-        }
-        .apply(t, &mut body);
-        body
-    }
-
-    pub(super) fn ping_schema(&self, t: Transport) -> Value {
-        match t {
-            Transport::Responses => json!({
-                "type": "function", "name": probe::PING,
-                "description": probe::PING_DESCRIPTION, "parameters": probe::ping_parameters(),
-            }),
-            _ => crate::turn::wire::chat::tool_schema(
-                probe::PING,
-                probe::PING_DESCRIPTION,
-                &probe::ping_parameters(),
-            ),
-        }
-    }
-
+    /// Send `conv`'s next request and read it as a turn does.
     pub(super) async fn stream(
         &self,
-        t: Transport,
-        body: &Value,
+        conv: &dyn Conversation,
     ) -> Result<probe::Seen, BackendError> {
-        let (url, timeouts, limit) = (self.url(t), self.timeouts(), self.limit());
-        match t {
-            Transport::Responses => {
-                probe::responses_stream(&self.http, &url, self.key(), body, &timeouts, limit).await
-            }
-            _ => probe::chat_stream(&self.http, &url, self.key(), body, &timeouts, limit).await,
-        }
+        let (timeouts, limit) = (self.timeouts(), self.limit());
+        probe::stream(&self.http, self.key(), conv, &timeouts, limit).await
     }
 
     /// A streamed plain reply on `t`.
@@ -74,8 +22,8 @@ impl Doctor<'_> {
             self.checks.push(skip(name, why));
             return false;
         }
-        let body = self.body(t, probe::PLAIN_PROMPT, false, false);
-        match self.stream(t, &body).await {
+        let conv = probe::conversation(self.b, t, probe::PLAIN_PROMPT, false, false);
+        match self.stream(conv.as_ref()).await {
             Ok(seen) if !seen.text.trim().is_empty() => {
                 self.checks.push(pass(
                     name,
@@ -110,16 +58,16 @@ impl Doctor<'_> {
             self.checks.push(skip(name, why));
             return;
         }
-        let mut body = self.body(t, probe::TOOL_PROMPT, true, true);
-        let mut res = self.stream(t, &body).await;
+        let mut conv = probe::conversation(self.b, t, probe::TOOL_PROMPT, true, true);
+        let mut res = self.stream(conv.as_ref()).await;
         // tool_choice "where supported": a server that refuses it is asked again without it.
         if let Err(BackendError::Http {
             status: 400 | 422, ..
         }) = &res
         {
             if self.blocked().is_none() {
-                body = self.body(t, probe::TOOL_PROMPT, true, false);
-                res = self.stream(t, &body).await;
+                conv.force_tool(None);
+                res = self.stream(conv.as_ref()).await;
             }
         }
         let seen = match res {
@@ -136,8 +84,7 @@ impl Doctor<'_> {
                 return;
             }
         };
-        lane.response_id = seen.response_id.clone();
-        if let Some(call) = seen.calls.first() {
+        if let Some(call) = seen.calls.first().cloned() {
             let args_ok = call.arguments.trim().is_empty()
                 || serde_json::from_str::<Value>(&call.arguments).is_ok();
             let pieces = match call.fragments {
@@ -154,7 +101,8 @@ impl Doctor<'_> {
             };
             if args_ok {
                 lane.tools = Tools::Streamed;
-                lane.call = Some(call.clone());
+                lane.round = Some(seen.round);
+                lane.conv = Some(conv);
                 self.checks.push(pass(name, called));
             } else {
                 lane.tools = Tools::Refused;
@@ -177,9 +125,14 @@ impl Doctor<'_> {
             ));
             return;
         }
-        let url = self.url(t);
-        let unstreamed =
-            probe::unstreamed_calls(&self.http, &url, self.key(), &body, self.limit()).await;
+        let unstreamed = probe::unstreamed_calls(
+            &self.http,
+            &conv.url(),
+            self.key(),
+            &conv.body(),
+            self.limit(),
+        )
+        .await;
         match unstreamed {
             Ok(n) if n > 0 => {
                 lane.tools = Tools::OnlyUnstreamed;
@@ -204,57 +157,27 @@ impl Doctor<'_> {
         }
     }
 
-    /// Request 2: ping's result sent back on `t`; the server must take it and answer.
+    /// Request 2: ping's result sent back on `t`, appended by the conversation the tool check
+    /// used, exactly as a turn's round trip appends it; the server must take it and answer.
     pub(super) async fn round_trip(
         &mut self,
         t: Transport,
-        call: Option<probe::Call>,
-        response_id: Option<String>,
+        conv: Option<Box<dyn Conversation>>,
+        round: Option<crate::turn::dispatch::Round>,
     ) -> bool {
         if let Some(why) = self.blocked() {
             self.checks.push(skip(ROUND_TRIP, why));
             return false;
         }
-        let call = call.unwrap_or_default();
-        let call_id = if call.call_id.is_empty() {
-            "call_0".to_string()
-        } else {
-            call.call_id.clone()
+        let (Some(mut conv), Some(round)) = (conv, round) else {
+            self.checks.push(skip(
+                ROUND_TRIP,
+                "no tool call was delivered on the chosen transport",
+            ));
+            return false;
         };
-        let args = if call.arguments.trim().is_empty() {
-            "{}".to_string()
-        } else {
-            call.arguments.clone()
-        };
-        let mut body = self.body(t, probe::TOOL_PROMPT, true, false);
-        match t {
-            Transport::Responses => {
-                let output = json!({"type": "function_call_output", "call_id": call_id, "output": probe::PONG});
-                match response_id {
-                    Some(id) => {
-                        body["previous_response_id"] = json!(id);
-                        body["input"] = json!([output]);
-                    }
-                    None => {
-                        body["input"] = json!([
-                            {"role": "user", "content": probe::TOOL_PROMPT},
-                            {"type": "function_call", "call_id": call_id, "name": call.name, "arguments": args},
-                            output,
-                        ]);
-                    }
-                }
-            }
-            _ => {
-                body["messages"] = json!([
-                    {"role": "user", "content": probe::TOOL_PROMPT},
-                    {"role": "assistant", "content": null, "tool_calls": [
-                        {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": args}}
-                    ]},
-                    {"role": "tool", "tool_call_id": call_id, "content": probe::PONG},
-                ]);
-            }
-        }
-        match self.stream(t, &body).await {
+        conv.append(round);
+        match self.stream(conv.as_ref()).await {
             Ok(seen) => {
                 let said = if seen.text.trim().is_empty() {
                     "with no text".to_string()

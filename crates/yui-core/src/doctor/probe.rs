@@ -1,10 +1,21 @@
-//! The requests `yui doctor` makes, read with the turn's own streaming client
-//! ([`crate::turn::sse::post_sse`]): what each stream delivered (text, calls, fragments).
+//! The requests `yui doctor` makes, made by the turn's own code: the transport's conversation
+//! builds every body (the first request, and the round trip with ping's result), the one read
+//! loop reads each stream through the transport's mapper, and a recording sink ([`Recorder`])
+//! keeps what the stream delivered (text, calls, their fragments) where a turn would dispatch.
+//! "Test connection" thus tests exactly the code a turn runs.
 
-use crate::turn::sse::{self, evidence, BackendError, SseStream, Timeouts};
-use crate::turn::wire::chat as wchat;
+use crate::backend::{Backend, Transport};
+use crate::tools::ToolOutput;
+use crate::turn::dispatch::{Answered, End, Round};
+use crate::turn::model::ModelEvent;
+use crate::turn::read::{read, Sink, SseSource};
+use crate::turn::rounds::Conversation;
+use crate::turn::sse::{self, evidence, BackendError, Timeouts};
+use crate::turn::transport::chat::{wire as wchat, ChatConversation};
+use crate::turn::transport::responses::{wire as wresp, ResponsesConversation};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// The tool every tool check declares.
 pub const PING: &str = "ping";
@@ -26,10 +37,7 @@ pub const TOOL_PROMPT: &str =
 
 /// One call as a stream delivered it.
 #[derive(Debug, Clone, Default)]
-pub struct Call {
-    /// Responses: the item id (or `#<output_index>`) the argument events name.
-    pub key: String,
-    pub call_id: String,
+pub(crate) struct Call {
     pub name: String,
     pub arguments: String,
     /// Non-empty argument pieces the stream carried (1 = in one piece).
@@ -37,51 +45,132 @@ pub struct Call {
 }
 
 /// What one streamed response delivered.
-#[derive(Debug, Clone, Default)]
-pub struct Seen {
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
     pub text: String,
     pub text_chunks: usize,
     pub calls: Vec<Call>,
-    pub response_id: Option<String>,
-    /// Milliseconds from the request to the first event.
+    /// Milliseconds from the request to the first thing the model did.
     pub first_ms: Option<u64>,
+    /// The response as the conversation takes it back for a round trip (each call answered
+    /// with [`PONG`]).
+    pub round: Round,
 }
 
-/// Read a whole stream, bounded by `limit` overall (a server that trickles forever ends too).
-async fn read_all(
-    mut stream: SseStream,
-    limit: Duration,
+/// The conversation of one probe on `t`: the prompt as the user's words, and with `ping` the
+/// ping tool declared (and asked for, where `force`).
+pub(crate) fn conversation(
+    b: &Backend,
+    t: Transport,
+    prompt: &str,
+    ping: bool,
+    force: bool,
+) -> Box<dyn Conversation> {
+    let params = ping_parameters();
+    let mut conv: Box<dyn Conversation> = match t {
+        Transport::Responses => {
+            let tools = ping.then(|| json!([wresp::tool_schema(PING, PING_DESCRIPTION, &params)]));
+            Box::new(ResponsesConversation::on(
+                b,
+                tools,
+                vec![PING.to_string()],
+                prompt,
+            ))
+        }
+        _ => {
+            let tools = ping.then(|| json!([wchat::tool_schema(PING, PING_DESCRIPTION, &params)]));
+            Box::new(ChatConversation::on(
+                b,
+                None,
+                tools,
+                &[],
+                prompt.to_string(),
+            ))
+        }
+    };
+    conv.force_tool((ping && force).then_some(PING));
+    conv
+}
+
+/// A recording sink: what a turn's dispatch would show and run, kept instead.
+struct Recorder {
+    seen: Seen,
     t0: Instant,
-    mut on: impl FnMut(&str, &mut Seen) -> Result<bool, BackendError>,
-) -> Result<Seen, BackendError> {
-    let mut seen = Seen::default();
-    let read = async {
-        while let Some(ev) = stream.next().await {
-            let ev = ev?;
-            if seen.first_ms.is_none() {
-                seen.first_ms = Some(t0.elapsed().as_millis() as u64);
+}
+
+impl Sink for Recorder {
+    async fn apply(&mut self, ev: ModelEvent, round: &mut Round) -> Result<(), End> {
+        if self.seen.first_ms.is_none() {
+            self.seen.first_ms = Some(self.t0.elapsed().as_millis() as u64);
+        }
+        match ev {
+            ModelEvent::Text { text, spoken: true } if !text.is_empty() => {
+                self.seen.text.push_str(&text);
+                self.seen.text_chunks += 1;
+                round.text.push_str(&text);
             }
-            if ev.event == "error" {
-                return Err(BackendError::Server {
-                    body: evidence(&ev.data),
+            ModelEvent::Call(c) => {
+                self.seen.calls.push(Call {
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                    fragments: c.fragments,
+                });
+                round.answered.push(Answered {
+                    call_id: c.call_id,
+                    name: c.name,
+                    arguments: c.arguments,
+                    result: ToolOutput::text(PONG),
+                    one_way: false,
+                    seq: c.seq,
                 });
             }
-            let data = ev.data.trim();
-            if data == "[DONE]" {
-                break;
-            }
-            if data.is_empty() {
-                continue;
-            }
-            if !on(data, &mut seen)? {
-                break;
-            }
+            ModelEvent::ResponseId(id) => round.response_id = Some(id),
+            ModelEvent::Reasoning { seq, item } => round.reasoning.push((seq, item)),
+            ModelEvent::Stop(r) => round.stop = Some(r),
+            ModelEvent::Text { .. } | ModelEvent::Cue(_) | ModelEvent::BackendTool { .. } => {}
         }
         Ok(())
+    }
+}
+
+/// Send the conversation's next request and read its stream as a turn does, bounded by
+/// `limit` overall (a server that trickles forever ends too).
+pub(crate) async fn stream(
+    http: &reqwest::Client,
+    key: Option<&str>,
+    conv: &dyn Conversation,
+    t: &Timeouts,
+    limit: Duration,
+) -> Result<Seen, BackendError> {
+    let t0 = Instant::now();
+    let exchange = async {
+        let body = conv.body();
+        let stream = sse::post_sse(http, &conv.url(), key, &body, t).await?;
+        let mut rec = Recorder {
+            seen: Seen::default(),
+            t0,
+        };
+        let cancel = CancellationToken::new();
+        let mut mapper = conv.mapper();
+        let round = read(
+            &mut rec,
+            &cancel,
+            &mut SseSource::new(stream),
+            mapper.as_mut(),
+        )
+        .await
+        .map_err(|e| match e {
+            End::Backend(b) => b,
+            End::Stopped => BackendError::Stream {
+                message: "stopped".into(),
+            },
+            End::Failed(message) => BackendError::Stream { message },
+        })?;
+        rec.seen.round = round;
+        Ok(rec.seen)
     };
-    match tokio::time::timeout(limit, read).await {
-        Ok(Ok(())) => Ok(seen),
-        Ok(Err(e)) => Err(e),
+    match tokio::time::timeout(limit, exchange).await {
+        Ok(r) => r,
         Err(_) => Err(BackendError::Stall {
             waited_ms: limit.as_millis() as u64,
         }),
@@ -93,212 +182,6 @@ fn parse(data: &str) -> Result<Value, BackendError> {
         line: evidence(data),
         message: e.to_string(),
     })
-}
-
-/// POST a streamed Chat Completions body and read it.
-pub async fn chat_stream(
-    http: &reqwest::Client,
-    url: &str,
-    key: Option<&str>,
-    body: &Value,
-    t: &Timeouts,
-    limit: Duration,
-) -> Result<Seen, BackendError> {
-    let t0 = Instant::now();
-    let stream = sse::post_sse(http, url, key, body, t).await?;
-    read_all(stream, limit, t0, |data, seen| {
-        let chunk: wchat::Chunk = serde_json::from_str(data).map_err(|e| BackendError::Parse {
-            line: evidence(data),
-            message: e.to_string(),
-        })?;
-        if let Some(err) = chunk.error {
-            return Err(BackendError::Server {
-                body: evidence(&err.to_string()),
-            });
-        }
-        for choice in chunk
-            .choices
-            .into_iter()
-            .filter(|c| c.index.unwrap_or(0) == 0)
-        {
-            let Some(delta) = choice.delta else { continue };
-            if let Some(c) = delta.content.filter(|c| !c.is_empty()) {
-                seen.text.push_str(&c);
-                seen.text_chunks += 1;
-            }
-            for tc in delta.tool_calls.into_iter().flatten() {
-                let idx = tc.index.unwrap_or(seen.calls.len().saturating_sub(1));
-                while seen.calls.len() <= idx.min(15) {
-                    seen.calls.push(Call::default());
-                }
-                let call = &mut seen.calls[idx.min(15)];
-                if let Some(id) = tc.id.filter(|i| !i.is_empty()) {
-                    call.call_id = id;
-                }
-                if let Some(f) = tc.function {
-                    if let Some(n) = f.name.filter(|n| !n.is_empty()) {
-                        if call.name != n {
-                            call.name.push_str(&n);
-                        }
-                    }
-                    if let Some(a) = f.arguments.filter(|a| !a.is_empty()) {
-                        call.arguments.push_str(&a);
-                        call.fragments += 1;
-                    }
-                }
-            }
-        }
-        Ok(true)
-    })
-    .await
-}
-
-/// POST a streamed Responses body and read it.
-pub async fn responses_stream(
-    http: &reqwest::Client,
-    url: &str,
-    key: Option<&str>,
-    body: &Value,
-    t: &Timeouts,
-    limit: Duration,
-) -> Result<Seen, BackendError> {
-    let t0 = Instant::now();
-    let stream = sse::post_sse(http, url, key, body, t).await?;
-    read_all(stream, limit, t0, |data, seen| {
-        let v = parse(data)?;
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-        let item_key = |v: &Value| {
-            v.get("item_id")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .or_else(|| v.get("output_index").map(|i| format!("#{i}")))
-        };
-        match kind {
-            "response.output_text.delta" => {
-                if let Some(d) = v
-                    .get("delta")
-                    .and_then(Value::as_str)
-                    .filter(|d| !d.is_empty())
-                {
-                    seen.text.push_str(d);
-                    seen.text_chunks += 1;
-                }
-            }
-            "response.created" | "response.in_progress" => {
-                if let Some(id) = v.pointer("/response/id").and_then(Value::as_str) {
-                    seen.response_id = Some(id.to_string());
-                }
-            }
-            "response.output_item.added" | "response.output_item.done" => {
-                if let Some(item) = v.get("item") {
-                    resp_item(seen, item, v.get("output_index"));
-                }
-            }
-            "response.function_call_arguments.delta" => {
-                let key = item_key(&v);
-                let d = v.get("delta").and_then(Value::as_str).unwrap_or("");
-                if !d.is_empty() {
-                    let call = resp_call(seen, key.as_deref());
-                    call.arguments.push_str(d);
-                    call.fragments += 1;
-                }
-            }
-            "response.function_call_arguments.done" => {
-                let key = item_key(&v);
-                if let Some(a) = v.get("arguments").and_then(Value::as_str) {
-                    let call = resp_call(seen, key.as_deref());
-                    if call.fragments == 0 && !a.is_empty() {
-                        call.fragments = 1;
-                    }
-                    call.arguments = a.to_string();
-                }
-            }
-            "response.completed" | "response.incomplete" => {
-                if let Some(id) = v.pointer("/response/id").and_then(Value::as_str) {
-                    seen.response_id = Some(id.to_string());
-                }
-                for item in v
-                    .pointer("/response/output")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    resp_item(seen, item, None);
-                }
-                return Ok(false);
-            }
-            "response.failed" | "error" => {
-                let body = v
-                    .pointer("/response/error")
-                    .or_else(|| v.get("error"))
-                    .unwrap_or(&v)
-                    .to_string();
-                return Err(BackendError::Server {
-                    body: evidence(&body),
-                });
-            }
-            _ => {}
-        }
-        Ok(true)
-    })
-    .await
-    .map(|mut s| {
-        s.calls
-            .retain(|c| !c.name.is_empty() || !c.arguments.is_empty());
-        s
-    })
-}
-
-/// The call tracked under an item key (`fc_1` or `#0`); created on first sight.
-fn resp_call<'s>(seen: &'s mut Seen, key: Option<&str>) -> &'s mut Call {
-    let key = key.unwrap_or("").to_string();
-    match seen.calls.iter().position(|c| c.key == key) {
-        Some(p) => &mut seen.calls[p],
-        None => {
-            seen.calls.push(Call {
-                key,
-                ..Call::default()
-            });
-            seen.calls.last_mut().expect("just pushed")
-        }
-    }
-}
-
-fn resp_item(seen: &mut Seen, item: &Value, output_index: Option<&Value>) {
-    if item.get("type").and_then(Value::as_str) != Some("function_call") {
-        return;
-    }
-    let s = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
-    let id = s("id");
-    let call_id = s("call_id");
-    let oi = output_index.map(|i| format!("#{i}"));
-    let pos = seen.calls.iter().position(|c| {
-        Some(&c.key) == id.as_ref()
-            || Some(&c.key) == oi.as_ref()
-            || (!c.call_id.is_empty() && Some(&c.call_id) == call_id.as_ref())
-    });
-    let call = match pos {
-        Some(p) => &mut seen.calls[p],
-        None => {
-            seen.calls.push(Call {
-                key: id.clone().or(oi).unwrap_or_default(),
-                ..Call::default()
-            });
-            seen.calls.last_mut().expect("just pushed")
-        }
-    };
-    if let Some(c) = call_id {
-        call.call_id = c;
-    }
-    if let Some(n) = s("name") {
-        call.name = n;
-    }
-    if let Some(a) = s("arguments").filter(|a| !a.is_empty()) {
-        if call.arguments.is_empty() {
-            call.arguments = a;
-            call.fragments = call.fragments.max(1);
-        }
-    }
 }
 
 /// The same request unstreamed (`stream: false`): the calls in the JSON answer, for telling a

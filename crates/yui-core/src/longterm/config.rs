@@ -35,6 +35,16 @@ pub struct Embeddings {
     pub model: String,
     #[serde(default)]
     pub base_url: Option<String>,
+    /// How long a turn waits for its message's embedding (50–5000 ms); past it the turn recalls
+    /// by words alone.
+    #[serde(default = "default_embed_timeout")]
+    pub timeout_ms: u64,
+}
+
+pub const DEFAULT_EMBED_TIMEOUT_MS: u64 = 400;
+
+fn default_embed_timeout() -> u64 {
+    DEFAULT_EMBED_TIMEOUT_MS
 }
 
 pub const DEFAULT_PAUSE_MINUTES: u64 = 2;
@@ -81,6 +91,11 @@ impl Config {
             if e.model.trim().is_empty() {
                 return Err(CoreError::invalid(format!(
                     "{KEY}.embeddings.model is empty (use null for no embeddings)"
+                )));
+            }
+            if !(50..=5000).contains(&e.timeout_ms) {
+                return Err(CoreError::invalid(format!(
+                    "{KEY}.embeddings.timeout_ms must be from 50 to 5000 (milliseconds)"
                 )));
             }
         }

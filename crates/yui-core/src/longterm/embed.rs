@@ -4,6 +4,9 @@
 //! what has no vector of the current model (new memories, edited ones, or all of them after a
 //! model change) and runs in the background, never in a turn.
 //!
+//! A turn's message is embedded before the turn ([`recall_turn`], from `turn::run`) within
+//! `embeddings.timeout_ms`; a slow or failing server leaves the turn its words-only recall.
+//!
 //! [`stand_in`] is a deterministic embedding with no model (hashed words and character
 //! trigrams): the recall-quality benchmark's second column, and tests.
 
@@ -157,4 +160,71 @@ pub async fn backfill(
         }
         done += batch.len();
     }
+}
+
+/// With an embeddings model set, `req` with its recall redone using the message's vector (fused
+/// with BM25 by RRF; docs/memory.md). `turn::prepare` recalled by words alone (it is
+/// synchronous); `turn::run` calls this first. The wait is `embeddings.timeout_ms`: a server that
+/// is slow, down or answers nonsense, or a stop, leaves the turn as prepared (`None`), with one
+/// plain log line.
+pub async fn recall_turn(
+    store: &Store,
+    http: &reqwest::Client,
+    now: chrono::DateTime<chrono::Utc>,
+    req: &crate::turn::TurnRequest,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Option<crate::turn::TurnRequest> {
+    let cfg = super::config::load(store);
+    let e = cfg.embeddings.as_ref()?;
+    if req.context.is_none() || req.message.trim().is_empty() {
+        return None;
+    }
+    let base = e.base_url.as_deref().unwrap_or(&req.backend.base_url);
+    let key = req.backend.api_key.as_deref();
+    let texts = [req.message.clone()];
+    let wait = std::time::Duration::from_millis(e.timeout_ms);
+    let asked = tokio::time::timeout(wait, embed(http, base, key, &e.model, &texts));
+    let vector = tokio::select! {
+        _ = cancel.cancelled() => return None,
+        r = asked => match r {
+            Err(_) => {
+                tracing::info!(
+                    preset = %req.preset_id,
+                    "the embeddings server did not answer within {} ms; this turn recalls by words only",
+                    e.timeout_ms
+                );
+                return None;
+            }
+            Ok(Err(err)) => {
+                tracing::info!(
+                    preset = %req.preset_id,
+                    "the message could not be embedded ({}); this turn recalls by words only",
+                    err.message
+                );
+                return None;
+            }
+            Ok(Ok(mut v)) => v.pop()?,
+        },
+    };
+    let built = super::recall::build(
+        store,
+        &cfg,
+        &req.preset_id,
+        &req.message,
+        Some((&e.model, &vector)),
+    );
+    let (_, recalled) = match built {
+        Ok(b) => b,
+        Err(err) => {
+            tracing::warn!(preset = %req.preset_id, error = %err, "recall with the embedding failed");
+            return None;
+        }
+    };
+    let used = &recalled.memory_ids;
+    if let Err(err) = super::recall::record(store, now, &req.preset_id, &req.turn_id, used) {
+        tracing::warn!(error = %err, "the memories used could not be recorded");
+    }
+    let mut out = req.clone();
+    out.context.as_mut()?.memory = recalled.lines;
+    Some(out)
 }

@@ -10,11 +10,11 @@
 
 use super::search;
 use super::{check_text, from_row, get_in, summary, Kind, Memory, COLUMNS};
+use crate::backend::Backend;
 use crate::backend::Transport;
 use crate::error::{CoreError, ErrorCode, Result};
 use crate::store::Store;
 use crate::transcript::{Entry, Role};
-use crate::turn::Backend;
 use chrono::{DateTime, Utc};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};

@@ -8,6 +8,7 @@
 //! - `search.rs`: BM25 over the FTS5 indexes (words and trigrams), RRF fusion, cosine;
 //! - `recall.rs`: what a turn recalls within its token budget, and the history window's size;
 //! - `extract.rs`: the extraction request, its parsing and applying;
+//! - `export.rs`: saving the export as a file;
 //! - `embed.rs`: optional embeddings (`POST {base}/embeddings`) and the stand-in embedder;
 //! - `schedule.rs`: when extraction runs (pauses, lines about to leave the window).
 //!
@@ -16,6 +17,7 @@
 
 pub mod config;
 pub mod embed;
+pub mod export;
 pub mod extract;
 pub mod recall;
 pub mod schedule;

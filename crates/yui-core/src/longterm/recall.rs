@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::store::Store;
 use crate::transcript::{self, Entry, Role};
 use chrono::{DateTime, Utc};
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 /// The most lines a history window holds, however short they are.
 pub const MAX_HISTORY_LINES: usize = 400;
@@ -255,7 +255,7 @@ pub fn build(
     Ok((n, r))
 }
 
-fn record(
+pub(crate) fn record(
     store: &Store,
     now: DateTime<Utc>,
     preset_id: &str,
@@ -264,11 +264,28 @@ fn record(
 ) -> Result<()> {
     let at = super::stamp(now);
     store.write(|tx| {
+        // The same turn recorded again (recalled anew with its embedding): only the difference
+        // counts, so a turn uses each memory once.
+        let before: Vec<i64> = tx
+            .query_row(
+                "SELECT last_used FROM memory_state WHERE preset_id = ?1 AND last_turn_id = ?2",
+                params![preset_id, turn_id],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?
+            .and_then(|s| serde_json::from_str(&s).ok())
+            .unwrap_or_default();
         let mut up = tx.prepare_cached(
             "UPDATE memories SET last_used_at = ?2, times_used = times_used + 1 WHERE id = ?1",
         )?;
-        for id in ids {
+        for id in ids.iter().filter(|id| !before.contains(id)) {
             up.execute(params![id, at])?;
+        }
+        let mut down = tx.prepare_cached(
+            "UPDATE memories SET times_used = max(times_used - 1, 0) WHERE id = ?1",
+        )?;
+        for id in before.iter().filter(|id| !ids.contains(id)) {
+            down.execute([id])?;
         }
         tx.execute(
             "INSERT INTO memory_state (preset_id, last_turn_id, last_used) VALUES (?1, ?2, ?3)

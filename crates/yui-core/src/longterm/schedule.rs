@@ -10,11 +10,11 @@
 
 use super::extract;
 use super::recall::{window_len, MAX_HISTORY_LINES};
+use crate::backend::Backend;
 use crate::clock::SharedClock;
 use crate::error::Result;
 use crate::store::Store;
 use crate::transcript;
-use crate::turn::Backend;
 use rusqlite::OptionalExtension;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -15,6 +15,9 @@ use std::collections::HashMap;
 pub const RRF_K: f64 = 60.0;
 /// Candidates each ranked list contributes.
 pub const CANDIDATES: usize = 30;
+/// How many times [`CANDIDATES`] the index ranks before its matches are joined to their rows
+/// (other characters' rows and the history window's lines are dropped there).
+const OVERFETCH: usize = 8;
 /// The most word terms and trigram terms one query uses (bounds the cost of a long message).
 const MAX_WORDS: usize = 24;
 const MAX_TRIGRAMS: usize = 48;
@@ -117,16 +120,55 @@ impl Terms {
 /// the cap, so the check costs one short read of the term's doclist.
 pub const COMMON: usize = 2000;
 
-/// `terms` without those found in more than [`COMMON`] rows of the index `fts`.
-fn rare(c: &Connection, fts: &str, terms: &[String]) -> Result<Vec<String>> {
+/// Rows an index may grow by before its cached term counts are counted again.
+const DF_EPOCH_ROWS: i64 = 512;
+/// Cached term counts kept at most (the map is emptied when full).
+const DF_CACHE_MAX: usize = 8192;
+
+/// How many rows (capped at [`COMMON`] + 1) hold each term, per database, index and term,
+/// counted again once the index has grown by [`DF_EPOCH_ROWS`] rows. Counting a common term
+/// reads 2,001 doclist entries; the same words come back turn after turn (profiled: without
+/// the cache this counting was most of a recall over 100,000 lines).
+type DfKey = (String, String, String);
+static DF: std::sync::LazyLock<std::sync::Mutex<HashMap<DfKey, (i64, usize)>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// `terms` without those found in more than [`COMMON`] rows of the index `fts` over `table`.
+fn rare(c: &Connection, fts: &str, table: &str, terms: &[String]) -> Result<Vec<String>> {
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let db = c.path().unwrap_or_default().to_string();
+    let top: i64 = c
+        .prepare_cached(&format!("SELECT ifnull(max(id), 0) FROM {table}"))?
+        .query_row([], |r| r.get(0))?;
+    let epoch = top / DF_EPOCH_ROWS;
     let mut stmt = c.prepare_cached(&format!(
         "SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT ?2)"
     ))?;
     let mut out = Vec::with_capacity(terms.len());
     for t in terms {
-        let q = format!("\"{}\"", t.replace('"', "\"\""));
-        let n: i64 = stmt.query_row(params![q, COMMON as i64 + 1], |r| r.get(0))?;
-        if n as usize <= COMMON {
+        let key = (db.clone(), fts.to_string(), t.clone());
+        let cached = DF
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).copied())
+            .filter(|(e, _)| *e == epoch);
+        let n = match cached {
+            Some((_, n)) => n,
+            None => {
+                let q = format!("\"{}\"", t.replace('"', "\"\""));
+                let n: i64 = stmt.query_row(params![q, COMMON as i64 + 1], |r| r.get(0))?;
+                if let Ok(mut m) = DF.lock() {
+                    if m.len() >= DF_CACHE_MAX {
+                        m.clear();
+                    }
+                    m.insert(key, (epoch, n as usize));
+                }
+                n as usize
+            }
+        };
+        if n <= COMMON {
             out.push(t.clone());
         }
     }
@@ -150,6 +192,10 @@ fn or_query(terms: &[String]) -> Option<String> {
 /// Ids of `preset_id`'s rows in `table` (`memories` or `transcript`) matching `query` in its
 /// FTS5 index `fts`, best BM25 first. `below`: only rows with a smaller id (transcript lines
 /// older than the history window); cut lines are never found.
+///
+/// The index ranks its best [`OVERFETCH`] × `limit` matches by itself (FTS5's `rank`, no join
+/// per match), and only those are joined to their rows to keep this character's; when too few
+/// of them are, the whole match set is ranked with the join.
 fn ranked(
     c: &Connection,
     fts: &str,
@@ -164,6 +210,30 @@ fn ranked(
     } else {
         ""
     };
+    let first = format!(
+        "SELECT t.id FROM (SELECT rowid AS id, rank FROM {fts} WHERE {fts} MATCH ?1
+                           ORDER BY rank LIMIT ?5) f
+         JOIN {table} t ON t.id = f.id
+         WHERE t.preset_id = ?2 AND t.id < ?3{extra}
+         ORDER BY f.rank LIMIT ?4"
+    );
+    let inner = (limit * OVERFETCH) as i64;
+    let mut stmt = c.prepare_cached(&first)?;
+    let rows = stmt.query_map(params![query, preset_id, below, limit as i64, inner], |r| {
+        r.get::<_, i64>(0)
+    })?;
+    let ids = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    if ids.len() >= limit {
+        return Ok(ids);
+    }
+    let all: i64 = c
+        .prepare_cached(&format!(
+            "SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT ?2)"
+        ))?
+        .query_row(params![query, inner + 1], |r| r.get(0))?;
+    if all <= inner {
+        return Ok(ids); // every match was ranked: that is all there is
+    }
     let sql = format!(
         "SELECT t.id FROM {fts} JOIN {table} t ON t.id = {fts}.rowid
          WHERE {fts} MATCH ?1 AND t.preset_id = ?2 AND t.id < ?3{extra}
@@ -186,10 +256,10 @@ pub fn lists(
 ) -> Result<Vec<Vec<i64>>> {
     let mut out = Vec::new();
     let (fts, tri) = (format!("{table}_fts"), format!("{table}_tri"));
-    if let Some(q) = or_query(&rare(c, &fts, &terms.words)?) {
+    if let Some(q) = or_query(&rare(c, &fts, table, &terms.words)?) {
         out.push(ranked(c, &fts, table, preset_id, &q, below, CANDIDATES)?);
     }
-    if let Some(q) = or_query(&rare(c, &tri, &terms.trigrams)?) {
+    if let Some(q) = or_query(&rare(c, &tri, table, &terms.trigrams)?) {
         out.push(ranked(c, &tri, table, preset_id, &q, below, CANDIDATES)?);
     }
     if table == "memories" && !terms.pairs.is_empty() {

@@ -311,6 +311,11 @@ fn write_retrying<T>(
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(20 * tries));
             }
+            Ok(out) => {
+                // The windows show the new bands (the stage turns this into their event).
+                store.changed(crate::store::changes::Change::Relations);
+                return Ok(out);
+            }
             other => return other,
         }
     }
@@ -485,10 +490,10 @@ pub fn value(store: &Store, preset_id: &str, target: &Target) -> Result<i64> {
 
 /// Whether a turn event may have moved a relation value: an answered `rate_relation` call that
 /// was neither refused (`failed`) nor ignored. The shell then announces the fresh bands.
-pub fn changed_by(event: &crate::turn::TurnEvent) -> bool {
+pub fn changed_by(event: &crate::shared::events::TurnEvent) -> bool {
     matches!(
         event,
-        crate::turn::TurnEvent::ToolResult { name, result, failed: false, .. }
-            if name == crate::tools::RATE_RELATION && !result.as_text().starts_with("ignored")
+        crate::shared::events::TurnEvent::ToolResult { name, result, failed: false, .. }
+            if name == crate::shared::names::RATE_RELATION && !result.as_text().starts_with("ignored")
     )
 }

@@ -1,7 +1,9 @@
 //! The stage: the one coordinator of every open character's turns, playback and voice, and of
 //! the exchanges between characters (`address_character` → addressed turns). The app's shell and
-//! the CLI (`yui converse`) drive the same code; the shell only forwards [`StageEvent`]s to the
-//! window of the preset they name and turns UI calls into calls here.
+//! the CLI (`yui converse`) drive the same code; the shell reports which windows open and close
+//! ([`Stage::window_opened`], [`Stage::window_closed`]), forwards each [`StageEvent`] to the windows
+//! it names ([`StageEvent::to`]) and turns UI calls into calls here. Committed store changes
+//! (presets, settings, switches, vocabulary, relations) become stage events too.
 //!
 //! Per open preset the stage keeps a [`seat`](Seat): its running turn (one at a time per
 //! character; different characters' turns run concurrently), its speech (one character's voice
@@ -18,11 +20,13 @@
 //!   turn with a log line.
 
 mod barge;
+mod events;
 mod mic;
 mod run;
 mod speech;
 
 pub use barge::{heard_part, CHARS_PER_SECOND};
+pub use events::{StageEvent, To, Window};
 pub use mic::{AudioChoice, MicState, MicStatus};
 
 use crate::clock::SharedClock;
@@ -30,7 +34,7 @@ use crate::error::Result;
 use crate::paths::Paths;
 use crate::playback::PlaybackTracker;
 use crate::store::Store;
-use crate::turn::push::{ConnState, PushClient};
+use crate::turn::transport::push::{ConnState, PushClient};
 use crate::turn::{Backend, CancellationToken, Timeouts, TurnEvent};
 use crate::window::WindowKind;
 use serde::Serialize;
@@ -54,44 +58,6 @@ pub enum Origin {
         from: String,
         from_name: String,
     },
-}
-
-/// What the stage tells the shell (or the CLI). Every event names the preset it is about.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum StageEvent {
-    /// One event of a character's turn, in stream order; the last of a turn is `turn_end`.
-    Turn {
-        preset_id: String,
-        turn_id: String,
-        window: WindowKind,
-        origin: Origin,
-        event: TurnEvent,
-    },
-    /// A turn's reply has been fully played (bubble shown, speech ended).
-    PlaybackFinished { preset_id: String, turn_id: String },
-    /// A relation value may have changed (an accepted `rate_relation` call).
-    RelationsChanged,
-    /// `from`'s reply (`text`, of turn `turn_id`) was addressed to `to`: its addressed turn
-    /// starts now (the bridge event `yui://character-addressed`).
-    CharacterAddressed {
-        from: String,
-        from_name: String,
-        to: String,
-        to_name: String,
-        text: String,
-        turn_id: String,
-    },
-    /// A preset's push connection changed state (quick controls show it).
-    Connection { preset_id: String, state: ConnState },
-    /// No turn runs or waits any more: every exchange has ended (the CLI's `yui converse`
-    /// exits on it).
-    Idle,
-    /// The microphone changed: live or not, for which character, and why it stopped
-    /// (`yui://mic`: the badge, the quick controls, the tray).
-    Mic { status: MicStatus },
-    /// What the user said aloud in `preset_id`'s window, just before it starts as their turn.
-    Heard { preset_id: String, text: String },
 }
 
 /// Where a turn's backend comes from.
@@ -185,7 +151,13 @@ pub(crate) struct Inner {
     barged: Mutex<HashMap<u64, std::time::Instant>>,
     /// The microphone: its session and what it shows.
     mic: Mutex<mic::Slot>,
+    /// The open desktop windows (main, pets) and the preset each shows.
+    shown: Mutex<HashMap<Window, String>>,
 }
+
+/// Where a user turn's own events go, in order: the window that started it (the shell's IPC
+/// channel). Returns `false` once no one reads any more: the stage then stops the turn.
+pub type Stream = Box<dyn Fn(&TurnEvent) -> bool + Send + Sync>;
 
 /// The coordinator. Cheap to clone (shared).
 #[derive(Clone)]
@@ -216,6 +188,16 @@ impl Stage {
             memory,
             barged: Default::default(),
             mic: Default::default(),
+            shown: Mutex::new(HashMap::new()),
+        }));
+        // Committed changes reach the windows as stage events (weak: the store outlives no stage).
+        let weak = Arc::downgrade(&stage.0);
+        stage.0.store.watch(Arc::new(move |change| {
+            if let Some(inner) = weak.upgrade() {
+                for ev in events::of_change(&inner.store, change) {
+                    inner.emit(ev);
+                }
+            }
         }));
         (stage, rx)
     }
@@ -224,17 +206,62 @@ impl Stage {
     /// exchange, stops that character's running turn and speech, and starts the turn. Returns
     /// its id; its events arrive as [`StageEvent::Turn`].
     pub fn user_turn(&self, preset_id: &str, window: WindowKind, text: &str) -> Result<String> {
-        self.user_turn_with(preset_id, window, text, |_| {})
+        self.user_turn_inner(preset_id, window, text, None)
     }
 
-    /// [`Stage::user_turn`], calling `on_start` with the turn id before any of its events is
-    /// sent (the shell registers the window's channel there).
-    pub fn user_turn_with(
+    /// [`Stage::user_turn`], with the turn's events also sent to `stream` (the window that
+    /// started it) from the first one on.
+    pub fn user_turn_streamed(
         &self,
         preset_id: &str,
         window: WindowKind,
         text: &str,
-        mut on_start: impl FnMut(&str),
+        stream: Stream,
+    ) -> Result<String> {
+        self.user_turn_inner(preset_id, window, text, Some(stream))
+    }
+
+    /// [`Stage::user_turn_streamed`] in `window` (main, a pet or a phone): the stage knows which
+    /// preset it shows.
+    pub fn user_turn_in(&self, window: Window, text: &str, stream: Stream) -> Result<String> {
+        let kind = window.kind().ok_or_else(|| {
+            crate::error::CoreError::invalid("turns run in character and phone windows only")
+        })?;
+        let preset_id = self.preset_in(&window)?;
+        self.user_turn_inner(&preset_id, kind, text, Some(stream))
+    }
+
+    /// Stop the running turn of the character `window` shows; whether one was running.
+    pub fn stop_in(&self, window: &Window) -> Result<bool> {
+        Ok(self.stop(&self.preset_in(window)?))
+    }
+
+    /// Stop the speech of the character `window` shows; whether some was running.
+    pub fn stop_voice_in(&self, window: &Window) -> Result<bool> {
+        Ok(self.stop_voice(&self.preset_in(window)?))
+    }
+
+    /// The preset `window` shows: a pet's or phone's own, the main window's as it opened (else
+    /// the main preset now).
+    pub fn preset_in(&self, window: &Window) -> Result<String> {
+        match window {
+            Window::Pet(id) | Window::Phone(id) => Ok(id.clone()),
+            Window::Main => match self.0.shown().get(&Window::Main) {
+                Some(id) => Ok(id.clone()),
+                None => crate::presets::main_preset(&self.0.store).map(|p| p.id),
+            },
+            Window::Settings | Window::Quick => Err(crate::error::CoreError::invalid(
+                "this window shows no character",
+            )),
+        }
+    }
+
+    fn user_turn_inner(
+        &self,
+        preset_id: &str,
+        window: WindowKind,
+        text: &str,
+        stream: Option<Stream>,
     ) -> Result<String> {
         self.interrupt();
         let origin = match window {
@@ -248,7 +275,7 @@ impl Stage {
             text,
             origin,
             self.epoch(),
-            &mut on_start,
+            stream,
         )
     }
 
@@ -339,6 +366,36 @@ impl Stage {
         }
     }
 
+    /// The shell saw `window` open (built, or built again): the stage takes it from here. A
+    /// desktop window seats its character ([`Stage::opened`]); the main window shows whichever
+    /// preset is main now.
+    pub fn window_opened(&self, window: Window) {
+        let preset_id = match &window {
+            Window::Main => match crate::presets::main_preset(&self.0.store) {
+                Ok(p) => p.id,
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "the main window opened with no main preset");
+                    return;
+                }
+            },
+            Window::Pet(id) => id.clone(),
+            // A phone runs its turns through its own stream; the others run none.
+            Window::Phone(_) | Window::Settings | Window::Quick => return,
+        };
+        let Some(kind) = window.kind() else { return };
+        self.0.shown().insert(window, preset_id.clone());
+        self.opened(&preset_id, kind);
+    }
+
+    /// The shell saw `window` close: a desktop window's character leaves the stage
+    /// ([`Stage::closed`]).
+    pub fn window_closed(&self, window: Window) {
+        let gone = self.0.shown().remove(&window);
+        if let Some(preset_id) = gone {
+            self.closed(&preset_id);
+        }
+    }
+
     /// The user spoke: the exchange in progress ends.
     fn interrupt(&self) {
         {
@@ -373,6 +430,16 @@ impl Inner {
     }
     fn any_speaking(&self) -> bool {
         self.seats().values().any(|s| s.speech.is_some())
+    }
+    fn shown(&self) -> std::sync::MutexGuard<'_, HashMap<Window, String>> {
+        self.shown.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// The desktop window that shows `preset_id` now, if one is open.
+    fn desktop_of(&self, preset_id: &str) -> Option<Window> {
+        self.shown()
+            .iter()
+            .find(|(_, id)| *id == preset_id)
+            .map(|(w, _)| w.clone())
     }
     fn emit(&self, ev: StageEvent) {
         // No reader any more: the app is closing; nothing to tell.

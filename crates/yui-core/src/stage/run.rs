@@ -2,10 +2,10 @@
 //! pumping its events out tagged with the preset, playing it, and the addressed turn that may
 //! follow.
 
-use super::{BackendSource, Inner, Origin, StageEvent};
+use super::{BackendSource, Inner, Origin, StageEvent, Stream, Window};
 use crate::error::Result;
 use crate::store::Store;
-use crate::turn::push::{self, PushClient, PushConfig};
+use crate::turn::transport::push::{self, PushClient, PushConfig};
 use crate::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnHandle, TurnStatus};
 use crate::voice::Script;
 use crate::window::WindowKind;
@@ -135,7 +135,7 @@ pub(super) fn start(
     text: &str,
     origin: Origin,
     epoch: u64,
-    on_start: &mut dyn FnMut(&str),
+    stream: Option<Stream>,
 ) -> Result<String> {
     let (backend, timeouts) = backend_for(inner)?;
     if let Some(m) = &inner.memory {
@@ -171,9 +171,16 @@ pub(super) fn start(
     }
     let speech = !inner.opts.headless && crate::voice::load(&inner.store).is_ok_and(|v| v.enabled);
     inner.tracker.begin(&turn_id, speech);
-    // Before the first event can leave: the caller registers where the turn's events go.
-    on_start(&turn_id);
+    // The window that started a user turn has its stream; a phone's turn and an addressed turn
+    // also play on the character's desktop window, if it is open.
+    // A user turn said aloud (the microphone: no stream) plays there too.
+    let to = match origin {
+        Origin::User if stream.is_some() => Vec::new(),
+        _ => inner.desktop_of(preset_id).into_iter().collect(),
+    };
     let pump = Pump {
+        stream,
+        to,
         inner: inner.clone(),
         preset_id: preset_id.to_string(),
         window,
@@ -200,6 +207,8 @@ pub(super) fn start(
 }
 
 struct Pump {
+    stream: Option<Stream>,
+    to: Vec<Window>,
     inner: Arc<Inner>,
     preset_id: String,
     window: WindowKind,
@@ -209,16 +218,21 @@ struct Pump {
 }
 
 impl Pump {
-    async fn run(self, mut handle: TurnHandle) {
+    async fn run(mut self, mut handle: TurnHandle) {
         let inner = &self.inner;
         let turn_id = handle.turn_id.clone();
         let mut script = Script::new();
         let mut end = None;
         while let Some(event) = handle.events.recv().await {
-            if crate::relations::changed_by(&event) {
-                inner.emit(StageEvent::RelationsChanged);
-            }
             script.observe(&event);
+            if let Some(stream) = &self.stream {
+                if !stream(&event) {
+                    // The window went away: stop the turn rather than talk to no one.
+                    tracing::info!(turn = %turn_id, "the turn's window stopped reading; stopping");
+                    handle.stopper().cancel();
+                    self.stream = None;
+                }
+            }
             if let TurnEvent::TurnEnd {
                 status,
                 text,
@@ -229,6 +243,7 @@ impl Pump {
                 end = Some((*status, text.clone(), addressed.clone()));
             }
             inner.emit(StageEvent::Turn {
+                to: self.to.clone(),
                 preset_id: self.preset_id.clone(),
                 turn_id: turn_id.clone(),
                 window: self.window,
@@ -347,7 +362,7 @@ impl Pump {
             from: self.preset_id.clone(),
             from_name,
         };
-        if let Err(e) = start(inner, to, window, text, origin, self.epoch, &mut |_| {}) {
+        if let Err(e) = start(inner, to, window, text, origin, self.epoch, None) {
             tracing::warn!(to, error = %e.message, "the addressed turn could not start");
         }
     }

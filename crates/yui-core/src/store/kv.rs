@@ -35,5 +35,7 @@ pub fn put(store: &Store, key: &str, value: &Value) -> Result<()> {
             [key, &text],
         )?;
         Ok(())
-    })
+    })?;
+    store.changed(super::changes::Change::Setting(key.to_string()));
+    Ok(())
 }

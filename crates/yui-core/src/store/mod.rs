@@ -4,6 +4,7 @@
 //! Opening refuses a database written by a newer schema version and reports a damaged file; it
 //! never replaces a file it cannot read.
 
+pub mod changes;
 pub mod kv;
 pub mod migrations;
 
@@ -34,6 +35,8 @@ struct Inner {
     // and removes the -wal file (a read-only handle cannot).
     readers: Mutex<Vec<Connection>>,
     writer: Mutex<Connection>,
+    /// Told what changed after a commit ([`Store::changed`]).
+    watchers: changes::Watchers,
 }
 
 impl std::fmt::Debug for Store {
@@ -100,8 +103,19 @@ impl Store {
                 path,
                 writer: Mutex::new(writer),
                 readers: Mutex::new(readers),
+                watchers: Default::default(),
             }),
         })
+    }
+
+    /// Call `watcher` with every change writers report from now on (see [`changes`]).
+    pub fn watch(&self, watcher: changes::Watcher) {
+        self.inner.watchers.add(watcher);
+    }
+
+    /// Tell the watchers that `change` was committed.
+    pub fn changed(&self, change: changes::Change) {
+        self.inner.watchers.tell(&change);
     }
 
     pub fn path(&self) -> &Path {

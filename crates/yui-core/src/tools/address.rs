@@ -5,11 +5,17 @@
 //! per turn). One call per reply: the first accepted call records the recipient on the turn; a
 //! later one answers `ignored: already addressed <name>` with the name of the first.
 
-use super::registry::TurnToolState;
 use super::*;
-use crate::turn::events::Addressed;
+use crate::shared::events::Addressed;
 use serde_json::json;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+/// State the tools of one turn share with the turn engine (the registry is built per turn).
+#[derive(Debug, Default)]
+pub struct TurnToolState {
+    /// Recorded by `address_character`; reported on `turn_end`.
+    pub addressed: Mutex<Option<Addressed>>,
+}
 
 pub struct AddressCharacter {
     /// (preset id, name) of every other open preset.

@@ -22,6 +22,12 @@ pub async fn reload(store: &Store) -> Result<Value> {
     report(store)
 }
 
+/// [`toggle`], then the new [`report`] (Settings → Tools).
+pub fn toggle_and_report(store: &Store, preset_id: &str, name: &str, on: bool) -> Result<Value> {
+    toggle(store, preset_id, name, on)?;
+    report(store)
+}
+
 /// Declare (or stop declaring) one configured tool — a command tool or an MCP server tool listed
 /// by now — for one character.
 pub fn toggle(store: &Store, preset_id: &str, name: &str, on: bool) -> Result<()> {

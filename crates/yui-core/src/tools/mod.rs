@@ -19,44 +19,10 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub const GENERATE_EXPRESS: &str = "generate_express";
-pub const RATE_RELATION: &str = "rate_relation";
-pub const ADDRESS_CHARACTER: &str = "address_character";
-pub const BROWSER: &str = "browser";
-pub const BODY_ACTION: &str = "body_action";
-pub const LOOK: &str = "look";
-
-/// What a tool answers the model: a string, or text plus images (data URLs).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum ToolOutput {
-    Text(String),
-    Images { text: String, images: Vec<String> },
-}
-
-impl ToolOutput {
-    pub fn text(s: impl Into<String>) -> Self {
-        Self::Text(s.into())
-    }
-    /// The text part (the whole result for a string result).
-    pub fn as_text(&self) -> &str {
-        match self {
-            Self::Text(t) => t,
-            Self::Images { text, .. } => text,
-        }
-    }
-}
-
-impl From<&str> for ToolOutput {
-    fn from(s: &str) -> Self {
-        Self::Text(s.to_string())
-    }
-}
-impl From<String> for ToolOutput {
-    fn from(s: String) -> Self {
-        Self::Text(s)
-    }
-}
+pub use crate::shared::names::{
+    ADDRESS_CHARACTER, BODY_ACTION, BROWSER, GENERATE_EXPRESS, LOOK, RATE_RELATION,
+};
+pub use crate::shared::output::ToolOutput;
 
 /// A tool that failed in a way the contract does not name: the turn loop answers
 /// `error: <message>`.

@@ -14,10 +14,8 @@
 
 use super::*;
 use crate::error::{CoreError, Result};
-use crate::turn::events::Addressed;
-use crate::turn::wire;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The names a window kind hands to the registry, in declaration order (after generate_express).
 pub fn handed_tools(kind: WindowKind) -> &'static [&'static str] {
@@ -29,12 +27,7 @@ pub fn handed_tools(kind: WindowKind) -> &'static [&'static str] {
     }
 }
 
-/// State the tools of one turn share with the turn engine (the registry is built per turn).
-#[derive(Debug, Default)]
-pub struct TurnToolState {
-    /// Recorded by `address_character`; reported on `turn_end`.
-    pub addressed: Mutex<Option<Addressed>>,
-}
+pub use super::address::TurnToolState;
 
 /// What building a window's tools may read.
 pub struct RegistryEnv<'a> {
@@ -212,11 +205,11 @@ impl ToolRegistry {
 
     /// `tools[]` for Chat Completions (nested). `None` for an empty registry: no `tools` key.
     pub fn chat_tools(&self) -> Option<Value> {
-        self.schema(wire::chat::tool_schema)
+        self.schema(crate::turn::transport::chat::wire::tool_schema)
     }
     /// `tools[]` for Responses (flattened, `"strict": false`). `None` for an empty registry.
     pub fn responses_tools(&self) -> Option<Value> {
-        self.schema(wire::responses::tool_schema)
+        self.schema(crate::turn::transport::responses::wire::tool_schema)
     }
     fn schema(&self, f: fn(&str, &str, &Value) -> Value) -> Option<Value> {
         if self.tools.is_empty() {

@@ -1,11 +1,11 @@
 //! The one dispatch every transport's model events go through: speech (joined by the rule),
 //! cues, client calls (run under their waits, the switches read at call time), backend tool
-//! status. It also drives one response's stream through its mapper ([`read_stream`]).
+//! status. The read loop (`read`) feeds it one response's model events.
 
-use super::events::{Cue, TurnEvent};
-use super::model::{CallItem, Flow, Mapper, ModelEvent};
-use super::sse::{BackendError, SseStream};
-use super::{call_tool, parse_call_arguments};
+use super::call::{call_tool, parse_call_arguments};
+use super::model::{CallItem, ModelEvent, StopReason};
+use super::sse::BackendError;
+use crate::shared::events::{Cue, TurnEvent};
 use crate::tools::registry::ToolRegistry;
 use crate::tools::{ClientTool, ToolContext, ToolOutput, GENERATE_EXPRESS};
 use serde_json::Value;
@@ -57,7 +57,8 @@ pub(crate) struct Answered {
 pub(crate) struct Round {
     /// This response's speech (without the separator the turn's text puts before it).
     pub text: String,
-    pub finish_reason: Option<String>,
+    /// Why the server ended the response, when it said.
+    pub stop: Option<StopReason>,
     pub answered: Vec<Answered>,
     /// Reasoning items with their place among the output items.
     pub reasoning: Vec<(usize, Value)>,
@@ -227,7 +228,7 @@ impl<'a> Dispatch<'a> {
                 round.response_id = Some(id);
             }
             ModelEvent::Reasoning { seq, item } => round.reasoning.push((seq, item)),
-            ModelEvent::Finish(reason) => round.finish_reason = Some(reason),
+            ModelEvent::Stop(reason) => round.stop = Some(reason),
         }
         Ok(())
     }
@@ -280,6 +281,11 @@ impl<'a> Dispatch<'a> {
     /// Run one delivered call: a cue for any name ending in generate_express, the registered
     /// tool for a registered name (answered), and for any other name what the transport says.
     pub async fn release(&mut self, call: CallItem) -> Result<Option<Answered>, End> {
+        // Push declares no generate_express (its cues come in segments): a call to it is a call
+        // to a tool the window did not declare.
+        if self.unregistered == Unregistered::Refuse && call.name == GENERATE_EXPRESS {
+            return Ok(self.unregistered(call).await);
+        }
         let parsed = parse_call_arguments(&call.arguments);
         // The cue plays first, registered or not: any name ending in generate_express is one.
         if call.name.ends_with(GENERATE_EXPRESS) {
@@ -368,48 +374,6 @@ impl<'a> Dispatch<'a> {
             .await
             .ok_or(End::Stopped)
     }
-}
-
-/// Read one response's open stream to its end through `mapper`, dispatching as it goes. A cut
-/// stream is an error after the text so far was shown; nothing still held runs.
-pub(crate) async fn read_stream(
-    d: &mut Dispatch<'_>,
-    mut stream: SseStream,
-    mapper: &mut dyn Mapper,
-) -> Result<Round, End> {
-    let mut round = Round::default();
-    let mut buf = Vec::with_capacity(4);
-    let cancel: &CancellationToken = d.cancel;
-    // Created once per stream and reused: a fresh `cancelled()` per event would register and
-    // drop a waiter every time.
-    let cancelled = cancel.cancelled();
-    tokio::pin!(cancelled);
-    loop {
-        let ev = tokio::select! {
-            biased;
-            _ = &mut cancelled => return Err(End::Stopped),
-            ev = stream.next() => ev,
-        };
-        let ev = match ev {
-            None => break,
-            Some(Err(e)) => return Err(e.into()),
-            Some(Ok(ev)) => ev,
-        };
-        let flow = mapper.feed(&ev, &mut buf);
-        for e in buf.drain(..) {
-            d.apply(e, &mut round).await?;
-        }
-        if flow? == Flow::End {
-            break;
-        }
-    }
-    drop(stream);
-    mapper.finish(&mut buf)?;
-    for e in buf.drain(..) {
-        d.apply(e, &mut round).await?;
-    }
-    d.end_of_response(&mut round.text).await;
-    Ok(round)
 }
 
 #[cfg(test)]

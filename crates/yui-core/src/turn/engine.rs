@@ -3,30 +3,28 @@
 //! first request (so it stays even when the backend is dead), the transport's turn, the reply
 //! stored at the end (marked cut when it never finished), and the closing `turn_end`.
 //!
-//! The rules live elsewhere, once for every transport: the mappers (`map_chat`,
-//! `map_responses`, `push`) turn each wire into model events, `dispatch` runs them, `rounds`
-//! holds the round-trip rules of the request transports.
+//! The rules live elsewhere, once for every transport: each transport's folder under
+//! `transport/` maps its wire into model events, `read` is the one read loop, `dispatch` runs
+//! the events, `rounds` holds the round-trip rules of the request transports.
 
-use super::dispatch::{read_stream, Dispatch, End, Unregistered};
-use super::events::{Addressed, TurnEvent, TurnStatus};
-use super::map_chat::ChatMapper;
-use super::map_responses::ResponsesMapper;
+use super::dispatch::{Dispatch, End};
 use super::model::Mapper;
-use super::rounds::{request_turn, ChatConversation, ResponsesConversation};
+use super::read::{read, SseSource};
+use super::request::{tool_context, unregistered};
+pub use super::request::{Backend, TurnDeps, TurnRequest};
 use super::sse::{self, SseStream, Timeouts};
+use super::transport::{chat::map::ChatMapper, responses::map::ResponsesMapper};
 use crate::backend::Transport;
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
-use crate::error::{CoreError, Result};
+use crate::error::Result;
+use crate::shared::events::{Addressed, TurnEvent, TurnStatus};
 use crate::store::Store;
 use crate::tools::registry::{RegistryEnv, ToolRegistry};
-use crate::tools::{ClientTool, ToolContext, ToolOutput};
 use crate::transcript::{self, Role};
 use crate::window::WindowKind;
 use serde::Serialize;
-use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -36,56 +34,6 @@ use tokio_util::sync::CancellationToken;
 pub const HISTORY_LIMIT: usize = 40;
 /// Capacity of a turn's event channel (the engine waits when the reader is this far behind).
 pub const EVENT_BUFFER: usize = 1024;
-
-/// The note a Chat Completions tool message carries when its images follow.
-pub const IMAGE_NOTE_ONE: &str = "[the image follows in the next user message]";
-pub const IMAGE_NOTE_MANY: &str = "[the images follow in the next user message]";
-
-/// Where a turn goes: resolved once, in `backend::resolve`.
-pub use crate::backend::Backend;
-
-/// Everything one turn needs besides the tools.
-#[derive(Debug, Clone)]
-pub struct TurnRequest {
-    pub turn_id: String,
-    pub preset_id: String,
-    pub window: WindowKind,
-    /// The user's message, as typed (stored as is; the request carries it after the context).
-    pub message: String,
-    /// System prompt (the preset's persona).
-    pub instructions: Option<String>,
-    pub context: Option<ClientContext>,
-    pub backend: Backend,
-    pub timeouts: Timeouts,
-    pub history_limit: usize,
-    /// An addressed turn: the name of the character whose reply `message` is. It is stored as
-    /// said by that character, and the request carries the client context alone (its
-    /// `addressed:` lines say who spoke and what was said).
-    pub addressed_by: Option<String>,
-}
-
-/// Long-lived things a turn borrows.
-#[derive(Clone)]
-pub struct TurnDeps {
-    pub store: Store,
-    pub clock: SharedClock,
-    pub http: reqwest::Client,
-    /// The window's push connection; without one a push turn connects for itself.
-    pub push: Option<Arc<super::push::PushClient>>,
-}
-
-impl TurnDeps {
-    pub fn new(store: Store, clock: SharedClock, timeouts: &Timeouts) -> Result<Self> {
-        let http = sse::http_client(timeouts)
-            .map_err(|e| CoreError::new(crate::error::ErrorCode::Backend, e.to_string()))?;
-        Ok(Self {
-            store,
-            clock,
-            http,
-            push: None,
-        })
-    }
-}
 
 /// How a turn ended (the same fields as `turn_end`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -199,6 +147,11 @@ pub async fn run(
     tx: &mpsc::Sender<TurnEvent>,
     cancel: &CancellationToken,
 ) -> TurnOutcome {
+    // With an embeddings model, recall again with the message's vector, waiting briefly.
+    let now = deps.clock.now();
+    let embedded = crate::longterm::embed::recall_turn(&deps.store, &deps.http, now, req, cancel);
+    let embedded = embedded.await;
+    let req = embedded.as_ref().unwrap_or(req);
     let mut d = Dispatch::new(
         tx,
         registry,
@@ -264,25 +217,6 @@ pub async fn run(
     outcome
 }
 
-pub(crate) fn tool_context(deps: &TurnDeps, req: &TurnRequest) -> ToolContext {
-    ToolContext {
-        store: deps.store.clone(),
-        clock: deps.clock.clone(),
-        preset_id: req.preset_id.clone(),
-        window: req.window,
-        turn_id: req.turn_id.clone(),
-        call: Default::default(),
-    }
-}
-
-pub(crate) fn unregistered(req: &TurnRequest) -> Unregistered {
-    match req.backend.transport {
-        Transport::ChatCompletions => Unregistered::StatusDone,
-        Transport::Responses => Unregistered::Silent,
-        Transport::Push => Unregistered::Refuse,
-    }
-}
-
 /// The transcript write before the first request, then the transport's turn.
 async fn run_turn(
     d: &mut Dispatch<'_>,
@@ -325,25 +259,7 @@ async fn run_turn(
         (None, Some(speaker)) => format!("{speaker}: {}", req.message),
         (None, None) => req.message.clone(),
     };
-    match req.backend.transport {
-        Transport::ChatCompletions => {
-            let mut conv = ChatConversation::new(req, registry.chat_tools(), &history, user_text);
-            request_turn(d, deps, req, &mut conv).await
-        }
-        Transport::Responses => {
-            let names = registry.names().into_iter().map(str::to_string).collect();
-            let mut conv = ResponsesConversation::new(
-                deps,
-                req,
-                registry.responses_tools(),
-                names,
-                &history,
-                user_text,
-            )?;
-            request_turn(d, deps, req, &mut conv).await
-        }
-        Transport::Push => super::push::push_turn(d, deps, req).await,
-    }
+    super::transport::run(d, deps, req, registry, &history, user_text).await
 }
 
 /// Run one response's already-open stream exactly as a turn reads it (speech, held calls, cues,
@@ -365,68 +281,23 @@ pub async fn replay_response(
         tool_context(deps, req),
         unregistered(req),
     );
-    let mut mapper: Box<dyn Mapper> = match req.backend.transport {
+    let mut mapper: Box<dyn Mapper<Frame = sse::SseEvent>> = match req.backend.transport {
         Transport::Responses => Box::new(ResponsesMapper::new(
             registry.names().into_iter().map(str::to_string).collect(),
         )),
         _ => Box::new(ChatMapper::new()),
     };
-    read_stream(&mut d, stream, mapper.as_mut())
-        .await
-        .map(|r| r.text)
-        .map_err(|e| match e {
-            End::Stopped => "stopped".to_string(),
-            End::Backend(b) => b.to_string(),
-            End::Failed(m) => m,
-        })
-}
-
-/// Extra time past a tool's [`ClientTool::wait`] before the turn answers for it, so a tool that
-/// keeps its own deadline (browser: 32 s, answering `unknown: …`) answers with its own words.
-pub const TOOL_WAIT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Run one client call the way a turn does: in its own task, bounded by the tool's wait (plus
-/// [`TOOL_WAIT_GRACE`]) and by `cancel`. A throw answers `error: <message>`, an overrun
-/// `error: no answer within <wait>` (the tool's token is cancelled and it is left to finish on
-/// its own). `None` when `cancel` fired.
-pub async fn call_tool(
-    tool: &Arc<dyn ClientTool>,
-    args: Value,
-    ctx: &ToolContext,
-    cancel: &CancellationToken,
-) -> Option<ToolOutput> {
-    let wait = tool.wait();
-    let token = cancel.child_token();
-    let (t, ctx, c) = (tool.clone(), ctx.clone(), token.clone());
-    let mut task = tokio::spawn(async move { t.call(args, &ctx, c).await });
-    tokio::select! {
-        biased;
-        _ = cancel.cancelled() => None,
-        r = tokio::time::timeout(wait + TOOL_WAIT_GRACE, &mut task) => Some(match r {
-            Err(_) => {
-                token.cancel();
-                ToolOutput::text(format!("error: no answer within {}", human(wait)))
-            }
-            Ok(Err(join)) => {
-                tracing::error!(tool = tool.name(), error = %join, "tool task failed");
-                ToolOutput::text("error: the tool failed unexpectedly")
-            }
-            Ok(Ok(Err(e))) => ToolOutput::text(format!("error: {}", e.0)),
-            Ok(Ok(Ok(out))) => out,
-        }),
-    }
-}
-
-/// Parse a call's arguments the way a turn does; `Err` is the result the call answers.
-/// Empty arguments (some servers send none for a call without parameters) read as `{}`.
-pub fn parse_call_arguments(arguments: &str) -> std::result::Result<Value, ToolOutput> {
-    if arguments.trim().is_empty() {
-        return Ok(json!({}));
-    }
-    serde_json::from_str(arguments)
-        .map_err(|m| ToolOutput::text(format!("error: arguments JSON parse failed: {m}")))
-}
-
-fn human(d: std::time::Duration) -> String {
-    sse::human_ms(d.as_millis() as u64)
+    read(
+        &mut d,
+        &cancel,
+        &mut SseSource::new(stream),
+        mapper.as_mut(),
+    )
+    .await
+    .map(|r| r.text)
+    .map_err(|e| match e {
+        End::Stopped => "stopped".to_string(),
+        End::Backend(b) => b.to_string(),
+        End::Failed(m) => m,
+    })
 }

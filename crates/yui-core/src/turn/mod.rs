@@ -2,40 +2,39 @@
 //! trip of the contract (docs: ../shared/spec/client-tools.md, "Tool-call round trip").
 //!
 //! - [`engine`]: a turn from start to end (build, start, transcript writes, `turn_end`);
+//! - [`request`]: what a turn is and borrows; [`call`]: how one client call runs;
 //! - [`model`]: the one internal stream every transport maps into (`ModelEvent`);
-//! - [`map_chat`], [`map_responses`]: pure wire → model-event mappers, table-tested;
+//! - [`transport`]: one folder per transport (Chat Completions, Responses, push), each with its
+//!   wire types, its pure mapper (table-tested) and its conversation;
 //! - [`dispatch`]: the one dispatch (speech join, cues, client calls, backend tool status);
-//! - [`rounds`]: the round-trip rules of the request transports, and their conversations;
-//! - [`push`]: the push transport (WebSocket, docs/push-transport.md);
+//! - `read`: the one read loop (cancel, stall, map, dispatch) every transport's response uses;
+//! - [`rounds`]: the round-trip rules of the request transports (the `Conversation` each fills);
 //! - [`sse`]: the streaming HTTP client (timeouts, evidence-keeping errors);
-//! - [`wire`]: what each transport sends (typed request bodies) and tolerates back;
 //! - [`chain`]: the stored Responses chain; [`endpoints`]: what an endpoint refuses;
-//! - [`events`]: what leaves the core, in stream order;
+//! - `events` (in `crate::shared`): what leaves the core, in stream order;
 //! - [`plain`]: backend failures in plain words (the bubble's and `turn_end`'s error).
 //!
 //! Start a turn with [`start`]; read [`TurnEvent`]s from the returned handle's receiver; stop it
 //! with [`TurnHandle::stop`]. The last event is always `turn_end`.
 
+pub mod call;
 pub mod chain;
 pub mod dispatch;
 pub mod endpoints;
 pub mod engine;
-pub mod events;
-pub mod map_chat;
-pub mod map_responses;
 pub mod model;
 pub mod plain;
-pub mod push;
+pub(crate) mod read;
+pub mod request;
 pub mod rounds;
 pub mod sse;
-pub mod wire;
+pub mod transport;
 
+pub use crate::shared::events::{Cue, TurnEvent, TurnStatus};
+pub use call::{call_tool, parse_call_arguments};
 pub use dispatch::{join_speech, SILENT};
-pub use engine::{
-    call_tool, parse_call_arguments, prepare, run, start, start_configured, Backend, TurnDeps,
-    TurnHandle, TurnOutcome, TurnRequest,
-};
-pub use events::{Cue, TurnEvent, TurnStatus};
+pub use engine::{prepare, run, start, start_configured, TurnHandle, TurnOutcome};
+pub use request::{Backend, TurnDeps, TurnRequest};
 pub use sse::{BackendError, Timeouts};
 /// Re-exported so adapters can stop turns and tool calls without depending on tokio-util.
 pub use tokio_util::sync::CancellationToken;

@@ -1,11 +1,12 @@
 //! The one internal stream every transport maps its wire into.
 //!
-//! Each transport has a pure mapper (`map_chat`, `map_responses`, `push::map`) that turns what the
-//! server sent into [`ModelEvent`]s, and one dispatch (`dispatch`) runs them: speech, cues, client
-//! calls, backend tool status. The mappers know the wire; the dispatch knows the contract's rules.
+//! Each transport has a pure [`Mapper`] (`transport::{chat,responses,push}::map`) that turns the
+//! frames its source delivers (SSE events, push frames) into [`ModelEvent`]s; one read loop
+//! (`read`) feeds them and one dispatch (`dispatch`) runs them: speech, cues, client calls,
+//! backend tool status. The mappers know the wire; the dispatch knows the contract's rules.
 
-use super::events::Cue;
-use super::sse::{BackendError, SseEvent};
+use super::sse::BackendError;
+use crate::shared::events::Cue;
 use serde_json::Value;
 
 /// One thing the model did, in stream order.
@@ -28,12 +29,58 @@ pub enum ModelEvent {
     ResponseId(String),
     /// A reasoning item to send back on a round trip, at its place among the round's items.
     Reasoning { seq: usize, item: Value },
-    /// Chat Completions `finish_reason` (only a non-empty value).
-    Finish(String),
+    /// Why the server ended the response (Chat Completions `finish_reason`, push `turn_end`).
+    Stop(StopReason),
+}
+
+/// Why a response ended, as the server said it. Typed so the rules match on variants, not on
+/// strings; [`StopReason::as_str`] gives the wire's word back for logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// The model finished its reply (`stop`, push `ok`).
+    Done,
+    /// The model stopped to wait for its calls' results (`tool_calls`, `function_call`).
+    ToolCalls,
+    /// The output-token limit cut the reply (`length`).
+    Length,
+    /// The server's content filter ended the reply (`content_filter`).
+    ContentFilter,
+    /// The backend stopped the turn (push `stopped`).
+    Stopped,
+    /// The backend ended the turn with an error (push `turn_end` error, `error` frame): its words.
+    Error(String),
+    /// A word this client does not know, kept as the server wrote it.
+    Other(String),
+}
+
+impl StopReason {
+    /// A Chat Completions `finish_reason`.
+    pub fn from_finish_reason(s: &str) -> Self {
+        match s {
+            "stop" => Self::Done,
+            "tool_calls" | "function_call" => Self::ToolCalls,
+            "length" => Self::Length,
+            "content_filter" => Self::ContentFilter,
+            other => Self::Other(other.to_string()),
+        }
+    }
+
+    /// The wire's word, for logs.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Done => "stop",
+            Self::ToolCalls => "tool_calls",
+            Self::Length => "length",
+            Self::ContentFilter => "content_filter",
+            Self::Stopped => "stopped",
+            Self::Error(_) => "error",
+            Self::Other(s) => s,
+        }
+    }
 }
 
 /// A complete call as the stream delivered it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct CallItem {
     pub call_id: String,
     pub name: String,
@@ -41,7 +88,19 @@ pub struct CallItem {
     pub arguments: String,
     /// Position among the response's output items (the order a round trip sends them back in).
     pub seq: usize,
+    /// Non-empty argument pieces the stream carried (0 or 1: in one piece). Only the doctor
+    /// reports it, so it is no part of what makes two calls the same call.
+    pub fragments: usize,
 }
+
+impl PartialEq for CallItem {
+    fn eq(&self, o: &Self) -> bool {
+        (&self.call_id, &self.name, &self.arguments, self.seq)
+            == (&o.call_id, &o.name, &o.arguments, o.seq)
+    }
+}
+
+impl Eq for CallItem {}
 
 /// Whether the mapper wants more of the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +111,13 @@ pub enum Flow {
 }
 
 /// A transport's wire → [`ModelEvent`] mapping for one response. Pure: no I/O, no clock.
+/// `Frame` is what the transport's source delivers (an SSE event, a push frame, a WebSocket
+/// message).
 pub trait Mapper: Send {
-    /// Map one SSE event, appending what it means to `out`.
-    fn feed(&mut self, ev: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<Flow, BackendError>;
+    type Frame;
+    /// Map one frame, appending what it means to `out`.
+    fn feed(&mut self, frame: Self::Frame, out: &mut Vec<ModelEvent>)
+        -> Result<Flow, BackendError>;
     /// The body ended (after [`Flow::End`] or when the connection closed). A stream that ended
     /// without the transport's end marker is [`BackendError::CutOff`]: nothing still held is
     /// released, since its arguments may be incomplete.

@@ -5,8 +5,8 @@
 //! A pure function of the error and the backend it happened on, table-tested with exact strings
 //! (`tests/plain.rs`).
 
-use super::engine::Backend;
 use super::sse::{human_ms, BackendError};
+use crate::backend::Backend;
 use crate::backend::Transport;
 use serde_json::Value;
 
@@ -112,7 +112,7 @@ impl Place {
         match self.port? {
             // llama-server's default; LocalAI uses it too, but "llama.cpp" is the likelier one.
             8080 => Some("llama.cpp's llama-server"),
-            p => crate::discover::server_on_port(p),
+            p => crate::backend::server_on_port(p),
         }
     }
 }

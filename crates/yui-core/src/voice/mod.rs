@@ -22,8 +22,8 @@
 //! direction of the cue before it, so a tone change lands where the model put it.
 
 use crate::error::{CoreError, Result};
+use crate::shared::events::TurnEvent;
 use crate::store::{kv, Store};
-use crate::turn::TurnEvent;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::ffi::{OsStr, OsString};

@@ -14,7 +14,6 @@ pub mod lock;
 pub mod lookup;
 pub mod prelude;
 pub mod result;
-pub mod shots;
 
 use super::{ClientTool, Switch, ToolContext, ToolError, ToolOutput, BROWSER};
 use crate::error::CoreError;
@@ -32,6 +31,7 @@ use tokio::process::{Child, ChildStdout, Command};
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
+use crate::shared::images as shots;
 pub use shots::cleanup_leftovers;
 
 /// The switch is off at call time.

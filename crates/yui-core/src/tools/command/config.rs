@@ -224,15 +224,7 @@ fn parse_entry(entry: &Value, home: Option<&Path>) -> Result<Definition, String>
         return Err(format!("parameters is not a usable JSON Schema: {e}"));
     }
     let command = required_str(obj, "command")?;
-    let args = match obj.get("args") {
-        None => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| v.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-            .ok_or("args must be an array of strings")?,
-        Some(_) => return Err("args must be an array of strings".into()),
-    };
+    let args = string_list(obj, "args")?;
     let execution_timeout_ms = match obj.get("executionTimeoutMs") {
         None => DEFAULT_TIMEOUT_MS,
         Some(v) => v
@@ -291,4 +283,35 @@ pub fn resolve(command: &str, home: Option<&Path>) -> Result<PathBuf, String> {
     }
     let home = home.ok_or("no home directory to resolve the command path from")?;
     Ok(home.join(command.strip_prefix("./").unwrap_or(command)))
+}
+
+/// `obj[key]` as a list of strings (`args` of a command tool or an MCP server); absent: empty.
+pub(crate) fn string_list(obj: &Map<String, Value>, key: &str) -> Result<Vec<String>, String> {
+    match obj.get(key) {
+        None => Ok(Vec::new()),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| format!("{key} must be an array of strings")),
+        Some(_) => Err(format!("{key} must be an array of strings")),
+    }
+}
+
+/// `obj[key]` as an object of strings, in its order (`env`, `headers`); absent: empty.
+pub(crate) fn string_map(
+    obj: &Map<String, Value>,
+    key: &str,
+) -> Result<Vec<(String, String)>, String> {
+    match obj.get(key) {
+        None => Ok(Vec::new()),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                _ => Err(format!("{key}.{k} must be a string")),
+            })
+            .collect(),
+        Some(_) => Err(format!("{key} must be an object of strings")),
+    }
 }

@@ -2,6 +2,7 @@
 //! (docs/command-tools.md). Each frame is one JSON object on one line; unknown fields are
 //! invalid, in frames and in presentation overrides alike.
 
+use super::config::{string_list, string_map};
 use serde_json::{json, Map, Value};
 
 pub const VERSION: u64 = 4;
@@ -191,23 +192,9 @@ fn exec_options(v: Option<&Value>) -> Result<ExecOptions, String> {
         "exec options",
     )?;
     let mut out = ExecOptions::default();
-    if let Some(a) = o.get("args") {
-        out.args = a
-            .as_array()
-            .and_then(|a| a.iter().map(|s| s.as_str().map(String::from)).collect())
-            .ok_or("exec options.args must be an array of strings")?;
-    }
-    if let Some(e) = o.get("env") {
-        let m = e
-            .as_object()
-            .ok_or("exec options.env must be an object of strings")?;
-        for (k, v) in m {
-            let v = v
-                .as_str()
-                .ok_or("exec options.env must be an object of strings")?;
-            out.env.push((k.clone(), v.to_string()));
-        }
-    }
+    let prefixed = |e: String| format!("exec options.{e}");
+    out.args = string_list(o, "args").map_err(prefixed)?;
+    out.env = string_map(o, "env").map_err(prefixed)?;
     if let Some(s) = o.get("stdinBase64") {
         use base64::Engine;
         let s = s

@@ -2,7 +2,9 @@
 //! `$YUI_CONFIG_DIR/mcp.json`) in the format Claude Desktop uses, checked entry by entry. An
 //! invalid entry is skipped with a diagnostic; its valid siblings stay.
 
-use crate::tools::command::config::{config_path as command_config_path, home_dir, resolve};
+use crate::tools::command::config::{
+    config_path as command_config_path, home_dir, resolve, string_list, string_map,
+};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -235,15 +237,7 @@ fn stdio(obj: &Map<String, Value>, home: Option<&Path>) -> Result<Transport, Str
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
         _ => return Err("command must be a non-empty string".into()),
     };
-    let args = match obj.get("args") {
-        None => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| v.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-            .ok_or("args must be an array of strings")?,
-        Some(_) => return Err("args must be an array of strings".into()),
-    };
+    let args = string_list(obj, "args")?;
     let env = string_map(obj, "env")?;
     if let Some((k, _)) = env
         .iter()
@@ -312,20 +306,6 @@ fn opt_bool(obj: &Map<String, Value>, key: &str) -> Result<Option<bool>, String>
         None => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
         Some(_) => Err(format!("{key} must be true or false")),
-    }
-}
-
-fn string_map(obj: &Map<String, Value>, key: &str) -> Result<Vec<(String, String)>, String> {
-    match obj.get(key) {
-        None => Ok(Vec::new()),
-        Some(Value::Object(m)) => m
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => Ok((k.clone(), s.clone())),
-                _ => Err(format!("{key}.{k} must be a string")),
-            })
-            .collect(),
-        Some(_) => Err(format!("{key} must be an object of strings")),
     }
 }
 

@@ -9,22 +9,24 @@
 
 pub mod conn;
 pub mod map;
+pub mod wire;
 
 pub use conn::{ConnState, HelloFn, PushClient, PushConfig, TurnLink};
 
-use super::dispatch::{Dispatch, End, Round};
-use super::engine::{TurnDeps, TurnRequest};
-use super::model::ModelEvent;
-use super::sse::BackendError;
-use super::wire::push::{ClientFrame, ClientInfo, PresetRef, ToolDecl, PROTOCOL};
 use crate::error::Result;
 use crate::store::Store;
 use crate::tools::registry::{RegistryEnv, ToolRegistry};
 use crate::tools::{ToolOutput, GENERATE_EXPRESS};
+use crate::turn::dispatch::{Answered, Dispatch, End};
+use crate::turn::model::StopReason;
+use crate::turn::read::{read, FrameSource};
+use crate::turn::request::{TurnDeps, TurnRequest};
+use crate::turn::sse::BackendError;
 use crate::window::WindowKind;
-use map::{PushEnd, PushMapper};
+use map::PushMapper;
 use serde_json::json;
 use std::sync::Arc;
+use wire::{ClientFrame, ClientInfo, PresetRef, ServerFrame, ToolDecl, PROTOCOL};
 
 /// The `hello` of a window: its declared tools without generate_express, and the cue schema
 /// generate_express would have.
@@ -110,7 +112,7 @@ pub(crate) async fn push_turn(
     };
     let url = req.backend.push_url.clone().unwrap_or_default();
     let wait = req.timeouts.connect + req.timeouts.headers;
-    let mut link = tokio::select! {
+    let link = tokio::select! {
         biased;
         _ = d.cancel.cancelled() => return Err(End::Stopped),
         l = client.open_turn(&req.turn_id, wait) => l.map_err(|message| BackendError::Connect { url: url.clone(), message })?,
@@ -129,70 +131,71 @@ pub(crate) async fn push_turn(
     if !sent {
         return Err(lost());
     }
-    let mut mapper = PushMapper::new();
-    let mut round = Round::default();
-    let mut buf = Vec::with_capacity(4);
-    let stall = req.timeouts.stall;
+    let mut source = PushSource {
+        link,
+        turn_id: &req.turn_id,
+        stall: req.timeouts.stall,
+    };
     let cancel = d.cancel;
-    let cancelled = cancel.cancelled();
-    tokio::pin!(cancelled);
-    loop {
-        let frame = tokio::select! {
-            biased;
-            _ = &mut cancelled => {
-                link.send(ClientFrame::Cancel { turn_id: req.turn_id.clone() }).await;
-                return Err(End::Stopped);
-            }
-            f = tokio::time::timeout(stall, link.recv()) => match f {
-                Err(_) => return Err(BackendError::Stall { waited_ms: stall.as_millis() as u64 }.into()),
-                Ok(None) => return Err(lost()),
-                Ok(Some(f)) => f,
-            },
+    let round = read(d, cancel, &mut source, &mut PushMapper::new()).await?;
+    match round.stop {
+        Some(StopReason::Stopped) => Err(End::Stopped),
+        Some(StopReason::Error(body)) => Err(BackendError::Server { body }.into()),
+        _ => Ok(()),
+    }
+}
+
+/// One push turn's link as a frame source: frames of this turn, `cancel` when the turn is
+/// stopped, and each answered call's `tool_result` sent at once.
+struct PushSource<'a> {
+    link: TurnLink,
+    turn_id: &'a str,
+    stall: std::time::Duration,
+}
+
+impl FrameSource for PushSource<'_> {
+    type Frame = ServerFrame;
+
+    async fn next(&mut self) -> Option<Result<ServerFrame, BackendError>> {
+        self.link.recv().await.map(Ok)
+    }
+
+    fn stall(&self) -> Option<std::time::Duration> {
+        Some(self.stall)
+    }
+
+    async fn cancelled(&mut self) {
+        let turn_id = self.turn_id.to_string();
+        self.link.send(ClientFrame::Cancel { turn_id }).await;
+    }
+
+    async fn answered(&mut self, a: &Answered) -> Result<(), BackendError> {
+        let (result, images) = match &a.result {
+            ToolOutput::Text(t) => (t.clone(), Vec::new()),
+            ToolOutput::Images { text, images } => (text.clone(), images.clone()),
         };
-        let end = mapper.map(frame, &mut buf);
-        for ev in buf.drain(..) {
-            match ev {
-                ModelEvent::Call(call) => {
-                    let call_id = call.call_id.clone();
-                    // generate_express is not declared on push: its cues come in segments.
-                    let answered = if call.name == GENERATE_EXPRESS {
-                        d.unregistered(call).await
-                    } else {
-                        d.release(call).await?
-                    };
-                    let Some(a) = answered else {
-                        continue;
-                    };
-                    let (result, images) = match a.result {
-                        ToolOutput::Text(t) => (t, Vec::new()),
-                        ToolOutput::Images { text, images } => (text, images),
-                    };
-                    let f = ClientFrame::ToolResult {
-                        turn_id: req.turn_id.clone(),
-                        call_id,
-                        result,
-                        images,
-                    };
-                    if !link.send(f).await {
-                        return Err(lost());
-                    }
-                }
-                other => d.apply(other, &mut round).await?,
-            }
-        }
-        match end {
-            None => {}
-            Some(PushEnd::Ok) => return Ok(()),
-            Some(PushEnd::Stopped) => return Err(End::Stopped),
-            Some(PushEnd::Error(body)) => return Err(BackendError::Server { body }.into()),
+        let f = ClientFrame::ToolResult {
+            turn_id: self.turn_id.to_string(),
+            call_id: a.call_id.clone(),
+            result,
+            images,
+        };
+        if self.link.send(f).await {
+            Ok(())
+        } else {
+            Err(lost_stream())
         }
     }
 }
 
 fn lost() -> End {
-    End::Backend(BackendError::Stream {
-        message: "the connection to the push backend was lost".into(),
-    })
+    End::Backend(lost_stream())
+}
+
+fn lost_stream() -> BackendError {
+    BackendError::Stream {
+        message: map::LOST.into(),
+    }
 }
 
 /// `hello.tools` names, for tests and `yui` diagnostics.
@@ -212,24 +215,41 @@ pub async fn replay_frames(
     req: &TurnRequest,
     registry: &ToolRegistry,
     frames: &[String],
-    tx: &tokio::sync::mpsc::Sender<super::TurnEvent>,
+    tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
 ) -> usize {
     let cancel = tokio_util::sync::CancellationToken::new();
-    let ctx = super::engine::tool_context(deps, req);
-    let mut d = Dispatch::new(tx, registry, &cancel, ctx, super::engine::unregistered(req));
-    let mut mapper = PushMapper::new();
-    let mut round = Round::default();
-    let mut buf = Vec::with_capacity(4);
-    let mut parsed = 0;
-    for f in frames {
-        let Ok(frame) = super::wire::push::ServerFrame::parse(f) else {
-            continue;
-        };
-        parsed += 1;
-        mapper.map(frame, &mut buf);
-        for ev in buf.drain(..) {
-            let _ = d.apply(ev, &mut round).await;
+    let ctx = crate::turn::request::tool_context(deps, req);
+    let mut d = Dispatch::new(
+        tx,
+        registry,
+        &cancel,
+        ctx,
+        crate::turn::request::unregistered(req),
+    );
+    let mut source = Replay {
+        frames: frames.iter(),
+        parsed: 0,
+    };
+    let _ = read(&mut d, &cancel, &mut source, &mut PushMapper::new()).await;
+    source.parsed
+}
+
+/// Frame texts as a source, parsed as the connection parses them (the benchmark's socket).
+struct Replay<'a> {
+    frames: std::slice::Iter<'a, String>,
+    parsed: usize,
+}
+
+impl FrameSource for Replay<'_> {
+    type Frame = ServerFrame;
+
+    async fn next(&mut self) -> Option<Result<ServerFrame, BackendError>> {
+        for f in self.frames.by_ref() {
+            if let Ok(frame) = ServerFrame::parse(f) {
+                self.parsed += 1;
+                return Some(Ok(frame));
+            }
         }
+        None
     }
-    parsed
 }

@@ -10,7 +10,10 @@ use serde_json::{json, Value};
 pub struct Head<'a> {
     #[serde(rename = "type", borrow, default)]
     pub kind: std::borrow::Cow<'a, str>,
-    #[serde(default, deserialize_with = "super::de_string_or_nothing")]
+    #[serde(
+        default,
+        deserialize_with = "crate::turn::transport::de::de_string_or_nothing"
+    )]
     pub delta: Option<String>,
 }
 
@@ -57,7 +60,7 @@ pub enum Event {
         item_id: Option<String>,
         #[serde(default)]
         output_index: Option<u64>,
-        #[serde(default, deserialize_with = "super::de_arguments")]
+        #[serde(default, deserialize_with = "crate::turn::transport::de::de_arguments")]
         arguments: Option<String>,
         #[serde(default)]
         name: Option<String>,
@@ -96,7 +99,7 @@ pub enum Event {
 /// The `response` object of lifecycle events; only its id and output are read.
 #[derive(Debug, Default, Deserialize)]
 pub struct ResponseRef {
-    #[serde(default, deserialize_with = "super::de_id")]
+    #[serde(default, deserialize_with = "crate::turn::transport::de::de_id")]
     pub id: Option<String>,
     #[serde(default)]
     pub output: Option<Vec<Value>>,
@@ -105,32 +108,28 @@ pub struct ResponseRef {
 /// The function-call fields of an output item.
 #[derive(Debug, Default, Deserialize)]
 pub struct FunctionCallItem {
-    #[serde(default, deserialize_with = "super::de_id")]
+    #[serde(default, deserialize_with = "crate::turn::transport::de::de_id")]
     pub id: Option<String>,
-    #[serde(default, deserialize_with = "super::de_id")]
+    #[serde(default, deserialize_with = "crate::turn::transport::de::de_id")]
     pub call_id: Option<String>,
     #[serde(default)]
     pub name: Option<String>,
-    #[serde(default, deserialize_with = "super::de_arguments")]
+    #[serde(default, deserialize_with = "crate::turn::transport::de::de_arguments")]
     pub arguments: Option<String>,
     #[serde(default)]
     pub status: Option<String>,
 }
 
-/// A declared tool, flattened, with `"strict": false`.
-pub fn tool_schema(name: &str, description: &str, parameters: &Value) -> Value {
-    json!({
-        "type": "function",
-        "name": name,
-        "description": description,
-        "parameters": parameters,
-        "strict": false,
-    })
-}
+pub use crate::shared::schema::responses as tool_schema;
 
 /// The `function_call` input item sent back on a round trip.
 pub fn function_call_item(call_id: &str, name: &str, arguments: &str) -> Value {
     json!({"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments})
+}
+
+/// The `tool_choice` that asks for one named tool.
+pub fn tool_choice(name: &str) -> Value {
+    json!({"type": "function", "name": name})
 }
 
 /// A request body (`stream: true` always). Input items stay JSON: reasoning items and stored
@@ -142,6 +141,8 @@ pub struct Request<'a> {
     pub input: &'a [Value],
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instructions: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]

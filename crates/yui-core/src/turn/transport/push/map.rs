@@ -1,23 +1,22 @@
 //! Push frames of one turn → [`ModelEvent`]s. Pure and table-tested: a segment becomes its text
 //! cut at each cue's `at` (Unicode code points), with the cue between the pieces, so each cue
-//! plays when the text reaches it.
+//! plays when the text reaches it. The turn's end (`turn_end`, an `error` frame) is a typed
+//! [`StopReason`]; a connection that closes before it is a lost connection.
 
-use crate::turn::events::Cue;
-use crate::turn::model::{CallItem, ModelEvent};
-use crate::turn::wire::push::{arguments_text, SegmentCue, ServerFrame};
+use super::wire::{arguments_text, SegmentCue, ServerFrame};
+use crate::shared::events::Cue;
+use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
+use crate::turn::sse::BackendError;
 
-/// How the server ended the turn (`turn_end`, or an `error` frame).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PushEnd {
-    Ok,
-    Stopped,
-    Error(String),
-}
+/// What a push turn whose connection closed before its end fails with.
+pub const LOST: &str = "the connection to the push backend was lost";
 
 /// Maps one turn's frames.
 #[derive(Default)]
 pub struct PushMapper {
     calls: usize,
+    /// The server ended the turn.
+    ended: bool,
 }
 
 impl PushMapper {
@@ -25,8 +24,8 @@ impl PushMapper {
         Self::default()
     }
 
-    /// Map one frame of this turn. `Some` when the frame ends the turn.
-    pub fn map(&mut self, frame: ServerFrame, out: &mut Vec<ModelEvent>) -> Option<PushEnd> {
+    /// Map one frame of this turn. `Some` when the frame ends the turn (and why).
+    fn map(&mut self, frame: ServerFrame, out: &mut Vec<ModelEvent>) -> Option<StopReason> {
         match frame {
             ServerFrame::Segment {
                 kind, text, cues, ..
@@ -45,6 +44,7 @@ impl PushMapper {
                     name,
                     arguments: arguments_text(&arguments),
                     seq: self.calls,
+                    fragments: 1,
                 }));
                 self.calls += 1;
                 None
@@ -58,17 +58,45 @@ impl PushMapper {
                 None
             }
             ServerFrame::TurnEnd { status, error, .. } => Some(match status.as_str() {
-                "ok" => PushEnd::Ok,
-                "stopped" => PushEnd::Stopped,
-                _ => PushEnd::Error(
+                "ok" => StopReason::Done,
+                "stopped" => StopReason::Stopped,
+                _ => StopReason::Error(
                     error
                         .filter(|e| !e.trim().is_empty())
                         .unwrap_or_else(|| format!("the push backend ended the turn {status:?}")),
                 ),
             }),
-            ServerFrame::Error { message } => Some(PushEnd::Error(message)),
+            ServerFrame::Error { message } => Some(StopReason::Error(message)),
             ServerFrame::Welcome { .. } | ServerFrame::Ping | ServerFrame::Unknown => None,
         }
+    }
+}
+
+impl Mapper for PushMapper {
+    type Frame = ServerFrame;
+
+    fn feed(
+        &mut self,
+        frame: ServerFrame,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<Flow, BackendError> {
+        Ok(match self.map(frame, out) {
+            None => Flow::More,
+            Some(reason) => {
+                self.ended = true;
+                out.push(ModelEvent::Stop(reason));
+                Flow::End
+            }
+        })
+    }
+
+    fn finish(&mut self, _: &mut Vec<ModelEvent>) -> Result<(), BackendError> {
+        if self.ended {
+            return Ok(());
+        }
+        Err(BackendError::Stream {
+            message: LOST.into(),
+        })
     }
 }
 
@@ -133,7 +161,7 @@ mod tests {
 
     #[test]
     fn push_mapper_table() {
-        let cases: Vec<(&str, serde_json::Value, Vec<ModelEvent>, Option<PushEnd>)> = vec![
+        let cases: Vec<(&str, serde_json::Value, Vec<ModelEvent>, Option<StopReason>)> = vec![
             (
                 "cues cut the text at code points",
                 json!({"type":"segment","turn_id":"t","kind":"speech","text":"héllo wörld","cues":[{"at":6,"emotion_id":"b"},{"at":0,"emotion_id":"a"}]}),
@@ -163,6 +191,7 @@ mod tests {
                     name: "look".into(),
                     arguments: r#"{"at":"body"}"#.into(),
                     seq: 0,
+                    fragments: 1,
                 })],
                 None,
             ),
@@ -174,6 +203,7 @@ mod tests {
                     name: "look".into(),
                     arguments: r#"{"at":"body"}"#.into(),
                     seq: 0,
+                    fragments: 1,
                 })],
                 None,
             ),
@@ -191,27 +221,40 @@ mod tests {
                 "turn_end ok",
                 json!({"type":"turn_end","turn_id":"t","status":"ok"}),
                 vec![],
-                Some(PushEnd::Ok),
+                Some(StopReason::Done),
             ),
             (
                 "turn_end error keeps the server's words",
                 json!({"type":"turn_end","turn_id":"t","status":"error","error":"model overloaded"}),
                 vec![],
-                Some(PushEnd::Error("model overloaded".into())),
+                Some(StopReason::Error("model overloaded".into())),
             ),
             (
                 "unknown fields are ignored",
                 json!({"type":"turn_end","turn_id":"t","status":"stopped","extra":1}),
                 vec![],
-                Some(PushEnd::Stopped),
+                Some(StopReason::Stopped),
             ),
         ];
         for (name, f, want, end) in cases {
             let mut m = PushMapper::new();
             let mut out = Vec::new();
-            let got_end = m.map(frame(f), &mut out);
+            let flow = m.feed(frame(f), &mut out).unwrap();
+            let got_end = match out.last() {
+                Some(ModelEvent::Stop(r)) => Some(r.clone()),
+                _ => None,
+            };
+            if got_end.is_some() {
+                out.pop();
+            }
             assert_eq!(out, want, "{name}");
             assert_eq!(got_end, end, "{name}");
+            assert_eq!(flow == Flow::End, end.is_some(), "{name}");
+            assert_eq!(
+                m.finish(&mut out).is_ok(),
+                end.is_some(),
+                "{name}: a turn without its end is lost"
+            );
         }
     }
 

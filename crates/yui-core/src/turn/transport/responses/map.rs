@@ -8,9 +8,9 @@
 //! `response.completed` or `response.incomplete` (`response.failed` and `error` are errors); a
 //! body that closes before any of them is cut off, and calls not yet released are dropped.
 
-use super::model::{CallItem, Flow, Mapper, ModelEvent};
-use super::sse::{evidence, BackendError, SseEvent};
-use super::wire::responses as wresp;
+use super::wire as wresp;
+use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent};
+use crate::turn::sse::{evidence, BackendError, SseEvent};
 use serde_json::{json, Value};
 
 /// One Responses response being read.
@@ -189,6 +189,7 @@ impl ResponsesMapper {
             name,
             args,
             ran,
+            pieces,
             ..
         } = &mut self.items[idx].kind
         {
@@ -199,6 +200,7 @@ impl ResponsesMapper {
                     name: name.clone(),
                     arguments: args.clone(),
                     seq: idx,
+                    fragments: (*pieces).max(usize::from(!args.is_empty())),
                 }));
             }
         }
@@ -206,7 +208,10 @@ impl ResponsesMapper {
 }
 
 impl Mapper for ResponsesMapper {
-    fn feed(&mut self, ev: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<Flow, BackendError> {
+    type Frame = SseEvent;
+
+    fn feed(&mut self, ev: SseEvent, out: &mut Vec<ModelEvent>) -> Result<Flow, BackendError> {
+        let ev = &ev;
         let data = ev.data.trim();
         if data.is_empty() || data == "[DONE]" {
             // `[DONE]` is not a Responses end: only the lifecycle events are.
@@ -256,8 +261,12 @@ impl Mapper for ResponsesMapper {
                 delta,
             } => {
                 if let Some(i) = find_index(&self.items, item_id.as_deref(), output_index) {
-                    if let TrackKind::Call { args, ran, .. } = &mut self.items[i].kind {
+                    if let TrackKind::Call {
+                        args, ran, pieces, ..
+                    } = &mut self.items[i].kind
+                    {
                         if !*ran {
+                            *pieces += usize::from(!delta.is_empty());
                             args.push_str(&delta);
                         }
                     }
@@ -342,6 +351,8 @@ enum TrackKind {
         call_id: String,
         name: String,
         args: String,
+        /// Non-empty argument deltas seen.
+        pieces: usize,
         ran: bool,
         status_done: bool,
     },
@@ -365,6 +376,7 @@ impl Track {
                 call_id: call_id.unwrap_or_default(),
                 name: name.unwrap_or_default(),
                 args: String::new(),
+                pieces: 0,
                 ran: false,
                 status_done: false,
             },
@@ -402,7 +414,7 @@ mod tests {
                 event: "message".into(),
                 data: l.to_string(),
             };
-            match m.feed(&ev, &mut out) {
+            match m.feed(ev, &mut out) {
                 Ok(Flow::More) => {}
                 Ok(Flow::End) => break,
                 Err(e) => return (out, Err(e)),
@@ -418,6 +430,7 @@ mod tests {
             name: name.into(),
             arguments: args.into(),
             seq,
+            fragments: 0,
         })
     }
 

@@ -5,7 +5,7 @@
 //! objects, one per line, and the Tauri shell forwards them unchanged to the window that started
 //! the turn.
 
-use crate::tools::ToolOutput;
+use super::output::ToolOutput;
 use serde::Serialize;
 
 /// How a turn ended.

@@ -6,7 +6,7 @@
 //! A malformed frame is logged with its text and skipped. When the socket is lost every turn in
 //! flight learns it at once (its frame channel closes).
 
-use crate::turn::wire::push::{ClientFrame, ServerFrame, PROTOCOL};
+use super::wire::{ClientFrame, ServerFrame, PROTOCOL};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
 use std::collections::HashMap;

@@ -132,7 +132,10 @@ pub enum ServerFrame {
 struct Quick<'a> {
     #[serde(rename = "type", borrow, default)]
     frame: std::borrow::Cow<'a, str>,
-    #[serde(default, deserialize_with = "super::de_string_or_nothing")]
+    #[serde(
+        default,
+        deserialize_with = "crate::turn::transport::de::de_string_or_nothing"
+    )]
     turn_id: Option<String>,
     #[serde(default)]
     kind: Option<String>,

@@ -1,8 +1,5 @@
-//! Wire types of the two request transports: what the client sends and what it tolerates back.
-
-pub mod chat;
-pub mod push;
-pub mod responses;
+//! How every transport's wire types read the loose JSON servers send (ids and arguments of any
+//! form, strings or nothing).
 
 use serde::de::{self, IgnoredAny, Visitor};
 use serde::{Deserialize, Deserializer};

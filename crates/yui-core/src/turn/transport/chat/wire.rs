@@ -38,7 +38,7 @@ pub struct Delta {
 pub struct ToolCallDelta {
     #[serde(default)]
     pub index: Option<usize>,
-    #[serde(default, deserialize_with = "super::de_id")]
+    #[serde(default, deserialize_with = "crate::turn::transport::de::de_id")]
     pub id: Option<String>,
     #[serde(default)]
     pub function: Option<FunctionDelta>,
@@ -48,7 +48,7 @@ pub struct ToolCallDelta {
 pub struct FunctionDelta {
     #[serde(default)]
     pub name: Option<String>,
-    #[serde(default, deserialize_with = "super::de_arguments")]
+    #[serde(default, deserialize_with = "crate::turn::transport::de::de_arguments")]
     pub arguments: Option<String>,
 }
 
@@ -61,16 +61,11 @@ pub struct HermesProgress {
     pub status: Option<String>,
 }
 
-/// A declared tool, nested: `{"type":"function","function":{name, description, parameters}}`.
-pub fn tool_schema(name: &str, description: &str, parameters: &Value) -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": parameters,
-        }
-    })
+pub use crate::shared::schema::chat as tool_schema;
+
+/// The `tool_choice` that asks for one named tool.
+pub fn tool_choice(name: &str) -> Value {
+    json!({"type": "function", "function": {"name": name}})
 }
 
 /// A request body (`stream: true` always).
@@ -81,6 +76,8 @@ pub struct Request<'a> {
     pub messages: &'a [Message],
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -7,9 +7,9 @@
 //! held are dropped (their arguments may be incomplete). `hermes.tool.progress` telemetry is
 //! backend tool status.
 
-use super::model::{CallItem, Flow, Mapper, ModelEvent};
-use super::sse::{evidence, BackendError, SseEvent};
-use super::wire::chat as wchat;
+use super::wire as wchat;
+use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
+use crate::turn::sse::{evidence, BackendError, SseEvent};
 
 /// One Chat Completions response being read.
 #[derive(Default)]
@@ -30,7 +30,10 @@ impl ChatMapper {
 }
 
 impl Mapper for ChatMapper {
-    fn feed(&mut self, ev: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<Flow, BackendError> {
+    type Frame = SseEvent;
+
+    fn feed(&mut self, ev: SseEvent, out: &mut Vec<ModelEvent>) -> Result<Flow, BackendError> {
+        let ev = &ev;
         match &*ev.event {
             "hermes.tool.progress" => {
                 hermes_progress(&ev.data, out);
@@ -79,7 +82,7 @@ impl Mapper for ChatMapper {
             if let Some(fr) = choice.finish_reason.filter(|f| !f.is_empty()) {
                 self.complete = true;
                 self.release(out);
-                out.push(ModelEvent::Finish(fr));
+                out.push(ModelEvent::Stop(StopReason::from_finish_reason(&fr)));
             }
         }
         Ok(Flow::More)
@@ -120,6 +123,7 @@ struct Slot {
     id: String,
     name: String,
     arguments: String,
+    pieces: usize,
 }
 
 impl ChatCalls {
@@ -156,6 +160,7 @@ impl ChatCalls {
                     id: String::new(),
                     name: String::new(),
                     arguments: String::new(),
+                    pieces: 0,
                 });
                 self.slots.len() - 1
             }
@@ -174,6 +179,7 @@ impl ChatCalls {
                 }
             }
             if let Some(a) = f.arguments {
+                slot.pieces += usize::from(!a.is_empty());
                 slot.arguments.push_str(&a);
             }
         }
@@ -195,6 +201,7 @@ impl ChatCalls {
                 name: s.name,
                 arguments: s.arguments,
                 seq,
+                fragments: s.pieces,
             })
             .collect()
     }
@@ -217,7 +224,7 @@ mod tests {
         let mut m = ChatMapper::new();
         let mut out = Vec::new();
         for l in lines {
-            match m.feed(&ev(l), &mut out) {
+            match m.feed(ev(l), &mut out) {
                 Ok(Flow::More) => {}
                 Ok(Flow::End) => break,
                 Err(e) => return (out, Err(e)),
@@ -240,6 +247,7 @@ mod tests {
             name: name.into(),
             arguments: args.into(),
             seq,
+            fragments: 0,
         })
     }
 
@@ -253,7 +261,7 @@ mod tests {
                     c(json!({"choices":[{"index":0,"delta":{"content":"Hi"}}]})),
                     c(json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})),
                 ],
-                vec![text("Hi"), ModelEvent::Finish("stop".into())],
+                vec![text("Hi"), ModelEvent::Stop(StopReason::Done)],
                 true,
             ),
             (
@@ -273,7 +281,7 @@ mod tests {
                 vec![
                     call("a", "x", "{\"q\":1}", 0),
                     call("b", "y", "{}", 1),
-                    ModelEvent::Finish("tool_calls".into()),
+                    ModelEvent::Stop(StopReason::ToolCalls),
                 ],
                 true,
             ),

@@ -1,0 +1,55 @@
+//! The transports: one folder each, holding its wire types, its mapper (wire → model events,
+//! over the one [`Mapper`](crate::turn::model::Mapper) trait) and how it carries a
+//! conversation (a request transport's round trips, push's results sent at once).
+//!
+//! - [`chat`]: Chat Completions (SSE);
+//! - [`responses`]: Responses (SSE, the stored chain, the stateless fallback);
+//! - [`push`]: the push transport (one WebSocket per window, docs/push-transport.md);
+//! - `de`: how their wire types read loose JSON.
+//!
+//! Every transport's response is read by the one read loop (`turn::read`) into the one
+//! dispatch. Adding a transport is one folder here, one `backend::Transport` variant and its
+//! arm in [`run`].
+
+pub mod chat;
+pub(crate) mod de;
+pub mod push;
+pub mod responses;
+
+use super::dispatch::{Dispatch, End};
+use super::request::{TurnDeps, TurnRequest};
+use super::rounds::request_turn;
+use crate::backend::Transport;
+use crate::tools::registry::ToolRegistry;
+use crate::transcript::Entry;
+
+/// Run the turn's exchange with the backend over its transport (the user's message is stored).
+pub(crate) async fn run(
+    d: &mut Dispatch<'_>,
+    deps: &TurnDeps,
+    req: &TurnRequest,
+    registry: &ToolRegistry,
+    history: &[Entry],
+    user_text: String,
+) -> Result<(), End> {
+    match req.backend.transport {
+        Transport::ChatCompletions => {
+            let tools = registry.chat_tools();
+            let mut conv = chat::ChatConversation::new(req, tools, history, user_text);
+            request_turn(d, deps, req, &mut conv).await
+        }
+        Transport::Responses => {
+            let names = registry.names().into_iter().map(str::to_string).collect();
+            let mut conv = responses::ResponsesConversation::new(
+                deps,
+                req,
+                registry.responses_tools(),
+                names,
+                history,
+                user_text,
+            )?;
+            request_turn(d, deps, req, &mut conv).await
+        }
+        Transport::Push => push::push_turn(d, deps, req).await,
+    }
+}
