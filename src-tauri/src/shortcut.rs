@@ -98,6 +98,25 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) {
     }
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        crate::commands::mic::follow_settings(&app);
+        follow_settings(&app);
     });
+}
+
+/// Apply the stored mode and shortcut (at start and after a save).
+pub fn follow_settings<R: Runtime>(app: &AppHandle<R>) {
+    let store = app.state::<AppState>().store.clone();
+    apply(app, &store);
+    let main = match yui_core::presets::main_preset(&store) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(error = %e.message, "microphone: no main character");
+            return;
+        }
+    };
+    if let Err(e) = crate::stage::shell(app)
+        .stage
+        .mic_follow_settings(&main.id, yui_core::WindowKind::Main)
+    {
+        tracing::warn!(error = %e.message, "microphone settings not applied");
+    }
 }

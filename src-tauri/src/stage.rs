@@ -41,10 +41,6 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
             tauri::async_runtime::spawn(async move {
                 while let Some(ev) = rx.recv().await {
                     trimmer.observe(&ev);
-                    if let StageEvent::Mic { status } = &ev {
-                        // The tray's microphone item follows it too.
-                        crate::tray::mic_changed(&app, status);
-                    }
                     forward(&app, &ev);
                 }
             });

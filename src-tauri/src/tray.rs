@@ -6,7 +6,7 @@
 use crate::windows::{self, WindowLabel};
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
-use tauri::{AppHandle, Manager, Runtime};
+use tauri::{AppHandle, Listener, Manager, Runtime};
 
 const TOGGLE: &str = "toggle";
 const QUICK: &str = "quick";
@@ -43,6 +43,13 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     }
     tray.build(app)?;
     app.manage(MicItem(mic));
+    // The microphone item follows the core's MicStatus as every window hears it (yui://mic).
+    let handle = app.clone();
+    app.listen("yui://mic", move |event| {
+        if let Ok(status) = serde_json::from_str::<yui_core::stage::MicStatus>(event.payload()) {
+            mic_changed(&handle, &status);
+        }
+    });
     Ok(())
 }
 

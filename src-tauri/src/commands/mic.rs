@@ -32,10 +32,11 @@ fn seat<R: Runtime>(window: &WebviewWindow<R>) -> CmdResult<(String, yui_core::W
 /// Push-to-talk held in this character's window (a key or the mouse on the character).
 #[tauri::command]
 pub async fn mic_press<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<MicStatus> {
-    let (preset, kind) = seat(&window)?;
-    crate::stage::shell(window.app_handle())
-        .stage
-        .mic_press(&preset, kind)
+    seat(&window).and_then(|(p, k)| {
+        crate::stage::shell(window.app_handle())
+            .stage
+            .mic_press(&p, k)
+    })
 }
 
 /// Push-to-talk let go: what was said becomes this window's message. Whether a hold was open.
@@ -47,10 +48,11 @@ pub async fn mic_release<R: Runtime>(app: AppHandle<R>) -> CmdResult<bool> {
 /// Hands-free listening for this character's window.
 #[tauri::command]
 pub async fn mic_listen<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<MicStatus> {
-    let (preset, kind) = seat(&window)?;
-    crate::stage::shell(window.app_handle())
-        .stage
-        .mic_listen(&preset, kind)
+    seat(&window).and_then(|(p, k)| {
+        crate::stage::shell(window.app_handle())
+            .stage
+            .mic_listen(&p, k)
+    })
 }
 
 /// Stop the microphone (one click). Whether it was live.
@@ -117,25 +119,6 @@ pub async fn voice_listen_set<R: Runtime>(
 ) -> CmdResult<ListenView> {
     yui_core::settings::set(&state.store, config::LISTEN_KEY, &listen)?;
     yui_core::settings::set(&state.store, config::STT_KEY, &stt)?;
-    follow_settings(&app);
+    crate::shortcut::follow_settings(&app);
     voice_listen_get(app, state, None).await
-}
-
-/// Apply the stored mode and shortcut (at start and after a save).
-pub fn follow_settings<R: Runtime>(app: &AppHandle<R>) {
-    let store = app.state::<AppState>().store.clone();
-    crate::shortcut::apply(app, &store);
-    let main = match yui_core::presets::main_preset(&store) {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::warn!(error = %e.message, "microphone: no main character");
-            return;
-        }
-    };
-    if let Err(e) = crate::stage::shell(app)
-        .stage
-        .mic_follow_settings(&main.id, yui_core::WindowKind::Main)
-    {
-        tracing::warn!(error = %e.message, "microphone settings not applied");
-    }
 }

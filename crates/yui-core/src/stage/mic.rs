@@ -22,7 +22,7 @@ use crate::voice::config::{self, ListenSettings, MicMode};
 use crate::voice::pcm::{Pcm, StreamResampler, STT_RATE};
 use crate::voice::vad::{self, Segment, Vad};
 use crate::window::WindowKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -41,7 +41,7 @@ impl std::fmt::Debug for AudioChoice {
 }
 
 /// What the microphone is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MicState {
     /// Closed: no device open.
@@ -59,7 +59,7 @@ pub enum MicState {
 }
 
 /// The microphone as the badge, the quick controls and the tray show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct MicStatus {
     pub state: MicState,
     /// Whether a device is open now (the badge shows; one click stops it).
