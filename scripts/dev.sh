@@ -33,6 +33,9 @@ APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana
 # Debian's npm package conflicts with NodeSource's nodejs).
 TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick chromium python3 jq dbus-daemon
   xserver-xephyr pulseaudio pulseaudio-utils python3-venv)
+# LISTEN: espeak-ng speaks the question the e2e microphone test plays into the suite's null sink
+# (tests/e2e/voice_listen.rs; run.sh starts that PulseAudio).
+TEST_PKGS+=(espeak-ng)
 
 missing() {
   local out=() p

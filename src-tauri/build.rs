@@ -79,6 +79,15 @@ const COMMANDS: &[&str] = &[
     "speech_key_set",
     "speech_key_clear",
     "voice_test",
+    // the microphone (commands/mic.rs): push-to-talk and hands-free in character windows, stop
+    // and status in the quick controls too, the listening settings in the settings window
+    "mic_press",
+    "mic_release",
+    "mic_listen",
+    "mic_stop",
+    "mic_status",
+    "voice_listen_get",
+    "voice_listen_set",
 ];
 
 fn main() {

@@ -42,10 +42,15 @@ pub enum BridgeEvent {
     /// `frame_ms`; `null` for speech-dispatcher: a plain talking animation) and `{type:
     /// "speech_ended", preset_id, turn_id, heard_ms, complete, note?}`.
     Speech,
+    /// The microphone changed: the core's `MicStatus` `{state, live, preset_id, mode,
+    /// full_duplex, message}` (the badge, the quick controls).
+    Mic,
+    /// What the user said aloud, just before it starts as their turn: `{preset_id, text}`.
+    Heard,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 12] = [
+    pub const ALL: [BridgeEvent; 14] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -58,6 +63,8 @@ impl BridgeEvent {
         Self::Presence,
         Self::SettingsChanged,
         Self::Speech,
+        Self::Mic,
+        Self::Heard,
     ];
 
     /// The bridge event a stage event goes out as (`None`: for the core's own readers).
@@ -73,6 +80,8 @@ impl BridgeEvent {
             StageEvent::RelationsChanged { .. } => Self::RelationsChanged,
             StageEvent::SettingsChanged { .. } => Self::SettingsChanged,
             StageEvent::Speaking { .. } | StageEvent::SpeechEnded { .. } => Self::Speech,
+            StageEvent::Mic { .. } => Self::Mic,
+            StageEvent::Heard { .. } => Self::Heard,
             StageEvent::Idle => return None,
         })
     }
@@ -91,6 +100,8 @@ impl BridgeEvent {
             Self::Presence => "yui://presence",
             Self::SettingsChanged => "yui://settings-changed",
             Self::Speech => "yui://speech",
+            Self::Mic => "yui://mic",
+            Self::Heard => "yui://heard",
         }
     }
 }

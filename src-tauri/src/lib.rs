@@ -14,6 +14,7 @@ pub mod instance;
 pub mod label;
 pub mod presence;
 pub mod settings_window;
+pub mod shortcut;
 pub mod stage;
 pub mod state;
 pub mod tray;
@@ -92,6 +93,7 @@ fn run_desktop(state: AppState) {
             tracing::error!(error = %e.message, "restoring character windows failed");
         }
         avatar::install(handle);
+        shortcut::install(handle);
         if std::env::args()
             .skip(1)
             .any(|a| a == instance::SETTINGS_ARG)

@@ -28,6 +28,7 @@ mod single_instance;
 mod soak;
 mod typing;
 mod voice;
+mod voice_listen;
 mod webdriver;
 mod windows;
 mod xinput;

@@ -75,8 +75,25 @@ start_lane() {
     DISPLAY=":$disp" xcompmgr >"$log/xcompmgr.log" 2>&1 &
     PIDS+=($!)
   fi
+  # Audio: a PulseAudio of the lane's own (its own runtime dir) with a null sink whose monitor is
+  # the default source, so what a test plays into the sink is what its app's microphone hears
+  # (voice_listen.rs), and lanes never hear each other. Apps and tools find it by PULSE_SERVER.
+  local audio=()
+  if command -v pulseaudio >/dev/null; then
+    mkdir -p "$log/pulse-rt" "$log/pulse-home"
+    XDG_RUNTIME_DIR="$log/pulse-rt" HOME="$log/pulse-home" pulseaudio --daemonize=no -n \
+      --exit-idle-time=-1 --disable-shm=yes --load="module-null-sink sink_name=yuisink" \
+      --load="module-native-protocol-unix auth-anonymous=1" >"$log/pulse.log" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 1 100); do [ -S "$log/pulse-rt/pulse/native" ] && break; sleep 0.1; done
+    audio=(PULSE_SERVER="unix:$log/pulse-rt/pulse/native")
+    if ! env "${audio[@]}" pactl set-default-sink yuisink || ! env "${audio[@]}" pactl set-default-source yuisink.monitor; then
+      echo "e2e: lane $n: its PulseAudio did not start (log: $log/pulse.log)" >&2
+      audio=()
+    fi
+  fi
   # The app inherits tauri-driver's environment (not the test's): the lane's display and config.
-  DISPLAY=":$disp" XDG_CONFIG_HOME="$log/config" "$TAURI_DRIVER" --port "$port" --native-port "$((port + 1))" >"$log/tauri-driver.log" 2>&1 &
+  env "${audio[@]}" DISPLAY=":$disp" XDG_CONFIG_HOME="$log/config" "$TAURI_DRIVER" --port "$port" --native-port "$((port + 1))" >"$log/tauri-driver.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 1 50); do
     (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break
@@ -84,7 +101,7 @@ start_lane() {
   done
   # The autostart test writes an autostart entry in the config folder, and no test reads the
   # user's client-tools.json.
-  LANE_ENV=(DISPLAY=":$disp" TAURI_DRIVER_URL="http://127.0.0.1:$port" XDG_CONFIG_HOME="$log/config")
+  LANE_ENV=(DISPLAY=":$disp" TAURI_DRIVER_URL="http://127.0.0.1:$port" XDG_CONFIG_HOME="$log/config" "${audio[@]}")
 }
 
 # No session bus here: keep WebKit and the keyring from trying to reach one. (The one-instance

@@ -23,6 +23,8 @@ pub struct Hands {
     /// Character → (keycode, with Shift), from the server's keyboard map.
     keys: HashMap<char, (u8, bool)>,
     shift: u8,
+    /// Keysym → keycode, for the keys without a character (F9, …).
+    syms: HashMap<u32, u8>,
 }
 
 pub type Result<T> = std::result::Result<T, String>;
@@ -45,8 +47,12 @@ impl Hands {
         let per = usize::from(map.keysyms_per_keycode.max(1));
         let mut keys = HashMap::new();
         let mut shift = 0;
+        let mut by_sym = HashMap::new();
         for (i, syms) in map.keysyms.chunks(per).enumerate() {
             let code = min + i as u8;
+            if let Some(&first) = syms.first() {
+                by_sym.entry(first).or_insert(code);
+            }
             for (col, &sym) in syms.iter().take(2).enumerate() {
                 // Latin-1 keysyms are their code points; Return and Shift_L are named.
                 let ch = match sym {
@@ -70,6 +76,7 @@ impl Hands {
             root,
             keys,
             shift,
+            syms: by_sym,
         })
     }
 
@@ -168,6 +175,16 @@ impl Hands {
         self.fake(MOTION, 0, x, y)?;
         self.fake(BUTTON_PRESS, xproto::ButtonIndex::M1.into(), 0, 0)?;
         self.fake(BUTTON_RELEASE, xproto::ButtonIndex::M1.into(), 0, 0)?;
+        self.sync()
+    }
+
+    /// Press (`down`) or let go of the key whose first keysym is `keysym` (e.g. 0xffc6, F9).
+    pub fn key(&self, keysym: u32, down: bool) -> Result<()> {
+        let &code = self
+            .syms
+            .get(&keysym)
+            .ok_or_else(|| format!("X11: no key has keysym {keysym:#x}"))?;
+        self.fake(if down { KEY_PRESS } else { KEY_RELEASE }, code, 0, 0)?;
         self.sync()
     }
 

@@ -16,6 +16,9 @@ const bubble = $("bubble");
 const chat = $("chat");
 const input = $("chat-input");
 const menu = $("menu");
+const micBadge = $("mic-badge");
+/** A press held this long on the character, without moving, is push-to-talk. */
+const HOLD_TO_TALK_MS = 400;
 
 let character = null;
 let presetId = "";
@@ -128,17 +131,26 @@ function wirePointer() {
   let start = null;
   host.addEventListener("pointerdown", (e) => {
     if (e.button !== 0) return;
-    start = { x: e.screenX, y: e.screenY, dragging: false };
+    const press = { x: e.screenX, y: e.screenY, dragging: false, talking: false };
+    // Held still: push-to-talk (the core refuses it unless that is the microphone's mode).
+    press.timer = setTimeout(() => {
+      if (start !== press || press.dragging) return;
+      press.talking = true;
+      pushToTalk(true).then((ok) => { press.talking = ok; });
+    }, HOLD_TO_TALK_MS);
+    start = press;
   });
   host.addEventListener("pointermove", (e) => {
-    if (!start || start.dragging) return;
+    if (!start || start.dragging || start.talking) return;
     if (Math.hypot(e.screenX - start.x, e.screenY - start.y) > DRAG_THRESHOLD_PX) {
       start.dragging = true;
       currentWindow().startDragging().catch((err) => console.warn("drag failed", err));
     }
   });
   host.addEventListener("pointerup", () => {
-    if (start && !start.dragging) toggleChat();
+    if (start) clearTimeout(start.timer);
+    if (start?.talking) pushToTalk(false);
+    else if (start && !start.dragging) toggleChat();
     start = null;
   });
   stage.addEventListener("contextmenu", (e) => {
@@ -146,6 +158,12 @@ function wirePointer() {
     menu.hidden = !menu.hidden;
   });
   menu.addEventListener("click", (e) => {
+    if (e.target?.dataset?.mic) {
+      menu.hidden = true;
+      const live = micBadge.hidden === false;
+      invoke(live ? "mic_stop" : "mic_listen").catch((err) => showBubble(err.message, { error: true }));
+      return;
+    }
     let which = e.target?.dataset?.open;
     if (!which) return;
     if (which === "phone") which = `phone-${presetId}`; // this character's phone
@@ -155,7 +173,22 @@ function wirePointer() {
     invoke("window_open", section ? { which, section } : { which })
       .catch((err) => showBubble(err.message, { error: true }));
   });
+  // Push-to-talk key: Space held while the chat box is not being typed in.
+  document.addEventListener("keyup", (e) => {
+    if (e.code === "Space" && talkingByKey) {
+      talkingByKey = false;
+      pushToTalk(false);
+    }
+  });
   document.addEventListener("keydown", (e) => {
+    if (e.code === "Space" && document.activeElement !== input) {
+      e.preventDefault();
+      if (!e.repeat && !talkingByKey) {
+        talkingByKey = true;
+        pushToTalk(true).then((ok) => { if (!ok) talkingByKey = false; });
+      }
+      return;
+    }
     if (e.key === "Escape") {
       if (turnRunning) invoke("turn_stop").catch(() => {});
       invoke("voice_stop").catch(() => {});
@@ -197,6 +230,33 @@ function onSpeech(p) {
       bubbleTimer = setTimeout(() => { bubble.hidden = true; }, BUBBLE_LINGER_MS);
     }
   }
+}
+
+let talkingByKey = false;
+
+/** Push-to-talk pressed (`down`) or let go; whether the microphone opened. */
+async function pushToTalk(down) {
+  if (!down) return invoke("mic_release").then(() => true).catch(() => false);
+  try {
+    await invoke("mic_press");
+    return true;
+  } catch (err) {
+    showBubble(err.message, { error: true });
+    return false;
+  }
+}
+
+/** The microphone (yui://mic, the core's MicStatus): the badge shows on the listening character. */
+function showMic(s) {
+  const mine = !!s?.live && s.preset_id === presetId;
+  micBadge.hidden = !mine;
+  micBadge.dataset.state = s?.state ?? "off";
+  stage.dataset.mic = mine ? s.state : "off";
+  $("menu-listen").textContent = mine ? "Stop listening" : "Listen (hands-free)";
+  // A microphone that went away says so here; text chat goes on.
+  if (s?.message && s.preset_id === null && stage.dataset.micWas === "true") showBubble(s.message, { error: true });
+  stage.dataset.micWas = String(mine);
+  if (s?.message) stage.dataset.micMessage = s.message;
 }
 
 /** One turn event from the core (see crates/yui-core/src/turn/events.rs). */
@@ -335,7 +395,7 @@ async function main() {
   let other = null;
   listen(EVENTS.characterTurn, (p) => {
     if (!p?.event || p.preset_id !== presetId || turnRunning) return;
-    const kind = p.origin?.kind === "addressed" ? "addressed" : "phone";
+    const kind = { addressed: "addressed", user: "voice" }[p.origin?.kind] ?? "phone";
     if (!other || other.id !== p.turn_id) {
       other = { id: p.turn_id, text: "", started: Promise.resolve(p.turn_id) };
       character.setState("thinking");
@@ -349,6 +409,15 @@ async function main() {
       other = null;
     }
   }).catch((e) => console.warn("cannot listen for character turns", e));
+  // The microphone: the badge, and what the user said aloud here (the turn follows it).
+  micBadge.addEventListener("click", () => invoke("mic_stop").catch((err) => showBubble(err.message, { error: true })));
+  listen(EVENTS.mic, showMic).catch((e) => console.warn("cannot listen for the microphone", e));
+  listen(EVENTS.heard, (p) => {
+    if (p?.preset_id !== presetId) return;
+    stage.dataset.heard = p.text ?? "";
+    showBubble(`\u{1F3A4} ${p.text ?? ""}`, { linger: false });
+  }).catch((e) => console.warn("cannot listen for what was heard", e));
+  invoke("mic_status").then(showMic).catch(() => {});
   // The main character's body: data-body = its state (sitting, standing, ...); data-looking
   // while a screen capture runs, so the user sees that it looks.
   if (ctx.role === "main") {

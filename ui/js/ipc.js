@@ -21,6 +21,8 @@ export const EVENTS = Object.freeze({
   presence: "yui://presence",
   speech: "yui://speech",
   settingsChanged: "yui://settings-changed",
+  mic: "yui://mic",
+  heard: "yui://heard",
 });
 
 /** The switch keys (settings keys in the store). */

@@ -65,6 +65,26 @@ listen(EVENTS.connection, (p) => {
   drawConnections();
 }).catch((e) => console.warn("cannot listen for connection changes", e));
 
+// The microphone: live or not, for whom, and one click stops it (the core's MicStatus).
+const micState = document.getElementById("mic-state");
+const micStop = document.getElementById("mic-stop");
+const names = new Map();
+function showMic(s) {
+  const who = names.get(s?.preset_id) ?? s?.preset_id ?? "";
+  micState.textContent = s?.live
+    ? `On${who ? ` for ${who}` : ""}: ${{ hearing: "hearing you", paused: "paused while a character speaks" }[s.state] ?? s.state}`
+    : s?.message ? `Off: ${s.message}` : "Off";
+  micState.dataset.live = String(!!s?.live);
+  micStop.hidden = !s?.live;
+}
+micStop.addEventListener("click", () => invoke("mic_stop").catch((err) => setStatus(err.message, true)));
+listen(EVENTS.mic, showMic).catch((e) => console.warn("cannot listen for the microphone", e));
+document.addEventListener("yui:presets-rendered", () => {
+  for (const li of document.querySelectorAll("#preset-list li[data-preset-id]")) {
+    names.set(li.dataset.presetId, li.querySelector(".name")?.textContent ?? li.dataset.presetId);
+  }
+});
+
 async function main() {
   try {
     await Promise.all([
@@ -80,6 +100,7 @@ async function main() {
   } catch (err) {
     setStatus(err.message, true);
   }
+  invoke("mic_status").then(showMic).catch((err) => setStatus(err.message, true));
   // The band word toward the user in each preset row (rows exist now).
   await mountQuick(document.getElementById("preset-list")).catch((err) => setStatus(err.message, true));
 }

@@ -2,8 +2,8 @@
 // the OpenAI-compatible speech server (endpoint, model, default voice, format, instructions),
 // the speech key of its own, each character's voice, the output device, and a Test button that
 // speaks. It renders and forwards; every rule lives in the core (src-tauri/src/commands/voice.rs
-// → yui_core::voice::panel). The listening side (microphone, push-to-talk, hands-free) mounts
-// into the `#voice-listen` block this panel leaves for it.
+// → yui_core::voice::panel). The listening side (microphone, push-to-talk, hands-free) is the
+// next section, `#voice-listen` (ui/js/voice-listen-panel.js).
 
 import { invoke } from "./ipc.js";
 import { el } from "./panels.js";
@@ -58,8 +58,6 @@ export async function mountVoice(section) {
     el("div", { className: "row" }, el("label", {}, "Output device ", device)),
     el("div", { className: "row voice-test" }, testWho, testText, testBtn),
     testOut,
-    // LISTEN: the microphone, push-to-talk and hands-free settings mount here (listening side).
-    el("div", { id: "voice-listen", className: "voice-listen" }),
   );
 
   let panel = null;

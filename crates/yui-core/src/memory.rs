@@ -60,7 +60,9 @@ impl Trimmer {
             | StageEvent::VocabChanged { .. }
             | StageEvent::RelationsChanged { .. }
             | StageEvent::SettingsChanged { .. }
-            | StageEvent::SpeechEnded { .. } => {}
+            | StageEvent::SpeechEnded { .. }
+            | StageEvent::Mic { .. }
+            | StageEvent::Heard { .. } => {}
         }
     }
 

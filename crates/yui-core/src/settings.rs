@@ -129,10 +129,10 @@ pub const KNOWN: &[Known] = &[
     },
     Known {
         key: crate::voice::config::LISTEN_KEY,
-        kind: "object {sensitivity 0-1, hangover_ms, input_device, output_device}",
+        kind: "object {mode: off|push_to_talk|hands_free, shortcut, sensitivity 0-1, hangover_ms, input_device, output_device}",
         default: crate::voice::config::listen_default,
         validate: |v| crate::voice::config::ListenSettings::from_value(v).map(drop),
-        doc: "Listening: voice-activity sensitivity (0-1) and hang-over (ms of silence that end an utterance), and the input and output devices (null: the system's default) (docs/voice.md).",
+        doc: "Listening: the microphone's mode (off by default, push-to-talk or hands-free) and global push-to-talk shortcut, voice-activity sensitivity (0-1) and hang-over (ms of silence that end an utterance), and the input and output devices (null: the system's default) (docs/voice.md).",
     },
     Known {
         key: TIMEOUTS,

@@ -151,6 +151,30 @@ fn insert(
     })
 }
 
+/// What ends a reply the user interrupted by speaking (barge-in), in the transcript and so in
+/// the next turn's history (docs/client-context.md, "Interrupted replies").
+pub const INTERRUPTED_MARKER: &str = "[interrupted by the user]";
+
+/// The stored reply of `turn_id` as the user heard it before speaking over it: `heard` followed
+/// by [`INTERRUPTED_MARKER`]. It goes back as history (no longer `cut`), so the model knows what
+/// the user heard and that they cut in. Whether a reply of that turn was stored.
+pub fn interrupt_reply(store: &Store, preset_id: &str, turn_id: &str, heard: &str) -> Result<bool> {
+    let heard = heard.trim_end();
+    let text = if heard.is_empty() {
+        INTERRUPTED_MARKER.to_string()
+    } else {
+        format!("{heard} {INTERRUPTED_MARKER}")
+    };
+    store.write(|tx| {
+        let n = tx.execute(
+            "UPDATE transcript SET text = ?1, cut = 0
+             WHERE preset_id = ?2 AND turn_id = ?3 AND role = 'assistant'",
+            params![text, preset_id, turn_id],
+        )?;
+        Ok(n > 0)
+    })
+}
+
 /// The last `limit` lines of `preset_id` that go back as history, oldest first (cut replies are
 /// left out).
 pub fn recent(store: &Store, preset_id: &str, limit: usize) -> Result<Vec<Entry>> {

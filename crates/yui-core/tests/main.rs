@@ -19,6 +19,7 @@ mod mcp;
 mod memory;
 mod memory_embed;
 mod memory_extract;
+mod mic;
 mod plain;
 mod relations;
 mod settings_layers;

@@ -7,6 +7,7 @@ pub mod autostart;
 pub mod backend;
 pub mod looks;
 pub mod memory;
+pub mod mic;
 pub mod phone;
 pub mod playback;
 pub mod presets;
@@ -82,6 +83,13 @@ macro_rules! yui_invoke_handler {
             $crate::commands::voice::speech_key_set,
             $crate::commands::voice::speech_key_clear,
             $crate::commands::voice::voice_test,
+            $crate::commands::mic::mic_press,
+            $crate::commands::mic::mic_release,
+            $crate::commands::mic::mic_listen,
+            $crate::commands::mic::mic_stop,
+            $crate::commands::mic::mic_status,
+            $crate::commands::mic::voice_listen_get,
+            $crate::commands::mic::voice_listen_set,
         ]
     };
 }

@@ -132,6 +132,11 @@ pub enum StageEvent {
     /// No turn runs or waits any more: every exchange has ended (the CLI's `yui converse`
     /// exits on it).
     Idle,
+    /// The microphone changed: live or not, for which character, and why it stopped (the
+    /// badge, the quick controls, the tray; the payload is the status itself).
+    Mic { status: super::MicStatus },
+    /// What the user said aloud in `preset_id`'s window, just before it starts as their turn.
+    Heard { preset_id: String, text: String },
 }
 
 impl StageEvent {
@@ -147,7 +152,9 @@ impl StageEvent {
             | Self::PresetsChanged { .. }
             | Self::SwitchesChanged { .. }
             | Self::VocabChanged { .. }
-            | Self::RelationsChanged { .. } => To::Every,
+            | Self::RelationsChanged { .. }
+            | Self::Mic { .. }
+            | Self::Heard { .. } => To::Every,
             Self::SettingsChanged { .. } => To::Only(vec![Window::Settings]),
             Self::Idle => To::Only(Vec::new()),
         }
@@ -163,6 +170,7 @@ impl StageEvent {
             Self::RelationsChanged { bands } => serde_json::to_value(bands),
             // The voice's two kinds share one bridge event: `type` tells them apart.
             Self::Speaking { .. } | Self::SpeechEnded { .. } => serde_json::to_value(self),
+            Self::Mic { status } => serde_json::to_value(status),
             other => serde_json::to_value(other).map(|mut v| {
                 if let Some(m) = v.as_object_mut() {
                     m.remove("type");

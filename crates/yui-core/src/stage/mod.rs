@@ -19,11 +19,15 @@
 //! - A recipient closed meanwhile, or busy answering the user (a phone turn), drops the addressed
 //!   turn with a log line.
 
+mod barge;
 mod events;
+mod mic;
 mod run;
 mod speech;
 
+pub use barge::{heard_part, CHARS_PER_SECOND};
 pub use events::{StageEvent, To, Window};
+pub use mic::{AudioChoice, MicState, MicStatus};
 pub use speech::{heard_text, Heard};
 
 use crate::clock::SharedClock;
@@ -82,8 +86,14 @@ pub struct StageOptions {
     pub playback_wait: Duration,
     /// Where to look for `spd-say` (`None`: the process `PATH`); tests inject a fake one.
     pub voice_path: Option<OsString>,
-    /// The audio devices (`None`: the platform's, opened only when something plays).
+    /// The audio devices speech plays on (`None`: the platform's, opened only when something
+    /// plays).
     pub audio: Option<Arc<dyn crate::voice::audio::AudioHost>>,
+    /// The microphone's audio host (`None`: the process's, `voice::audio::host()`).
+    pub mic_audio: AudioChoice,
+    /// Full duplex (listening while characters speak) decided for the run; `None`: only when
+    /// the sound server cancels echo (`voice::echo::detect`).
+    pub duplex: Option<bool>,
 }
 
 impl std::fmt::Debug for StageOptions {
@@ -94,6 +104,8 @@ impl std::fmt::Debug for StageOptions {
             .field("playback_wait", &self.playback_wait)
             .field("voice_path", &self.voice_path)
             .field("audio", &self.audio.as_ref().map(|_| "injected"))
+            .field("mic_audio", &self.mic_audio)
+            .field("duplex", &self.duplex)
             .finish()
     }
 }
@@ -106,6 +118,8 @@ impl Default for StageOptions {
             playback_wait: Duration::from_secs(300),
             voice_path: None,
             audio: None,
+            mic_audio: AudioChoice::default(),
+            duplex: None,
         }
     }
 }
@@ -154,6 +168,10 @@ pub(crate) struct Inner {
     active: std::sync::atomic::AtomicUsize,
     /// Long-term memory's extractions (after a pause, before lines leave the window).
     memory: Option<crate::longterm::schedule::Scheduler>,
+    /// Speech generations the user spoke over, and when (barge-in).
+    barged: Mutex<HashMap<u64, std::time::Instant>>,
+    /// The microphone: its session and what it shows.
+    mic: Mutex<mic::Slot>,
     /// The open desktop windows (main, pets) and the preset each shows.
     shown: Mutex<HashMap<Window, String>>,
 }
@@ -190,6 +208,8 @@ impl Stage {
             floor: tokio::sync::Mutex::new(()),
             active: Default::default(),
             memory,
+            barged: Default::default(),
+            mic: Default::default(),
             shown: Mutex::new(HashMap::new()),
         }));
         // Committed changes reach the windows as stage events (weak: the store outlives no stage).
@@ -361,9 +381,13 @@ impl Stage {
         run::ensure_push(&self.0, preset_id, window, None);
     }
 
-    /// `preset_id`'s window closed: its turn and speech stop, its connection closes, and an
-    /// addressed turn meant for it is dropped when its time comes.
+    /// `preset_id`'s window closed: its turn, speech and microphone stop, its connection closes,
+    /// and an addressed turn meant for it is dropped when its time comes.
     pub fn closed(&self, preset_id: &str) {
+        // The microphone listening for that window stops with it.
+        if self.mic_status().preset_id.as_deref() == Some(preset_id) {
+            self.mic_stop();
+        }
         let seat = self.0.seats().remove(preset_id);
         if let Some(seat) = seat {
             if let Some((_, _, stop)) = seat.turn {
@@ -430,6 +454,15 @@ impl Inner {
     }
     fn chain(&self) -> std::sync::MutexGuard<'_, Chain> {
         self.chain.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn barged(&self) -> std::sync::MutexGuard<'_, HashMap<u64, std::time::Instant>> {
+        self.barged.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn mic(&self) -> std::sync::MutexGuard<'_, mic::Slot> {
+        self.mic.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn any_speaking(&self) -> bool {
+        self.seats().values().any(|s| s.speech.is_some())
     }
     fn shown(&self) -> std::sync::MutexGuard<'_, HashMap<Window, String>> {
         self.shown.lock().unwrap_or_else(|p| p.into_inner())

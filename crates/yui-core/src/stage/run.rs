@@ -172,11 +172,10 @@ pub(super) fn start(
     inner.tracker.begin(&turn_id, speech);
     // The window that started a user turn has its stream; a phone's turn and an addressed turn
     // also play on the character's desktop window, if it is open.
+    // A user turn said aloud (the microphone: no stream) plays there too.
     let to = match origin {
-        Origin::User => Vec::new(),
-        Origin::Phone | Origin::Addressed { .. } => {
-            inner.desktop_of(preset_id).into_iter().collect()
-        }
+        Origin::User if stream.is_some() => Vec::new(),
+        _ => inner.desktop_of(preset_id).into_iter().collect(),
     };
     let pump = Pump {
         stream,

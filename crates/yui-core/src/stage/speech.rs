@@ -100,7 +100,10 @@ pub(super) struct Speaking {
     feed: LineFeed,
     tx: Option<mpsc::UnboundedSender<Line>>,
     cancel: CancellationToken,
-    task: tokio::task::JoinHandle<()>,
+    task: tokio::task::JoinHandle<Heard>,
+    inner: Arc<Inner>,
+    generation: u64,
+    preset_id: String,
 }
 
 /// Start `preset_id`'s speech for turn `turn_id` (a speech still running there stops).
@@ -147,13 +150,17 @@ pub(super) fn begin(inner: &Arc<Inner>, preset_id: &str, turn_id: &str) -> Speak
     let task = tokio::spawn(async move {
         let heard = run.speak(rx).await;
         run.release();
-        heard_tx.send_replace(Some(heard));
+        heard_tx.send_replace(Some(heard.clone()));
+        heard
     });
     Speaking {
         feed,
         tx: Some(tx),
         cancel,
         task,
+        inner: inner.clone(),
+        generation,
+        preset_id: preset_id.to_string(),
     }
 }
 
@@ -186,7 +193,11 @@ impl Speaking {
             TurnStatus::Error | TurnStatus::Silent => {}
         }
         self.tx = None;
-        let _ = self.task.await;
+        // After the turn's end, so its reply is stored: if the user spoke over it, the stored
+        // reply becomes what they heard (barge-in).
+        if let Ok(heard) = self.task.await {
+            super::barge::after_speech(&self.inner, self.generation, &self.preset_id, &heard);
+        }
     }
 }
 

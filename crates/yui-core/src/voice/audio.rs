@@ -66,6 +66,22 @@ impl std::fmt::Debug for Capture {
 }
 
 impl Capture {
+    /// A capture whose device stays open as long as `keep` lives (another platform's host, or a
+    /// test's microphone in memory).
+    pub fn new(
+        rate: u32,
+        device: String,
+        blocks: mpsc::Receiver<Result<Vec<f32>, AudioError>>,
+        keep: Box<dyn Send>,
+    ) -> Self {
+        Self {
+            rate,
+            device,
+            blocks,
+            _keep: keep,
+        }
+    }
+
     /// Read for `ms` milliseconds of audio (or until the device fails or the token fires) into
     /// one clip. A device that fails before anything arrived is an error; after, what was heard
     /// is kept and the error is logged.

@@ -106,10 +106,28 @@ impl Default for SttSettings {
     }
 }
 
-/// `yui.voice.listen`: voice activity and the devices.
+/// How the microphone is used (`yui.voice.listen`'s `mode`): off by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MicMode {
+    /// No device is opened and no thread runs.
+    #[default]
+    Off,
+    /// Listening while a key, the mouse on the character or the global shortcut is held.
+    PushToTalk,
+    /// Listening all the time; voice activity cuts utterances.
+    HandsFree,
+}
+
+/// `yui.voice.listen`: the microphone's mode, voice activity and the devices.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ListenSettings {
+    #[serde(default)]
+    pub mode: MicMode,
+    /// The global push-to-talk shortcut (e.g. `Ctrl+Alt+Space`); `None`: none.
+    #[serde(default)]
+    pub shortcut: Option<String>,
     #[serde(default = "default_sensitivity")]
     pub sensitivity: f32,
     #[serde(default = "default_hangover")]
@@ -210,7 +228,7 @@ impl ListenSettings {
     pub fn from_value(v: &Value) -> Result<Self> {
         let s: Self = serde_json::from_value(v.clone()).map_err(|e| {
             CoreError::invalid(format!(
-                "{LISTEN_KEY} must be {{sensitivity?: 0-1, hangover_ms?, input_device?, output_device?}}: {e}"
+                "{LISTEN_KEY} must be {{mode?: off|push_to_talk|hands_free, shortcut?, sensitivity?: 0-1, hangover_ms?, input_device?, output_device?}}: {e}"
             ))
         })?;
         if !(0.0..=1.0).contains(&s.sensitivity) {
@@ -222,6 +240,13 @@ impl ListenSettings {
             return Err(CoreError::invalid(format!(
                 "{LISTEN_KEY} hangover_ms must be 100-5000"
             )));
+        }
+        if let Some(k) = &s.shortcut {
+            if k.trim().is_empty() || k.len() > 64 {
+                return Err(CoreError::invalid(format!(
+                    "{LISTEN_KEY} shortcut must be a key combination such as Ctrl+Alt+Space"
+                )));
+            }
         }
         Ok(s)
     }
@@ -252,6 +277,19 @@ pub fn load_stt(store: &Store) -> Result<SttSettings> {
 }
 pub fn load_listen(store: &Store) -> Result<ListenSettings> {
     ListenSettings::from_value(&kv::get(store, LISTEN_KEY)?.unwrap_or_else(listen_default))
+}
+
+/// The transcription request `yui.voice.stt` describes (base URL, model, language, prompt, key).
+pub fn stt_request(store: &Store, paths: &Paths) -> Result<super::stt::SttRequest> {
+    let s = load_stt(store)?;
+    Ok(super::stt::SttRequest {
+        base_url: base_url_or_backend(store, &s.base_url)?,
+        model: s.model,
+        language: s.language,
+        prompt: s.prompt,
+        api_key: speech_key(paths, s.use_backend_key),
+        timeout: std::time::Duration::from_secs(s.timeout_secs),
+    })
 }
 
 /// Whether the user has configured any speech server (a stored tts or stt key).
@@ -318,5 +356,13 @@ mod tests {
         }
         assert!(SttSettings::from_value(&json!({"timeout_secs": 0})).is_err());
         assert!(ListenSettings::from_value(&json!({"sensitivity": 2})).is_err());
+        assert_eq!(
+            ListenSettings::default().mode,
+            MicMode::Off,
+            "off by default"
+        );
+        assert!(ListenSettings::from_value(&json!({"mode": "loud"})).is_err());
+        let l = ListenSettings::from_value(&json!({"mode": "hands_free"})).unwrap();
+        assert_eq!(l.mode, MicMode::HandsFree);
     }
 }

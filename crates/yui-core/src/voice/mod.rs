@@ -36,6 +36,7 @@ pub mod chunk;
 pub mod config;
 pub mod cpal_host;
 mod direction;
+pub mod echo;
 mod engine;
 pub mod feed;
 pub mod listen;

@@ -1,0 +1,463 @@
+//! The microphone on the stage (docs/voice.md, "Listening in the app"): push-to-talk and
+//! hands-free listening for one character's window. What is heard goes through speech-to-text
+//! (`yui.voice.stt`) and becomes the user's message in that window through [`Stage::user_turn`],
+//! exactly as if typed, so conversations, addressed turns and relations work the same.
+//!
+//! - Off by default (`yui.voice.listen` `mode`): while off nothing opens a device or starts a
+//!   task. A session is one task holding the capture; stopping it drops the capture (the device
+//!   closes).
+//! - Push-to-talk: [`Stage::mic_press`] opens the microphone (and is a barge-in: the user starts
+//!   speaking), [`Stage::mic_release`] closes it; the held audio's speech is transcribed.
+//! - Hands-free: [`Stage::mic_listen`] listens until [`Stage::mic_stop`]; voice activity
+//!   (sensitivity, hang-over) cuts utterances, each transcribed as soon as it ends. Half duplex
+//!   unless the sound server cancels echo: while a character speaks the audio is dropped. In
+//!   full duplex the user starting to speak over a character is a barge-in.
+//! - A device that fails or vanishes ends the session with one sentence in [`MicStatus`];
+//!   text chat is not touched. Audio stays in memory; only the recognised text is stored.
+
+use super::{Inner, Stage, StageEvent};
+use crate::error::{CoreError, Result};
+use crate::voice::audio::{AudioHost, Capture};
+use crate::voice::config::{self, ListenSettings, MicMode};
+use crate::voice::pcm::{Pcm, StreamResampler, STT_RATE};
+use crate::voice::vad::{self, Segment, Vad};
+use crate::window::WindowKind;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// The longest push-to-talk hold kept (a stuck key must not grow memory for ever).
+const PTT_MAX_MS: u64 = 60_000;
+
+/// The audio host the microphone uses (`None`: the process's). Tests give one in memory.
+#[derive(Clone, Default)]
+pub struct AudioChoice(pub Option<Arc<dyn AudioHost>>);
+
+impl std::fmt::Debug for AudioChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "given" } else { "process" })
+    }
+}
+
+/// What the microphone is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MicState {
+    /// Closed: no device open.
+    #[default]
+    Off,
+    /// Open and listening.
+    Listening,
+    /// Open, and the user is speaking.
+    Hearing,
+    /// Open, but dropping audio while a character speaks (half duplex).
+    Paused,
+    /// Closed (push-to-talk) or still listening (hands-free); the last utterance is at the
+    /// speech-to-text server.
+    Transcribing,
+}
+
+/// The microphone as the badge, the quick controls and the tray show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct MicStatus {
+    pub state: MicState,
+    /// Whether a device is open now (the badge shows; one click stops it).
+    pub live: bool,
+    /// The character whose window hears the user.
+    pub preset_id: Option<String>,
+    /// The session's mode (`off` when none runs).
+    pub mode: MicMode,
+    /// Listening while characters speak (echo cancellation found).
+    pub full_duplex: bool,
+    /// Why the last session ended or what it missed, in plain words ("the microphone … went
+    /// away; text chat goes on", "nothing was heard").
+    pub message: Option<String>,
+}
+
+struct Session {
+    id: u64,
+    stop: CancellationToken,
+    /// Push-to-talk: fired on release.
+    release: CancellationToken,
+}
+
+#[derive(Default)]
+pub(super) struct Slot {
+    session: Option<Session>,
+    next: u64,
+    status: MicStatus,
+}
+
+fn off_error(mode: MicMode) -> CoreError {
+    CoreError::invalid(match mode {
+        MicMode::Off => {
+            "the microphone is off: choose push-to-talk or hands-free in Settings → Voice"
+        }
+        MicMode::PushToTalk => {
+            "the microphone is set to push-to-talk: hold the key or the mouse on the character"
+        }
+        MicMode::HandsFree => "the microphone is set to hands-free: it listens without a key",
+    })
+}
+
+impl Stage {
+    /// The microphone now.
+    pub fn mic_status(&self) -> MicStatus {
+        self.0.mic().status.clone()
+    }
+
+    /// Push-to-talk pressed in `preset_id`'s `window`: characters stop speaking (barge-in) and
+    /// the microphone opens until [`Stage::mic_release`].
+    pub fn mic_press(&self, preset_id: &str, window: WindowKind) -> Result<MicStatus> {
+        let listen = config::load_listen(&self.0.store)?;
+        if listen.mode != MicMode::PushToTalk {
+            return Err(off_error(listen.mode));
+        }
+        self.barge_in();
+        Ok(start(
+            &self.0,
+            preset_id,
+            window,
+            MicMode::PushToTalk,
+            listen,
+        ))
+    }
+
+    /// Push-to-talk released: what was held is transcribed and sent. Whether a hold was open.
+    pub fn mic_release(&self) -> bool {
+        let slot = self.0.mic();
+        match &slot.session {
+            Some(s) if slot.status.mode == MicMode::PushToTalk => {
+                s.release.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Hands-free listening for `preset_id`'s `window`, until [`Stage::mic_stop`].
+    pub fn mic_listen(&self, preset_id: &str, window: WindowKind) -> Result<MicStatus> {
+        let listen = config::load_listen(&self.0.store)?;
+        if listen.mode != MicMode::HandsFree {
+            return Err(off_error(listen.mode));
+        }
+        Ok(start(
+            &self.0,
+            preset_id,
+            window,
+            MicMode::HandsFree,
+            listen,
+        ))
+    }
+
+    /// Stop the microphone (one click on the badge, the quick controls or the tray): the device
+    /// closes and nothing more is heard. Whether it was live.
+    pub fn mic_stop(&self) -> bool {
+        let session = self.0.mic().session.take();
+        let was = session.is_some();
+        if let Some(s) = session {
+            s.stop.cancel();
+        }
+        set(&self.0, None, |st| {
+            *st = MicStatus {
+                full_duplex: st.full_duplex,
+                ..MicStatus::default()
+            }
+        });
+        was
+    }
+
+    /// Follow `yui.voice.listen`'s mode (at start and after it changed): hands-free starts
+    /// listening for `preset_id`'s window if it is not already; any other mode stops a
+    /// hands-free session.
+    pub fn mic_follow_settings(&self, preset_id: &str, window: WindowKind) -> Result<MicStatus> {
+        let mode = config::load_listen(&self.0.store)?.mode;
+        let current = self.mic_status();
+        match mode {
+            MicMode::HandsFree if current.live && current.mode == MicMode::HandsFree => Ok(current),
+            MicMode::HandsFree => self.mic_listen(preset_id, window),
+            _ => {
+                if current.live && current.mode != mode {
+                    self.mic_stop();
+                }
+                Ok(self.mic_status())
+            }
+        }
+    }
+}
+
+/// Change the status with `f` (only if session `id` is still the live one, when given) and tell.
+fn set(inner: &Inner, id: Option<u64>, f: impl FnOnce(&mut MicStatus)) {
+    let status = {
+        let mut slot = inner.mic();
+        if id.is_some() && slot.session.as_ref().map(|s| s.id) != id {
+            return;
+        }
+        let before = slot.status.clone();
+        f(&mut slot.status);
+        if slot.status == before {
+            return;
+        }
+        slot.status.clone()
+    };
+    inner.emit(StageEvent::Mic { status });
+}
+
+/// Session `id` ended (its capture dropped): off, with `message`.
+fn ended(inner: &Inner, id: u64, message: Option<String>) {
+    let status = {
+        let mut slot = inner.mic();
+        if slot.session.as_ref().map(|s| s.id) != Some(id) {
+            return;
+        }
+        slot.session = None;
+        slot.status = MicStatus {
+            full_duplex: slot.status.full_duplex,
+            message,
+            ..MicStatus::default()
+        };
+        slot.status.clone()
+    };
+    inner.emit(StageEvent::Mic { status });
+}
+
+fn start(
+    inner: &Arc<Inner>,
+    preset_id: &str,
+    window: WindowKind,
+    mode: MicMode,
+    listen: ListenSettings,
+) -> MicStatus {
+    let (stop, release) = (CancellationToken::new(), CancellationToken::new());
+    let id = {
+        let mut slot = inner.mic();
+        if let Some(old) = slot.session.take() {
+            old.stop.cancel();
+        }
+        slot.next += 1;
+        let id = slot.next;
+        slot.session = Some(Session {
+            id,
+            stop: stop.clone(),
+            release: release.clone(),
+        });
+        id
+    };
+    set(inner, Some(id), |st| {
+        *st = MicStatus {
+            state: MicState::Listening,
+            live: true,
+            preset_id: Some(preset_id.to_string()),
+            mode,
+            full_duplex: inner.opts.duplex.unwrap_or(st.full_duplex),
+            message: None,
+        }
+    });
+    let job = Job {
+        inner: inner.clone(),
+        id,
+        preset_id: preset_id.to_string(),
+        window,
+        listen,
+        stop,
+    };
+    tokio::spawn(async move {
+        match mode {
+            MicMode::PushToTalk => job.push_to_talk(release).await,
+            _ => job.hands_free().await,
+        }
+    });
+    inner.mic().status.clone()
+}
+
+struct Job {
+    inner: Arc<Inner>,
+    id: u64,
+    preset_id: String,
+    window: WindowKind,
+    listen: ListenSettings,
+    stop: CancellationToken,
+}
+
+impl Job {
+    fn host(&self) -> Arc<dyn AudioHost> {
+        self.inner
+            .opts
+            .mic_audio
+            .0
+            .clone()
+            .unwrap_or_else(crate::voice::audio::host)
+    }
+
+    async fn open(&self) -> Option<(Capture, StreamResampler)> {
+        let device = self.listen.input_device.as_deref();
+        let host = self.host();
+        let cap = tokio::select! {
+            _ = self.stop.cancelled() => return None,
+            c = host.capture(device) => c,
+        };
+        let cap = match cap {
+            Ok(c) => c,
+            Err(e) => {
+                ended(
+                    &self.inner,
+                    self.id,
+                    Some(format!("{e}; text chat goes on")),
+                );
+                return None;
+            }
+        };
+        match StreamResampler::new(cap.rate, STT_RATE) {
+            Ok(rs) => Some((cap, rs)),
+            Err(e) => {
+                ended(&self.inner, self.id, Some(e));
+                None
+            }
+        }
+    }
+
+    fn state(&self, state: MicState) {
+        set(&self.inner, Some(self.id), |st| st.state = state);
+    }
+
+    async fn push_to_talk(self, release: CancellationToken) {
+        let Some((mut cap, mut rs)) = self.open().await else {
+            return;
+        };
+        let mut audio = Vec::new();
+        let limit = (STT_RATE as u64 * PTT_MAX_MS / 1000) as usize;
+        while audio.len() < limit {
+            let block = tokio::select! {
+                _ = self.stop.cancelled() => return,
+                _ = release.cancelled() => break,
+                b = cap.blocks.recv() => b,
+            };
+            match block {
+                Some(Ok(b)) => audio.extend(rs.push(&b)),
+                Some(Err(e)) => {
+                    ended(
+                        &self.inner,
+                        self.id,
+                        Some(format!("{e}; text chat goes on")),
+                    );
+                    return;
+                }
+                None => break,
+            }
+        }
+        drop(cap);
+        let segments = vad::split(&audio, self.listen.vad());
+        let (Some(first), Some(last)) = (segments.first(), segments.last()) else {
+            ended(&self.inner, self.id, Some("nothing was heard".into()));
+            return;
+        };
+        let from = (first.start_ms * STT_RATE as u64 / 1000) as usize;
+        let to = ((last.end_ms * STT_RATE as u64 / 1000) as usize).min(audio.len());
+        let speech = audio.get(from..to).unwrap_or(&audio).to_vec();
+        drop(audio);
+        // The device is closed already: the badge goes while the text is being made.
+        set(&self.inner, Some(self.id), |st| {
+            st.state = MicState::Transcribing;
+            st.live = false;
+        });
+        let outcome = self.transcribe(speech).await;
+        ended(&self.inner, self.id, outcome.err());
+    }
+
+    async fn hands_free(self) {
+        let full = match self.inner.opts.duplex {
+            Some(d) => d,
+            None => crate::voice::echo::detect().await.found,
+        };
+        set(&self.inner, Some(self.id), |st| st.full_duplex = full);
+        let Some((mut cap, mut rs)) = self.open().await else {
+            return;
+        };
+        let cfg = self.listen.vad();
+        let mut det = Vad::new(cfg);
+        let (tx, mut rx) = mpsc::unbounded_channel::<Segment>();
+        let stop = self.stop.clone();
+        let listening = async {
+            let mut hearing = false;
+            loop {
+                let block = tokio::select! {
+                    _ = stop.cancelled() => return None,
+                    b = cap.blocks.recv() => b,
+                };
+                let block = match block {
+                    Some(Ok(b)) => rs.push(&b),
+                    Some(Err(e)) => return Some(format!("{e}; text chat goes on")),
+                    None => return Some("the microphone closed; text chat goes on".into()),
+                };
+                let talking = self.inner.any_speaking();
+                if talking && !full {
+                    // Half duplex: a character's own voice must not become the user's turn.
+                    det = Vad::new(cfg);
+                    hearing = false;
+                    self.state(MicState::Paused);
+                    continue;
+                }
+                for s in det.push(&block) {
+                    let _ = tx.send(s);
+                }
+                let now = det.speaking();
+                if now && !hearing && talking {
+                    self.inner.emit_barge();
+                }
+                self.state(if now {
+                    MicState::Hearing
+                } else {
+                    MicState::Listening
+                });
+                hearing = now;
+            }
+        };
+        // Each utterance is transcribed as soon as it ends, while listening goes on.
+        let transcribing = async {
+            while let Some(s) = rx.recv().await {
+                if let Err(message) = self.transcribe(s.samples).await {
+                    set(&self.inner, Some(self.id), |st| st.message = Some(message));
+                }
+            }
+        };
+        let message = tokio::select! {
+            m = listening => m,
+            _ = transcribing => None,
+        };
+        drop(cap);
+        if let Some(m) = message {
+            ended(&self.inner, self.id, Some(m));
+        }
+    }
+
+    /// Transcribe one utterance and start it as the user's turn in the session's window.
+    async fn transcribe(&self, samples: Vec<f32>) -> std::result::Result<(), String> {
+        let req =
+            config::stt_request(&self.inner.store, &self.inner.paths).map_err(|e| e.message)?;
+        let clip = Pcm::new(STT_RATE, samples);
+        let text = tokio::select! {
+            _ = self.stop.cancelled() => return Ok(()),
+            t = crate::voice::stt::transcribe(&req, &clip) => t,
+        }
+        .map_err(|e| format!("{e}; text chat goes on"))?;
+        let text = text.trim().to_string();
+        if text.is_empty() {
+            return Err("nothing was heard".into());
+        }
+        self.inner.emit(StageEvent::Heard {
+            preset_id: self.preset_id.clone(),
+            text: text.clone(),
+        });
+        Stage(self.inner.clone())
+            .user_turn(&self.preset_id, self.window, &text)
+            .map(drop)
+            .map_err(|e| e.message)
+    }
+}
+
+impl Inner {
+    fn emit_barge(&self) {
+        super::barge::barge_in(self);
+    }
+}

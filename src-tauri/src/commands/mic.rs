@@ -1,0 +1,124 @@
+//! The microphone (docs/voice.md, "Listening in the app"): each command is one call into the
+//! core's stage (`yui_core::stage`, `mic.rs`), which opens the device, listens, transcribes and
+//! starts the user's turn. Character windows hold push-to-talk (`mic_press` / `mic_release`) and
+//! start hands-free listening (`mic_listen`); the badge, the quick controls and the tray stop it
+//! (`mic_stop`); Settings → Voice reads and saves the listening settings (`voice_listen_get` /
+//! `voice_listen_set`). Every change reaches every window as `yui://mic` (the core's
+//! `MicStatus`, forwarded by stage.rs), and the tray's item follows it.
+
+use crate::error::CmdResult;
+use crate::state::AppState;
+use crate::windows;
+use serde::Serialize;
+use serde_json::Value;
+use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
+use yui_core::stage::MicStatus;
+use yui_core::voice::audio::DeviceList;
+use yui_core::voice::config::{self, ListenSettings, SttSettings};
+use yui_core::voice::echo::EchoCancel;
+use yui_core::CoreError;
+
+const NOT_CHARACTER: &str = "the microphone listens for character windows only";
+
+fn seat<R: Runtime>(window: &WebviewWindow<R>) -> CmdResult<(String, yui_core::WindowKind)> {
+    let label = windows::turn_label(window, NOT_CHARACTER)?;
+    let kind = label
+        .kind()
+        .filter(|k| *k != yui_core::WindowKind::Phone)
+        .ok_or_else(|| CoreError::invalid(NOT_CHARACTER))?;
+    Ok((windows::preset_for(window.app_handle(), &label)?.id, kind))
+}
+
+/// Push-to-talk held in this character's window (a key or the mouse on the character).
+#[tauri::command]
+pub async fn mic_press<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<MicStatus> {
+    seat(&window).and_then(|(p, k)| {
+        crate::stage::shell(window.app_handle())
+            .stage
+            .mic_press(&p, k)
+    })
+}
+
+/// Push-to-talk let go: what was said becomes this window's message. Whether a hold was open.
+#[tauri::command]
+pub async fn mic_release<R: Runtime>(app: AppHandle<R>) -> CmdResult<bool> {
+    Ok(crate::stage::shell(&app).stage.mic_release())
+}
+
+/// Hands-free listening for this character's window.
+#[tauri::command]
+pub async fn mic_listen<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<MicStatus> {
+    seat(&window).and_then(|(p, k)| {
+        crate::stage::shell(window.app_handle())
+            .stage
+            .mic_listen(&p, k)
+    })
+}
+
+/// Stop the microphone (one click). Whether it was live.
+#[tauri::command]
+pub async fn mic_stop<R: Runtime>(app: AppHandle<R>) -> CmdResult<bool> {
+    Ok(crate::stage::shell(&app).stage.mic_stop())
+}
+
+/// The microphone now.
+#[tauri::command]
+pub async fn mic_status<R: Runtime>(app: AppHandle<R>) -> CmdResult<MicStatus> {
+    Ok(crate::stage::shell(&app).stage.mic_status())
+}
+
+/// Settings → Voice, the microphone's block.
+#[derive(Debug, Serialize)]
+pub struct ListenView {
+    pub listen: ListenSettings,
+    pub stt: SttSettings,
+    /// The devices, or why they cannot be listed (`None`: not asked for: listing connects to
+    /// the sound server, which the page does only when the user opens the device list).
+    pub devices: Option<Result<DeviceList, String>>,
+    pub echo: EchoCancel,
+    pub status: MicStatus,
+    /// Whether the global shortcut could be taken (`None`: none set).
+    pub shortcut: Option<Result<(), String>>,
+}
+
+/// The listening settings, the devices (when `devices`), echo cancellation and the microphone.
+#[tauri::command]
+pub async fn voice_listen_get<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    devices: Option<bool>,
+) -> CmdResult<ListenView> {
+    let listen = config::load_listen(&state.store)?;
+    let devices = if devices == Some(true) {
+        let host = yui_core::voice::audio::host();
+        let listed = tauri::async_runtime::spawn_blocking(move || host.devices())
+            .await
+            .map_err(|e| CoreError::internal(format!("device listing failed: {e}")))?;
+        Some(listed.map_err(|e| e.0))
+    } else {
+        None
+    };
+    Ok(ListenView {
+        shortcut: crate::shortcut::state(&app, &listen),
+        stt: config::load_stt(&state.store)?,
+        listen,
+        devices,
+        echo: yui_core::voice::echo::detect().await,
+        status: crate::stage::shell(&app).stage.mic_status(),
+    })
+}
+
+/// Save `yui.voice.listen` and `yui.voice.stt` (each checked by the core), take the global
+/// shortcut, and follow the mode (hands-free starts listening for the main character).
+#[tauri::command]
+pub async fn voice_listen_set<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    listen: Value,
+    stt: Value,
+) -> CmdResult<ListenView> {
+    yui_core::settings::set(&state.store, config::LISTEN_KEY, &listen)?;
+    yui_core::settings::set(&state.store, config::STT_KEY, &stt)?;
+    crate::shortcut::follow_settings(&app);
+    voice_listen_get(app, state, None).await
+}
