@@ -138,48 +138,44 @@ pub fn say(paths: &Paths, args: &SayArgs) -> Result<u8, CoreError> {
     rt.block_on(async {
         let cancel = yui_core::turn::CancellationToken::new();
         let ctrl_c = crate::turn_cmd::cancel_on_ctrl_c(cancel.clone());
-        let out = if let Some(out) = &args.out {
-            write_wav(engine.as_ref(), &lines, out, &cancel).await
-        } else {
-            let device = args
-                .device
-                .clone()
-                .or(config::load_listen(&store)?.output_device);
-            let started = std::time::Instant::now();
-            let report = speak_lines(
-                engine.clone(),
-                audio::host(),
-                device,
-                lines,
-                &cancel,
-                &|ev| match ev {
-                    SpeakEvent::Started {
-                        index,
-                        text,
-                        envelope,
-                    } => line(json!({
-                        "type": "sentence", "index": index, "text": text, "envelope": envelope,
-                    })),
-                    SpeakEvent::Finished { index, ms } => {
-                        line(json!({"type": "played", "index": index, "ms": ms}))
+        let out =
+            if let Some(out) = &args.out {
+                write_wav(engine.as_ref(), &lines, out, &cancel).await
+            } else {
+                let device = args
+                    .device
+                    .clone()
+                    .or(config::load_listen(&store)?.output_device);
+                let started = std::time::Instant::now();
+                let report = speak_lines(engine.clone(), None, device, lines, &cancel, &|ev| {
+                    match ev {
+                        SpeakEvent::Started {
+                            index,
+                            text,
+                            envelope,
+                        } => line(json!({
+                            "type": "sentence", "index": index, "text": text, "envelope": envelope,
+                        })),
+                        SpeakEvent::Finished { index, ms } => {
+                            line(json!({"type": "played", "index": index, "ms": ms}))
+                        }
                     }
-                },
-            )
-            .await;
-            match report.outcome {
-                SpeechOutcome::Unavailable(why) => Err(CoreError::new(ErrorCode::Backend, why)),
-                o => {
-                    line(json!({
-                        "type": "done",
-                        "engine": engine.name(),
-                        "outcome": format!("{o:?}").to_lowercase(),
-                        "played_ms": report.played_ms,
-                        "elapsed_ms": started.elapsed().as_millis() as u64,
-                    }));
-                    Ok(0)
+                })
+                .await;
+                match report.outcome {
+                    SpeechOutcome::Unavailable(why) => Err(CoreError::new(ErrorCode::Backend, why)),
+                    o => {
+                        line(json!({
+                            "type": "done",
+                            "engine": engine.name(),
+                            "outcome": format!("{o:?}").to_lowercase(),
+                            "played_ms": report.played_ms,
+                            "elapsed_ms": started.elapsed().as_millis() as u64,
+                        }));
+                        Ok(0)
+                    }
                 }
-            }
-        };
+            };
         ctrl_c.abort();
         out
     })

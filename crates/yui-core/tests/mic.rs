@@ -172,6 +172,8 @@ async fn rig(
         },
         headless: !voice,
         voice_path: Some(fake.path().as_os_str().to_owned()),
+        // Speech plays on the same host in memory: no test here makes the process's host.
+        audio: Some(mic.clone()),
         mic_audio: AudioChoice(Some(mic.clone())),
         duplex: Some(duplex),
         ..StageOptions::default()

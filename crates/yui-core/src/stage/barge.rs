@@ -3,7 +3,7 @@
 //! interrupted reply is stored as what the user heard, followed by
 //! [`transcript::INTERRUPTED_MARKER`] (docs/client-context.md, "Interrupted replies").
 //!
-//! How much was heard: the speech task reports it ([`super::Heard`]: the sentences played whole
+//! How much was heard: the speech task reports it (`speech::Heard`: the sentences played whole
 //! and the played share of the one cut). [`heard_part`] estimates it from speaking time, for a
 //! player that cannot say (kept for callers that only know when speech started).
 
@@ -79,22 +79,22 @@ pub(super) fn barge_in(inner: &Inner) -> Vec<String> {
     stopped
 }
 
-/// The speech of `generation` (`preset_id`'s reply) ended with `heard`: if the user spoke over
-/// it, store the reply as heard. Returns what was stored as heard.
+/// The speech of `generation` (`preset_id`'s reply of `turn_id`) ended with `heard` heard: if the
+/// user spoke over it, store the reply as heard. Returns what was stored as heard.
 pub(super) fn after_speech(
     inner: &Inner,
     generation: u64,
     preset_id: &str,
-    heard: &super::Heard,
+    turn_id: &str,
+    heard: &str,
 ) -> Option<String> {
     inner.barged().remove(&generation)?;
-    let turn_id = heard.turn_id.as_str();
-    match transcript::interrupt_reply(&inner.store, preset_id, turn_id, &heard.text) {
+    match transcript::interrupt_reply(&inner.store, preset_id, turn_id, heard) {
         Ok(true) => {}
         Ok(false) => tracing::info!(turn = turn_id, "barge-in: no stored reply to cut"),
         Err(e) => tracing::warn!(turn = turn_id, error = %e.message, "barge-in: reply not cut"),
     }
-    Some(heard.text.clone())
+    Some(heard.to_string())
 }
 
 #[cfg(test)]

@@ -196,7 +196,13 @@ impl Speaking {
         // After the turn's end, so its reply is stored: if the user spoke over it, the stored
         // reply becomes what they heard (barge-in).
         if let Ok(heard) = self.task.await {
-            super::barge::after_speech(&self.inner, self.generation, &self.preset_id, &heard);
+            super::barge::after_speech(
+                &self.inner,
+                self.generation,
+                &self.preset_id,
+                &heard.turn_id,
+                &heard.text,
+            );
         }
     }
 }
@@ -249,9 +255,16 @@ impl Run {
         };
         // The first line, then the rest as they come.
         let (ftx, frx) = mpsc::unbounded_channel();
+        // speech-dispatcher plays by itself and cannot say how far it got: what was heard of it
+        // is estimated from the lines given and the time spoken (barge-in).
+        let plays_itself = !engine.makes_audio();
+        let given: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(vec![first.text.clone()]));
+        let started = std::time::Instant::now();
         let _ = ftx.send(first);
+        let forward_given = given.clone();
         let forward = tokio::spawn(async move {
             while let Some(l) = rx.recv().await {
+                lock(&forward_given).push(l.text.clone());
                 if ftx.send(l).is_err() {
                     return;
                 }
@@ -260,7 +273,7 @@ impl Run {
         let device = voice::config::load_listen(&inner.store)
             .ok()
             .and_then(|l| l.output_device);
-        let host = inner.opts.audio.clone().unwrap_or_else(voice::audio::host);
+        let host = inner.opts.audio.clone();
         let said: Said = Arc::default();
         let on_event = {
             let (said, playing, inner) = (said.clone(), self.playing.clone(), inner.clone());
@@ -304,7 +317,11 @@ impl Run {
         tracing::debug!(turn = %self.turn_id, outcome = ?report.outcome, "speech ended");
         let heard = Heard {
             turn_id: self.turn_id.clone(),
-            text: heard_text(&lock(&said), report.cut),
+            text: if plays_itself && report.outcome == SpeechOutcome::Cancelled {
+                super::barge::heard_part(&lock(&given).join(" "), started.elapsed())
+            } else {
+                heard_text(&lock(&said), report.cut)
+            },
             ms: report.played_ms,
             complete: report.outcome == SpeechOutcome::Spoken,
         };

@@ -7,7 +7,7 @@
 use super::chunk::SentenceChunker;
 use super::tts::Line;
 use super::Direction;
-use crate::turn::TurnEvent;
+use crate::shared::events::TurnEvent;
 
 /// Cuts one turn's speech into [`Line`]s as it streams.
 #[derive(Debug, Clone, Default)]
@@ -93,7 +93,7 @@ impl LineFeed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::turn::Cue;
+    use crate::shared::events::Cue;
     use serde_json::json;
 
     fn speech(s: &str) -> TurnEvent {

@@ -505,7 +505,7 @@ async fn speak_openai(store: &Store, script: &Script, cancel: &CancellationToken
                 })
         })
         .collect();
-    speak::speak_lines(engine, audio::host(), device, lines, cancel, &|_| {})
+    speak::speak_lines(engine, None, device, lines, cancel, &|_| {})
         .await
         .outcome
 }

@@ -161,7 +161,7 @@ pub async fn test_speak(
     };
     let engine = super::engine_for(store, paths, &choice, None)?;
     let mut feed = super::feed::LineFeed::for_voice(&voice);
-    let mut lines: Vec<Line> = feed.observe(&crate::turn::TurnEvent::Speech {
+    let mut lines: Vec<Line> = feed.observe(&crate::shared::events::TurnEvent::Speech {
         delta: text.to_string(),
     });
     lines.extend(feed.flush());
@@ -179,7 +179,7 @@ pub async fn test_speak(
     };
     let report = speak_lines(
         engine.clone(),
-        host,
+        Some(host),
         device,
         lines,
         &CancellationToken::new(),

@@ -39,12 +39,12 @@ pub struct SpeakReport {
     pub cut: Option<(usize, u64)>,
 }
 
-/// Speak `lines` in order through `engine`, playing audio on `host` (`device`: `None` for the
-/// default output). Stops at the first failure (reported as `Unavailable` with the reason) or on
+/// Speak `lines` in order through `engine`, playing audio on `host` (`None`: the process's, made
+/// only when a clip is to be played; `device`: `None` for the default output). Stops at the first failure (reported as `Unavailable` with the reason) or on
 /// `cancel`.
 pub async fn speak_lines(
     engine: Arc<dyn TtsEngine>,
-    host: Arc<dyn AudioHost>,
+    host: Option<Arc<dyn AudioHost>>,
     device: Option<String>,
     lines: Vec<Line>,
     cancel: &CancellationToken,
@@ -63,7 +63,7 @@ pub async fn speak_lines(
 /// received has played, at the first failure, or on `cancel`.
 pub async fn speak_stream(
     engine: Arc<dyn TtsEngine>,
-    host: Arc<dyn AudioHost>,
+    host: Option<Arc<dyn AudioHost>>,
     device: Option<String>,
     mut lines: mpsc::UnboundedReceiver<Line>,
     cancel: &CancellationToken,
@@ -124,6 +124,8 @@ pub async fn speak_stream(
                     text: line.text,
                     envelope: Some(audio.envelope.clone()),
                 });
+                // The process's host is made only now: an engine that plays by itself never needs it.
+                let host = host.clone().unwrap_or_else(super::audio::host);
                 match host.play(&audio.pcm, device.as_deref(), cancel).await {
                     Ok(Played::Finished { ms }) => {
                         played_ms += ms;
