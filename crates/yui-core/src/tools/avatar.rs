@@ -9,6 +9,8 @@ use super::*;
 use crate::avatar::body::{perch_word, Action};
 use crate::avatar::{self, geometry as geo, Avatar};
 use crate::settings;
+use input::Field;
+use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,26 +38,39 @@ fn invalid(name: &str) -> ToolOutput {
     ToolOutput::text(format!("error: invalid field {name}"))
 }
 
+/// `body_action`'s and `look`'s arguments (one struct: `look` reads `at` and `monitor`).
+#[derive(Debug, Default, Deserialize)]
+#[doc(hidden)]
+pub struct AvatarInput {
+    #[serde(default)]
+    pub action: Field<String>,
+    #[serde(default)]
+    pub app: Field<String>,
+    #[serde(default)]
+    pub side: Field<String>,
+    #[serde(default)]
+    pub spot: Field<String>,
+    /// A display number: a positive integer (a float with no fraction counts).
+    #[serde(default)]
+    pub monitor: Field<f64>,
+    #[serde(default)]
+    pub at: Field<String>,
+}
+
 /// A string field: `Ok(None)` when absent, `Err` answer when present but not a non-empty string.
-fn string_field<'a>(args: &'a Value, name: &str) -> Result<Option<&'a str>, ToolOutput> {
-    match args.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s)),
-        Some(_) => Err(invalid(name)),
+fn string_field(field: Field<String>, name: &str) -> Result<Option<String>, ToolOutput> {
+    match field.nonblank() {
+        Field::Absent => Ok(None),
+        Field::Given(s) => Ok(Some(s)),
+        Field::Invalid => Err(invalid(name)),
     }
 }
 
 /// A display number: a positive integer (a float with no fraction counts).
-fn monitor_field(args: &Value) -> Result<Option<u32>, ToolOutput> {
-    match args.get("monitor") {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .or_else(|| {
-                v.as_f64()
-                    .filter(|f| f.fract() == 0.0 && *f >= 1.0)
-                    .map(|f| f as u64)
-            })
+fn monitor_field(field: Field<f64>) -> Result<Option<u32>, ToolOutput> {
+    match field {
+        Field::Absent => Ok(None),
+        field => (field.given().and_then(input::whole))
             .filter(|n| *n >= 1)
             .and_then(|n| u32::try_from(n).ok())
             .map(Some)
@@ -65,18 +80,20 @@ fn monitor_field(args: &Value) -> Result<Option<u32>, ToolOutput> {
 
 /// Parse `body_action`'s arguments into an action.
 pub fn parse_action(args: &Value) -> Result<Action, ToolOutput> {
-    let action = string_field(args, "action")?.ok_or_else(|| missing("action"))?;
-    let need = |name: &str| string_field(args, name)?.ok_or_else(|| missing(name));
-    Ok(match action {
+    let input: AvatarInput = input::parse(args);
+    let action = string_field(input.action, "action")?.ok_or_else(|| missing("action"))?;
+    let need =
+        |field: Field<String>, name: &str| string_field(field, name)?.ok_or_else(|| missing(name));
+    Ok(match action.as_str() {
         "sit_on_window" => Action::SitOnWindow {
-            app: need("app")?.trim().to_string(),
+            app: need(input.app, "app")?.trim().to_string(),
         },
         "peek" => Action::Peek {
-            side: geo::Side::parse(need("side")?).ok_or_else(|| invalid("side"))?,
+            side: geo::Side::parse(&need(input.side, "side")?).ok_or_else(|| invalid("side"))?,
         },
         "move_to" => Action::MoveTo {
-            spot: need("spot")?.to_string(),
-            monitor: monitor_field(args)?,
+            spot: need(input.spot, "spot")?,
+            monitor: monitor_field(input.monitor)?,
         },
         "stand" => Action::Stand,
         "go_to_bed" => Action::GoToBed,
@@ -193,15 +210,16 @@ impl ClientTool for LookTool {
         ctx: &ToolContext,
         _cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
-        let at = match string_field(&args, "at") {
+        let input: AvatarInput = input::parse(&args);
+        let at = match string_field(input.at, "at") {
             Ok(Some(at)) => at,
             Ok(None) => return Ok(missing("at")),
             Err(answer) => return Ok(answer),
         };
-        match at {
+        match at.as_str() {
             "body" => Ok(self.body(ctx)),
             "perch_targets" => Ok(self.perch_targets().await),
-            "screen" => self.screen(&args, ctx).await,
+            "screen" => self.screen(input.monitor, ctx).await,
             _ => Ok(invalid("at")),
         }
     }
@@ -270,11 +288,15 @@ impl LookTool {
         ToolOutput::text(json!({"supported": true, "windows": windows}).to_string())
     }
 
-    async fn screen(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn screen(
+        &self,
+        monitor: Field<f64>,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         if !settings::switch_on(&ctx.store, settings::SCREEN).unwrap_or(false) {
             return Ok(ToolOutput::text(SCREEN_OFF));
         }
-        let monitor = match monitor_field(args) {
+        let monitor = match monitor_field(monitor) {
             Ok(m) => m,
             Err(answer) => return Ok(answer),
         };

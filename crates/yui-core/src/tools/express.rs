@@ -5,7 +5,10 @@
 //! engine's job (`shared::events::Cue`, emitted before the call runs).
 
 use super::*;
+use crate::shared::events::Cue;
 use crate::vocab::{self, Vocab};
+use input::Field;
+use serde::Deserialize;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -46,6 +49,31 @@ impl ExpressTool {
             return Cow::Borrowed(v);
         }
         Cow::Owned(load_or_default(&self.store))
+    }
+}
+
+/// `generate_express`'s arguments: every field optional; one that is not a string is left out
+/// of the cue (the call still answers `ok`).
+#[derive(Debug, Default, Deserialize)]
+struct ExpressInput {
+    #[serde(default)]
+    emotion_id: Field<String>,
+    #[serde(default)]
+    motion_id: Field<String>,
+    #[serde(default)]
+    emotion_text: Field<String>,
+    #[serde(default)]
+    caption: Field<String>,
+}
+
+/// The cue a call's arguments place (the turn engine emits it before the call runs).
+pub fn cue_of(args: &Value) -> Cue {
+    let input: ExpressInput = input::parse(args);
+    Cue {
+        emotion_id: input.emotion_id.given(),
+        motion_id: input.motion_id.given(),
+        emotion_text: input.emotion_text.given(),
+        caption: input.caption.given(),
     }
 }
 

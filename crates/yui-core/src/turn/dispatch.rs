@@ -5,7 +5,7 @@
 use super::call::{call_tool, parse_call_arguments};
 use super::model::{CallItem, ModelEvent, StopReason};
 use super::sse::BackendError;
-use crate::shared::events::{Cue, TurnEvent};
+use crate::shared::events::TurnEvent;
 use crate::tools::registry::ToolRegistry;
 use crate::tools::{ClientTool, ToolContext, ToolOutput, GENERATE_EXPRESS};
 use serde_json::Value;
@@ -105,16 +105,6 @@ fn push_decimal(s: &mut String, n: u64) {
     }
     for &d in &digits[i..] {
         s.push(d as char);
-    }
-}
-
-fn cue_of(args: &Value) -> Cue {
-    let f = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
-    Cue {
-        emotion_id: f("emotion_id"),
-        motion_id: f("motion_id"),
-        emotion_text: f("emotion_text"),
-        caption: f("caption"),
     }
 }
 
@@ -293,7 +283,7 @@ impl<'a> Dispatch<'a> {
                 self.emit(TurnEvent::Cue {
                     call_id: call.call_id.clone(),
                     name: call.name.clone(),
-                    cue: cue_of(args),
+                    cue: crate::tools::express::cue_of(args),
                 })
                 .await;
             }

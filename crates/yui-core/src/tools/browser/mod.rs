@@ -15,12 +15,14 @@ pub mod lookup;
 pub mod prelude;
 pub mod result;
 
+use super::input::{self, Field};
 use super::{ClientTool, Switch, ToolContext, ToolError, ToolOutput, BROWSER};
 use crate::error::CoreError;
 use crate::process;
 use crate::settings;
 use crate::store::Store;
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -112,22 +114,35 @@ pub enum Request {
     Run(String),
 }
 
+/// `browser`'s arguments.
+#[derive(Debug, Default, Deserialize)]
+#[doc(hidden)]
+pub struct BrowserInput {
+    /// Only `true` asks for the guide.
+    #[serde(default)]
+    pub guide: Field<bool>,
+    /// The code to run; absent, `null` and empty alike are no code.
+    #[serde(default)]
+    pub code: Field<String>,
+}
+
 /// The argument checks, in the contract's order: `guide: true` with a non-empty code is invalid;
 /// otherwise a missing or empty code is missing. Only `guide: true` asks for the guide.
 /// Public for the fuzz targets (`fuzz/fuzz_targets/tool_args.rs`).
 #[doc(hidden)]
 pub fn parse(args: &Value) -> Result<Request, &'static str> {
-    let guide = args.get("guide").and_then(Value::as_bool) == Some(true);
-    let code = match args.get("code") {
-        None | Some(Value::Null) => "",
-        Some(Value::String(s)) => s.as_str(),
-        Some(_) => return Err(INVALID_CODE),
+    let input: BrowserInput = input::parse(args);
+    let guide = input.guide.given() == Some(true);
+    let code = match input.code {
+        Field::Absent => String::new(),
+        Field::Given(s) => s,
+        Field::Invalid => return Err(INVALID_CODE),
     };
     match (guide, code.is_empty()) {
         (true, true) => Ok(Request::Guide),
         (true, false) => Err(INVALID_CODE),
         (false, true) => Err(MISSING_CODE),
-        (false, false) => Ok(Request::Run(code.to_string())),
+        (false, false) => Ok(Request::Run(code)),
     }
 }
 
