@@ -6,7 +6,12 @@
 use crate::error::tauri_err;
 use crate::label::WindowLabel;
 use crate::windows::{build_tool_window, show_phone, show_tool_window};
+use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime};
+use yui_core::stage::MicStatus;
+use yui_core::voice::audio::DeviceList;
+use yui_core::voice::config::{self, ListenSettings, SttSettings};
+use yui_core::voice::echo::EchoCancel;
 use yui_core::CoreError;
 
 /// Open (or focus) settings, at `section` if given (`<section id>[/<preset id>]`, ids of
@@ -55,4 +60,60 @@ pub fn open_named<R: Runtime>(
         Some(WindowLabel::Phone(id)) => show_phone(app, &id),
         _ => Err(CoreError::invalid(format!("cannot open window {which:?}"))),
     }
+}
+
+/// Settings → Voice, the microphone's block.
+#[derive(Debug, Serialize)]
+pub struct ListenView {
+    pub listen: ListenSettings,
+    pub stt: SttSettings,
+    /// The devices, or why they cannot be listed (`None`: not asked for: listing connects to
+    /// the sound server, which the page does only when the user opens the device list).
+    pub devices: Option<Result<DeviceList, String>>,
+    pub echo: EchoCancel,
+    pub status: MicStatus,
+    /// Whether the global shortcut could be taken (`None`: none set).
+    pub shortcut: Option<Result<(), String>>,
+}
+
+/// The listening settings, the devices (when `devices`), echo cancellation and the microphone.
+/// The listening settings, the devices (when `devices`: listing connects to the sound server),
+/// echo cancellation, the microphone's state and whether the global shortcut was taken.
+pub async fn listen_view<R: Runtime>(
+    app: &AppHandle<R>,
+    store: &yui_core::store::Store,
+    devices: bool,
+) -> Result<ListenView, CoreError> {
+    let listen = config::load_listen(store)?;
+    let devices = if devices {
+        let host = yui_core::voice::hosts::host();
+        let listed = tauri::async_runtime::spawn_blocking(move || host.devices())
+            .await
+            .map_err(|e| CoreError::internal(format!("device listing failed: {e}")))?;
+        Some(listed.map_err(|e| e.0))
+    } else {
+        None
+    };
+    Ok(ListenView {
+        shortcut: crate::shortcut::state(app, &listen),
+        stt: config::load_stt(store)?,
+        listen,
+        devices,
+        echo: yui_core::voice::echo::detect().await,
+        status: crate::stage::shell(app).stage.mic_status(),
+    })
+}
+
+/// Save `yui.voice.listen` and `yui.voice.stt` (each checked by the core), take the global
+/// shortcut as set, and answer the view.
+pub async fn save_listen<R: Runtime>(
+    app: &AppHandle<R>,
+    store: &yui_core::store::Store,
+    listen: &serde_json::Value,
+    stt: &serde_json::Value,
+) -> Result<ListenView, CoreError> {
+    yui_core::settings::set(store, config::LISTEN_KEY, listen)?;
+    yui_core::settings::set(store, config::STT_KEY, stt)?;
+    crate::shortcut::follow_settings(app);
+    listen_view(app, store, false).await
 }

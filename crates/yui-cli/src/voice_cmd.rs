@@ -10,9 +10,9 @@ use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 use yui_core::paths::Paths;
-use yui_core::voice::audio;
 use yui_core::voice::chunk::sentences;
 use yui_core::voice::config::{self, SttSettings};
+use yui_core::voice::hosts;
 use yui_core::voice::listen::{listen_clip, listen_mic, Heard};
 use yui_core::voice::pcm::Pcm;
 use yui_core::voice::speak::{speak_lines, SpeakEvent};
@@ -115,7 +115,7 @@ pub fn say(paths: &Paths, args: &SayArgs) -> Result<u8, CoreError> {
     let rt = crate::turn_cmd::runtime()?;
     if args.devices {
         let list = rt
-            .block_on(async { tokio::task::spawn_blocking(|| audio::host().devices()).await })
+            .block_on(async { tokio::task::spawn_blocking(|| hosts::host().devices()).await })
             .map_err(|e| CoreError::internal(e.to_string()))??;
         line(serde_json::to_value(list)?);
         return Ok(0);
@@ -286,7 +286,7 @@ pub fn listen(paths: &Paths, args: &ListenArgs) -> Result<u8, CoreError> {
             let cancel = yui_core::turn::CancellationToken::new();
             let ctrl_c = crate::turn_cmd::cancel_on_ctrl_c(cancel.clone());
             let r = listen_mic(
-                audio::host(),
+                hosts::host(),
                 device.as_deref(),
                 (secs * 1000.0) as u64,
                 vad,

@@ -23,7 +23,7 @@ use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
 use yui_core::stage::{AudioChoice, Stage, StageEvent, StageOptions};
 use yui_core::turn::TurnEvent;
-use yui_core::voice::audio::{self, AudioError, AudioHost, Capture, DeviceList, Played};
+use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
 use yui_core::voice::pcm::Pcm;
 use yui_core::{settings, Store, WindowKind};
 use yui_testkit::speech::{patterned_tone, SpeechReply, SpeechServer};
@@ -265,7 +265,7 @@ async fn main() {
         real: Arc::new(yui_core::voice::cpal_host::CpalHost::new()),
         stopped: Mutex::new(None),
     });
-    audio::install(timed.clone());
+    yui_core::voice::hosts::install(timed.clone());
     let speech = SpeechServer::start(
         vec![],
         Some(Box::new(|seen| {

@@ -14,7 +14,7 @@ pub const BACKEND: &str = crate::backend::KEY;
 pub const VOCAB: &str = crate::vocab::KEY;
 pub const VOICE: &str = crate::voice::KEY;
 pub const TIMEOUTS: &str = crate::shared::timeouts::TIMEOUTS_KEY;
-pub const ENABLED_CLIENT_TOOLS: &str = crate::tools::command::select::KEY;
+pub const ENABLED_CLIENT_TOOLS: &str = enabled_tools::KEY;
 pub const FIRST_RUN: &str = "yui.first_run";
 pub const SLEEP: &str = crate::presence::KEY;
 pub const MEMORY: &str = crate::longterm::config::KEY;
@@ -144,8 +144,8 @@ pub const KNOWN: &[Known] = &[
     Known {
         key: ENABLED_CLIENT_TOOLS,
         kind: "object {\"<preset id>\": [tool names]}",
-        default: crate::tools::command::select::default_value,
-        validate: crate::tools::command::select::validate,
+        default: enabled_tools::default_value,
+        validate: enabled_tools::validate,
         doc: "Which configured command client tools each character declares (docs/command-tools.md). No entry for a preset: the definitions with defaultEnabled; a list: exactly the known names in it; []: none.",
     },
     Known {
@@ -303,4 +303,37 @@ pub fn set_switch(store: &Store, key: &str, enabled: bool) -> Result<Switches> {
     }
     set(store, key, &json!({ "enabled": enabled }))?;
     switches(store)
+}
+
+/// `yui.enabled_client_tools`'s shape (which command and MCP tools each character declares):
+/// declared here, below the tools that read it (`tools::command::select`).
+pub mod enabled_tools {
+    use crate::error::{CoreError, Result};
+    use serde_json::{Map, Value};
+
+    /// The default value of the setting: no entries.
+    pub fn default_value() -> Value {
+        Value::Object(Map::new())
+    }
+
+    /// The settings key of the selection.
+    pub const KEY: &str = "yui.enabled_client_tools";
+
+    /// Check a value of the setting: an object of preset id → array of strings.
+    pub fn validate(value: &Value) -> Result<()> {
+        let bad = || {
+            CoreError::invalid(format!(
+                "{} must be {{\"<preset id>\": [\"tool name\", …]}}",
+                KEY
+            ))
+        };
+        let obj = value.as_object().ok_or_else(bad)?;
+        for v in obj.values() {
+            let list = v.as_array().ok_or_else(bad)?;
+            if !list.iter().all(Value::is_string) {
+                return Err(bad());
+            }
+        }
+        Ok(())
+    }
 }

@@ -53,14 +53,11 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("diagnosis", &["doctor", "discover", "firstrun"]),
 ];
 
-/// Upward imports still there (file, the module above it). Left: settings declares the
-/// enabled-tools key with `tools::command::select`'s validator; the embedding recall
-/// (`longterm/embed.rs::recall_turn`, new from the memory work) takes a whole `TurnRequest`
-/// where the message, the preset and the backend would do.
-const STILL_UP: &[(&str, &str)] = &[("settings.rs", "tools"), ("longterm/embed.rs", "turn")];
+/// Upward imports still there (file, the module above it): none left.
+const STILL_UP: &[(&str, &str)] = &[];
 
-/// Import loops still there (the files, sorted). Left: the voice branch's audio host.
-const STILL_CYCLES: &[&[&str]] = &[&["voice/audio.rs", "voice/cpal_host.rs"]];
+/// Import loops still there (the files, sorted): none left.
+const STILL_CYCLES: &[&[&str]] = &[];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

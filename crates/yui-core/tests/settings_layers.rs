@@ -11,7 +11,6 @@ const DOMAINS: &[&str] = &[
     "crate::voice::",
     "crate::vocab::",
     "crate::shared::timeouts::",
-    "crate::tools::command::select::",
     "crate::avatar::",
     "crate::presence::",
     "crate::autostart::",

@@ -339,7 +339,7 @@ async fn the_openai_engine_speaks_a_reply_sentence_by_sentence_in_each_pieces_sp
     use yui_testkit::speech::{patterned_tone, SpeechReply, SpeechServer};
     let host = std::sync::Arc::new(RecordingHost(Default::default()));
     assert!(
-        voice::audio::install(host.clone()),
+        voice::hosts::install(host.clone()),
         "the only test installing a host"
     );
     let srv = SpeechServer::start(

@@ -7,15 +7,12 @@
 //! `MicStatus`, forwarded by stage.rs), and the tray's item follows it.
 
 use crate::error::CmdResult;
+use crate::settings_window::ListenView;
 use crate::state::AppState;
 use crate::windows;
-use serde::Serialize;
 use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
 use yui_core::stage::MicStatus;
-use yui_core::voice::audio::DeviceList;
-use yui_core::voice::config::{self, ListenSettings, SttSettings};
-use yui_core::voice::echo::EchoCancel;
 use yui_core::CoreError;
 
 const NOT_CHARACTER: &str = "the microphone listens for character windows only";
@@ -67,45 +64,13 @@ pub async fn mic_status<R: Runtime>(app: AppHandle<R>) -> CmdResult<MicStatus> {
     Ok(crate::stage::shell(&app).stage.mic_status())
 }
 
-/// Settings → Voice, the microphone's block.
-#[derive(Debug, Serialize)]
-pub struct ListenView {
-    pub listen: ListenSettings,
-    pub stt: SttSettings,
-    /// The devices, or why they cannot be listed (`None`: not asked for: listing connects to
-    /// the sound server, which the page does only when the user opens the device list).
-    pub devices: Option<Result<DeviceList, String>>,
-    pub echo: EchoCancel,
-    pub status: MicStatus,
-    /// Whether the global shortcut could be taken (`None`: none set).
-    pub shortcut: Option<Result<(), String>>,
-}
-
-/// The listening settings, the devices (when `devices`), echo cancellation and the microphone.
 #[tauri::command]
 pub async fn voice_listen_get<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     devices: Option<bool>,
 ) -> CmdResult<ListenView> {
-    let listen = config::load_listen(&state.store)?;
-    let devices = if devices == Some(true) {
-        let host = yui_core::voice::audio::host();
-        let listed = tauri::async_runtime::spawn_blocking(move || host.devices())
-            .await
-            .map_err(|e| CoreError::internal(format!("device listing failed: {e}")))?;
-        Some(listed.map_err(|e| e.0))
-    } else {
-        None
-    };
-    Ok(ListenView {
-        shortcut: crate::shortcut::state(&app, &listen),
-        stt: config::load_stt(&state.store)?,
-        listen,
-        devices,
-        echo: yui_core::voice::echo::detect().await,
-        status: crate::stage::shell(&app).stage.mic_status(),
-    })
+    crate::settings_window::listen_view(&app, &state.store, devices == Some(true)).await
 }
 
 /// Save `yui.voice.listen` and `yui.voice.stt` (each checked by the core), take the global
@@ -117,8 +82,5 @@ pub async fn voice_listen_set<R: Runtime>(
     listen: Value,
     stt: Value,
 ) -> CmdResult<ListenView> {
-    yui_core::settings::set(&state.store, config::LISTEN_KEY, &listen)?;
-    yui_core::settings::set(&state.store, config::STT_KEY, &stt)?;
-    crate::shortcut::follow_settings(&app);
-    voice_listen_get(app, state, None).await
+    crate::settings_window::save_listen(&app, &state.store, &listen, &stt).await
 }

@@ -4,7 +4,8 @@
 use crate::error::CmdResult;
 use crate::state::AppState;
 use tauri::State;
-use yui_core::voice::audio::{self, DeviceList};
+use yui_core::voice::audio::DeviceList;
+use yui_core::voice::hosts;
 use yui_core::voice::panel::{self, TestResult, VoiceEdit, VoicePanel};
 
 /// The switch, engine, overlap, speech server, output device, key storage and each voice.
@@ -39,7 +40,7 @@ pub async fn voice_character_set(
 /// The audio devices (listing opens none).
 #[tauri::command]
 pub async fn voice_devices() -> CmdResult<DeviceList> {
-    panel::devices(audio::host()).await
+    panel::devices(hosts::host()).await
 }
 
 /// Store the speech servers' own key; where it went (never the key).
@@ -64,7 +65,7 @@ pub async fn voice_test(
     panel::test_speak(
         &state.store,
         &state.paths,
-        audio::host(),
+        hosts::host(),
         preset.as_deref(),
         &text,
     )

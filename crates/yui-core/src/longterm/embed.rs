@@ -162,8 +162,19 @@ pub async fn backfill(
     }
 }
 
-/// With an embeddings model set, `req` with its recall redone using the message's vector (fused
-/// with BM25 by RRF; docs/memory.md). `turn::prepare` recalled by words alone (it is
+/// What a turn asks of recall: its preset, turn, message and the chat backend (the embeddings
+/// server defaults to it).
+#[derive(Debug, Clone, Copy)]
+pub struct TurnAsk<'a> {
+    pub preset_id: &'a str,
+    pub turn_id: &'a str,
+    pub message: &'a str,
+    pub base_url: &'a str,
+    pub api_key: Option<&'a str>,
+}
+
+/// With an embeddings model set, the turn's memory lines recalled again using the message's vector
+/// (fused with BM25 by RRF; docs/memory.md). `turn::prepare` recalled by words alone (it is
 /// synchronous); `turn::run` calls this first. The wait is `embeddings.timeout_ms`: a server that
 /// is slow, down or answers nonsense, or a stop, leaves the turn as prepared (`None`), with one
 /// plain log line.
@@ -171,17 +182,17 @@ pub async fn recall_turn(
     store: &Store,
     http: &reqwest::Client,
     now: chrono::DateTime<chrono::Utc>,
-    req: &crate::turn::TurnRequest,
+    req: TurnAsk<'_>,
     cancel: &tokio_util::sync::CancellationToken,
-) -> Option<crate::turn::TurnRequest> {
+) -> Option<Vec<String>> {
     let cfg = super::config::load(store);
     let e = cfg.embeddings.as_ref()?;
-    if req.context.is_none() || req.message.trim().is_empty() {
+    if req.message.trim().is_empty() {
         return None;
     }
-    let base = e.base_url.as_deref().unwrap_or(&req.backend.base_url);
-    let key = req.backend.api_key.as_deref();
-    let texts = [req.message.clone()];
+    let base = e.base_url.as_deref().unwrap_or(req.base_url);
+    let key = req.api_key;
+    let texts = [req.message.to_string()];
     let wait = std::time::Duration::from_millis(e.timeout_ms);
     let asked = tokio::time::timeout(wait, embed(http, base, key, &e.model, &texts));
     let vector = tokio::select! {
@@ -209,8 +220,8 @@ pub async fn recall_turn(
     let built = super::recall::build(
         store,
         &cfg,
-        &req.preset_id,
-        &req.message,
+        req.preset_id,
+        req.message,
         Some((&e.model, &vector)),
     );
     let (_, recalled) = match built {
@@ -221,10 +232,8 @@ pub async fn recall_turn(
         }
     };
     let used = &recalled.memory_ids;
-    if let Err(err) = super::recall::record(store, now, &req.preset_id, &req.turn_id, used) {
+    if let Err(err) = super::recall::record(store, now, req.preset_id, req.turn_id, used) {
         tracing::warn!(error = %err, "the memories used could not be recorded");
     }
-    let mut out = req.clone();
-    out.context.as_mut()?.memory = recalled.lines;
-    Some(out)
+    Some(recalled.lines)
 }

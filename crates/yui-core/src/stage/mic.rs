@@ -287,7 +287,7 @@ impl Job {
             .mic_audio
             .0
             .clone()
-            .unwrap_or_else(crate::voice::audio::host)
+            .unwrap_or_else(crate::voice::hosts::host)
     }
 
     async fn open(&self) -> Option<(Capture, StreamResampler)> {

@@ -89,7 +89,7 @@ pub struct StageOptions {
     /// The audio devices speech plays on (`None`: the platform's, opened only when something
     /// plays).
     pub audio: Option<Arc<dyn crate::voice::audio::AudioHost>>,
-    /// The microphone's audio host (`None`: the process's, `voice::audio::host()`).
+    /// The microphone's audio host (`None`: the process's, `voice::hosts::host()`).
     pub mic_audio: AudioChoice,
     /// Full duplex (listening while characters speak) decided for the run; `None`: only when
     /// the sound server cancels echo (`voice::echo::detect`).

@@ -149,8 +149,26 @@ pub async fn run(
 ) -> TurnOutcome {
     // With an embeddings model, recall again with the message's vector, waiting briefly.
     let now = deps.clock.now();
-    let embedded = crate::longterm::embed::recall_turn(&deps.store, &deps.http, now, req, cancel);
-    let embedded = embedded.await;
+    let embedded = match &req.context {
+        Some(_) => {
+            let ask = crate::longterm::embed::TurnAsk {
+                preset_id: &req.preset_id,
+                turn_id: &req.turn_id,
+                message: &req.message,
+                base_url: &req.backend.base_url,
+                api_key: req.backend.api_key.as_deref(),
+            };
+            crate::longterm::embed::recall_turn(&deps.store, &deps.http, now, ask, cancel).await
+        }
+        None => None,
+    };
+    let embedded = embedded.map(|lines| {
+        let mut out = req.clone();
+        if let Some(c) = out.context.as_mut() {
+            c.memory = lines;
+        }
+        out
+    });
     let req = embedded.as_ref().unwrap_or(req);
     let mut d = Dispatch::new(
         tx,

@@ -2,16 +2,16 @@
 //! `DesktopHost`: play a clip on the output device and know when its last sample has played;
 //! open the microphone and read blocks of samples from it; list the devices.
 //!
-//! The real host is [`super::cpal_host::CpalHost`] (cpal; on Linux its PulseAudio backend,
+//! The real host is `cpal_host::CpalHost` (cpal; on Linux its PulseAudio backend,
 //! which also serves PipeWire through pipewire-pulse). Nothing here opens a device or starts a
-//! thread until a clip is played or a capture is opened: with voice off, no audio code runs.
+//! thread until a clip is played or a capture is opened: with voice off, no audio code runs. The
+//! process's host is `voice::hosts::host()`.
 //! Every failure is an [`AudioError`] in plain words ("the audio output device … went away while
 //! playing"), never a panic.
 
 use super::pcm::Pcm;
 use async_trait::async_trait;
 use serde::Serialize;
-use std::sync::{Arc, OnceLock};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -136,19 +136,4 @@ pub trait AudioHost: Send + Sync {
 
     /// Open `device` (`None`: the default input) for capture.
     async fn capture(&self, device: Option<&str>) -> Result<Capture, AudioError>;
-}
-
-static INSTALLED: OnceLock<Arc<dyn AudioHost>> = OnceLock::new();
-
-/// Use `host` for the rest of the process (tests and other platforms); the first call wins.
-pub fn install(host: Arc<dyn AudioHost>) -> bool {
-    INSTALLED.set(host).is_ok()
-}
-
-/// The process's audio host: the installed one, else the cpal host (created now, on first use:
-/// creating it opens nothing).
-pub fn host() -> Arc<dyn AudioHost> {
-    INSTALLED
-        .get_or_init(|| Arc::new(super::cpal_host::CpalHost::new()))
-        .clone()
 }

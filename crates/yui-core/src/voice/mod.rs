@@ -39,6 +39,7 @@ mod direction;
 pub mod echo;
 mod engine;
 pub mod feed;
+pub mod hosts;
 pub mod listen;
 pub mod panel;
 pub mod pcm;

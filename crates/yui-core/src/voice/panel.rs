@@ -103,11 +103,17 @@ pub fn save(store: &Store, paths: &Paths, edit: &VoiceEdit) -> Result<VoicePanel
         None => None,
     };
     super::save(store, &v)?;
+    // Checked as the settings declaration checks them (`from_value`), written through kv: a
+    // domain module does not import settings.
     if let Some(t) = tts {
-        crate::settings::set(store, config::TTS_KEY, &serde_json::to_value(t)?)?;
+        let v = serde_json::to_value(t)?;
+        config::TtsSettings::from_value(&v)?;
+        crate::store::kv::put(store, config::TTS_KEY, &v)?;
     }
     if let Some(l) = listen {
-        crate::settings::set(store, config::LISTEN_KEY, &serde_json::to_value(l)?)?;
+        let v = serde_json::to_value(l)?;
+        config::ListenSettings::from_value(&v)?;
+        crate::store::kv::put(store, config::LISTEN_KEY, &v)?;
     }
     overview(store, paths)
 }

@@ -125,7 +125,7 @@ pub async fn speak_stream(
                     envelope: Some(audio.envelope.clone()),
                 });
                 // The process's host is made only now: an engine that plays by itself never needs it.
-                let host = host.clone().unwrap_or_else(super::audio::host);
+                let host = host.clone().unwrap_or_else(super::hosts::host);
                 match host.play(&audio.pcm, device.as_deref(), cancel).await {
                     Ok(Played::Finished { ms }) => {
                         played_ms += ms;

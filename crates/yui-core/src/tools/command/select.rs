@@ -6,7 +6,7 @@
 use super::config::{Definition, Loaded};
 use crate::error::{CoreError, Result};
 use crate::store::{kv, Store};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// One character's selection.
@@ -37,31 +37,8 @@ impl Selection {
     }
 }
 
-/// The default value of the setting: no entries.
-pub fn default_value() -> Value {
-    Value::Object(Map::new())
-}
-
-/// The settings key of the selection (declared in `crate::settings`).
-pub const KEY: &str = "yui.enabled_client_tools";
-
-/// Check a value of the setting: an object of preset id → array of strings.
-pub fn validate(value: &Value) -> Result<()> {
-    let bad = || {
-        CoreError::invalid(format!(
-            "{} must be {{\"<preset id>\": [\"tool name\", …]}}",
-            KEY
-        ))
-    };
-    let obj = value.as_object().ok_or_else(bad)?;
-    for v in obj.values() {
-        let list = v.as_array().ok_or_else(bad)?;
-        if !list.iter().all(Value::is_string) {
-            return Err(bad());
-        }
-    }
-    Ok(())
-}
+// The key's shape is declared with the settings (domain floor); tools read it from there.
+pub use crate::settings::enabled_tools::{default_value, validate, KEY};
 
 /// `preset_id`'s selection now.
 pub fn get(store: &Store, preset_id: &str) -> Result<Selection> {
