@@ -202,6 +202,19 @@ fn main() {
         recalled as f64 / calls as f64
     );
 
+    // Its first step alone: the newest 400 lines the history window is cut from.
+    report(
+        "  of which transcript::recent (400 lines)",
+        (0..calls)
+            .map(|_| {
+                let t = Instant::now();
+                let r = yui_core::transcript::recent(&store, "yui", recall::MAX_HISTORY_LINES);
+                std::hint::black_box(r.expect("recent"));
+                t.elapsed()
+            })
+            .collect(),
+    );
+
     let clock: SharedClock = Arc::new(ManualClock::new(t0, 0));
     let backend = Backend {
         transport: yui_core::backend::Transport::ChatCompletions,

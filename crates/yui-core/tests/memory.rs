@@ -236,6 +236,34 @@ fn cjk_text_is_found() {
     );
 }
 
+/// The query keeps only its rarest words (`search::MAX_QUERY_TERMS`): a long message whose one
+/// telling word comes last still finds its memory, and a word first looked up when no memory
+/// held it counts as soon as one does (a count of none is never cached).
+#[test]
+fn a_long_message_keeps_its_rare_word_and_new_words_count_at_once() {
+    let h = Harness::new();
+    for i in 0..20 {
+        remember(
+            &h,
+            "yui",
+            Kind::Fact,
+            &format!("Note {i}: coffee garden weekend music office train rain."),
+        );
+    }
+    let found = |q: &str| {
+        h.store
+            .read(|c| longterm::search::memories(c, "yui", q, None, 3))
+            .unwrap()
+            .into_iter()
+            .map(|m| m.text)
+            .collect::<Vec<_>>()
+    };
+    let q = "coffee garden weekend music office train rain, and what about Pochi?";
+    assert!(found(q).iter().all(|t| !t.contains("Pochi")));
+    remember(&h, "yui", Kind::Fact, "The user's dog is called Pochi.");
+    assert_eq!(found(q)[0], "The user's dog is called Pochi.");
+}
+
 #[tokio::test]
 async fn two_characters_memories_are_kept_apart() {
     let h = Harness::new();

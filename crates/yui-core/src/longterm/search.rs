@@ -133,8 +133,20 @@ type DfKey = (String, String, String);
 static DF: std::sync::LazyLock<std::sync::Mutex<HashMap<DfKey, (i64, usize)>>> =
     std::sync::LazyLock::new(Default::default);
 
-/// `terms` without those found in more than [`COMMON`] rows of the index `fts` over `table`.
-fn rare(c: &Connection, fts: &str, table: &str, terms: &[String]) -> Result<Vec<String>> {
+/// The most terms one FTS5 query keeps: the rarest (fewest rows), earlier ones (the message's
+/// own words come before the last exchange's) first on a tie. Every term OR-ed in adds its
+/// whole doclist to what FTS5 steps through and BM25 scores; the rare ones say the most.
+pub const MAX_QUERY_TERMS: usize = 6;
+
+/// `terms` without those found in more than [`COMMON`] rows of the index `fts` over `table`,
+/// rarest first, at most `keep`.
+fn rare(
+    c: &Connection,
+    fts: &str,
+    table: &str,
+    terms: &[String],
+    keep: usize,
+) -> Result<Vec<String>> {
     if terms.is_empty() {
         return Ok(Vec::new());
     }
@@ -159,6 +171,11 @@ fn rare(c: &Connection, fts: &str, table: &str, terms: &[String]) -> Result<Vec<
             None => {
                 let q = format!("\"{}\"", t.replace('"', "\"\""));
                 let n: i64 = stmt.query_row(params![q, COMMON as i64 + 1], |r| r.get(0))?;
+                // A term in no row is not cached: counting it again is one empty seek, and a
+                // name said for the first time must count as soon as its memory is written.
+                if n == 0 {
+                    continue;
+                }
                 if let Ok(mut m) = DF.lock() {
                     if m.len() >= DF_CACHE_MAX {
                         m.clear();
@@ -168,11 +185,14 @@ fn rare(c: &Connection, fts: &str, table: &str, terms: &[String]) -> Result<Vec<
                 n as usize
             }
         };
-        if n <= COMMON {
-            out.push(t.clone());
+        // Terms in no row would only take the place of ones that match.
+        if n > 0 && n <= COMMON {
+            out.push((n, t.clone()));
         }
     }
-    Ok(out)
+    out.sort_by_key(|(n, _)| *n); // stable: ties keep the query's order
+    out.truncate(keep);
+    Ok(out.into_iter().map(|(_, t)| t).collect())
 }
 
 /// `"a" OR "b"`: each term quoted (a `"` doubled), so no user text is FTS5 syntax.
@@ -256,10 +276,10 @@ pub fn lists(
 ) -> Result<Vec<Vec<i64>>> {
     let mut out = Vec::new();
     let (fts, tri) = (format!("{table}_fts"), format!("{table}_tri"));
-    if let Some(q) = or_query(&rare(c, &fts, table, &terms.words)?) {
+    if let Some(q) = or_query(&rare(c, &fts, table, &terms.words, MAX_QUERY_TERMS)?) {
         out.push(ranked(c, &fts, table, preset_id, &q, below, CANDIDATES)?);
     }
-    if let Some(q) = or_query(&rare(c, &tri, table, &terms.trigrams)?) {
+    if let Some(q) = or_query(&rare(c, &tri, table, &terms.trigrams, MAX_TRIGRAMS)?) {
         out.push(ranked(c, &tri, table, preset_id, &q, below, CANDIDATES)?);
     }
     if table == "memories" && !terms.pairs.is_empty() {
