@@ -20,10 +20,17 @@ struct Taken(Mutex<Option<(String, Result<(), String>)>>);
 /// The plugin, with the press and release handler.
 pub fn plugin<R: Runtime>() -> TauriPlugin<R> {
     tauri_plugin_global_shortcut::Builder::new()
-        .with_handler(|app, _shortcut, event| match event.state {
-            ShortcutState::Pressed => press(app),
-            ShortcutState::Released => {
-                crate::stage::shell(app).stage.mic_release();
+        .with_handler(|app, _shortcut, event| {
+            // The handler runs on the event loop's thread, outside the async runtime the stage
+            // starts its microphone task on: enter it (in order, so a release never overtakes
+            // its press).
+            let rt = tauri::async_runtime::handle();
+            let _in_runtime = rt.inner().enter();
+            match event.state {
+                ShortcutState::Pressed => press(app),
+                ShortcutState::Released => {
+                    crate::stage::shell(app).stage.mic_release();
+                }
             }
         })
         .build()
