@@ -23,19 +23,7 @@ const T: Duration = Duration::from_secs(40);
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver + PulseAudio: run tests/e2e/run.sh"]
 async fn a_spoken_question_becomes_the_users_message_and_the_badge_stops_the_microphone() {
-    assert!(
-        std::env::var_os("PULSE_SERVER").is_some(),
-        "no PulseAudio for the suite: install pulseaudio (scripts/dev.sh deps) and use tests/e2e/run.sh"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let question = dir.path().join("question.wav");
-    let spoken = Command::new("espeak-ng")
-        .args(["-s", "150", "-w"])
-        .arg(&question)
-        .arg("What time is it?")
-        .status()
-        .expect("espeak-ng (apt install espeak-ng; scripts/dev.sh deps installs it)");
-    assert!(spoken.success());
+    let (dir, question) = spoken_wav("What time is it?");
     let stt = SpeechServer::start(
         vec![],
         Some(Box::new(|_| SpeechReply::text("What time is it?"))),
@@ -115,19 +103,7 @@ const F9: u32 = 0xffc6;
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver + PulseAudio: run tests/e2e/run.sh"]
 async fn holding_the_global_shortcut_is_push_to_talk_for_the_main_character() {
-    assert!(
-        std::env::var_os("PULSE_SERVER").is_some(),
-        "no PulseAudio for the suite: install pulseaudio (scripts/dev.sh deps) and use tests/e2e/run.sh"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let question = dir.path().join("question.wav");
-    let spoken = Command::new("espeak-ng")
-        .args(["-s", "150", "-w"])
-        .arg(&question)
-        .arg("Good night")
-        .status()
-        .expect("espeak-ng");
-    assert!(spoken.success());
+    let (dir, question) = spoken_wav("Good night");
     let stt = SpeechServer::start(vec![], Some(Box::new(|_| SpeechReply::text("Good night"))));
     let (server, _requests) = fake_backend::serve(|_| {
         Reply::Sse(vec![
@@ -251,4 +227,23 @@ async fn settings_voice_turns_hands_free_on_and_the_quick_controls_stop_it() {
     .await
     .expect("the badge went");
     let _ = s.delete().await;
+}
+
+/// The suite's PulseAudio is there (run.sh starts one per lane), and `text` said by espeak-ng
+/// into a WAV in a new temp dir (kept alive by the returned guard).
+fn spoken_wav(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    assert!(
+        std::env::var_os("PULSE_SERVER").is_some(),
+        "no PulseAudio for the suite: install pulseaudio (scripts/dev.sh deps) and use tests/e2e/run.sh"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let question = dir.path().join("question.wav");
+    let spoken = Command::new("espeak-ng")
+        .args(["-s", "150", "-w"])
+        .arg(&question)
+        .arg(text)
+        .status()
+        .expect("espeak-ng (apt install espeak-ng; scripts/dev.sh deps installs it)");
+    assert!(spoken.success());
+    (dir, question)
 }
