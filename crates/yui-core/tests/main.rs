@@ -21,6 +21,7 @@ mod memory_embed;
 mod memory_extract;
 mod mic;
 mod plain;
+mod realtime_audio;
 mod relations;
 mod settings_layers;
 mod sprites;
