@@ -22,6 +22,7 @@ mod memory_extract;
 mod mic;
 mod plain;
 mod realtime_audio;
+mod realtime_audio_loop;
 mod relations;
 mod settings_layers;
 mod sprites;

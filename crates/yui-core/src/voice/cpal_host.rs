@@ -234,7 +234,7 @@ where
             if e.kind() == cpal::ErrorKind::Xrun {
                 tracing::debug!("voice: output underrun");
             } else {
-                err_feed.fail(vanished(&Dir::Out, &name, &e));
+                err_feed.fail(vanished(&Dir::Out, &name, &e).0);
             }
         },
         Some(OPEN_TIMEOUT),

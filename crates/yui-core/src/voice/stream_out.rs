@@ -17,7 +17,6 @@
 //! - *heard*: handed minus what the device still held at its last callback, advanced by the time
 //!   since (never past what was handed, never backwards).
 
-use super::audio::AudioError;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -90,7 +89,8 @@ struct State {
     tick: Option<Tick>,
     /// The highest heard position reported (heard never goes backwards).
     heard: u64,
-    failed: Option<AudioError>,
+    /// Why the device stopped, in plain words.
+    failed: Option<String>,
 }
 
 /// The queue and the account of one output stream; shared by the pusher and the device's
@@ -179,8 +179,9 @@ impl StreamFeed {
         self.queued() == 0 && self.heard() >= pushed
     }
 
-    /// The device failed (it went away): reported by [`StreamFeed::failure`].
-    pub fn fail(&self, e: AudioError) {
+    /// The device failed (it went away; `e` in plain words): reported by [`StreamFeed::failure`].
+    /// (A string, not `AudioError`: the trait's file imports this one.)
+    pub fn fail(&self, e: String) {
         let mut s = self.state();
         if s.failed.is_none() {
             s.failed = Some(e);
@@ -188,7 +189,7 @@ impl StreamFeed {
     }
 
     /// Why the device stopped, if it did.
-    pub fn failure(&self) -> Option<AudioError> {
+    pub fn failure(&self) -> Option<String> {
         self.state().failed.clone()
     }
 

@@ -162,7 +162,7 @@ async fn keep_device(shared: Weak<Shared>) {
         if let Some(e) = sh.feed.failure() {
             tracing::warn!("realtime audio: {e}");
             st.open = false;
-            st.failed = Some(e);
+            st.failed = Some(AudioError(e));
             sh.feed.clear();
             break;
         }
