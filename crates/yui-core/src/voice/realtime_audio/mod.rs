@@ -22,7 +22,7 @@ mod player;
 mod recorder;
 
 pub use envelope::{EnvelopeBatch, LiveEnvelope, BATCH_LEVELS};
-pub use input::{pump_capture, wav_payloads, MicEncoder};
+pub use input::{pump_capture, send_paced, wav_chunks, wav_payloads, MicEncoder};
 pub use player::{EnvelopeSink, ReplyPlayer, IDLE_CLOSE};
 pub use recorder::ReplyRecorder;
 
@@ -57,6 +57,26 @@ pub fn decode_delta(b64: &str) -> Result<Vec<f32>, AudioError> {
                 "the realtime server sent reply audio that is not base64 ({e}); that piece was skipped"
             ))
         })?;
+    decode_pcm16(&bytes)
+}
+
+/// Samples as pcm16 little-endian bytes (what `input_audio_buffer.append` carries, before
+/// base64).
+pub fn pcm16_bytes(samples: &[f32]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(samples.len() * 2);
+    for s in samples {
+        bytes.extend_from_slice(&super::pcm::to_i16(*s).to_le_bytes());
+    }
+    bytes
+}
+
+/// Samples as one base64 pcm16 payload.
+pub fn encode_pcm16(samples: &[f32]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(pcm16_bytes(samples))
+}
+
+/// pcm16 little-endian bytes → samples in −1…1; an odd number of bytes is a plain-words error.
+pub fn decode_pcm16(bytes: &[u8]) -> Result<Vec<f32>, AudioError> {
     if bytes.len() % 2 != 0 {
         return Err(AudioError(format!(
             "the realtime server sent {} bytes of reply audio, an odd number (16-bit audio has two bytes a sample); that piece was skipped",
@@ -67,15 +87,6 @@ pub fn decode_delta(b64: &str) -> Result<Vec<f32>, AudioError> {
         .chunks_exact(2)
         .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
         .collect())
-}
-
-/// Encode 24 kHz samples as one base64 pcm16 payload.
-pub fn encode_pcm16(samples: &[f32]) -> String {
-    let mut bytes = Vec::with_capacity(samples.len() * 2);
-    for s in samples {
-        bytes.extend_from_slice(&super::pcm::to_i16(*s).to_le_bytes());
-    }
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// Where a realtime reply's audio goes: the transport calls this and knows no device.

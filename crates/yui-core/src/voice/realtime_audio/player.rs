@@ -8,7 +8,7 @@
 //! nothing to play, so an idle realtime session holds no device and runs no audio thread.
 
 use super::envelope::{EnvelopeBatch, LiveEnvelope};
-use super::{decode_delta, ms_of, RealtimeAudioOut, RATE};
+use super::{decode_delta, decode_pcm16, ms_of, RealtimeAudioOut, RATE};
 use crate::voice::audio::{AudioError, AudioHost};
 use crate::voice::stream_out::StreamFeed;
 use async_trait::async_trait;
@@ -128,6 +128,57 @@ impl ReplyPlayer {
             .find(|sp| sp.item_id == item_id)
             .map_or(0, |sp| ms_of(heard.clamp(sp.start, sp.end) - sp.start))
     }
+
+    /// One piece of `item_id`'s audio as pcm16 little-endian bytes (the base64 already decoded):
+    /// [`RealtimeAudioOut::delta`] without the base64.
+    pub fn pcm16(&self, item_id: &str, bytes: &[u8]) -> Result<(), AudioError> {
+        self.queue(item_id, &decode_pcm16(bytes)?)
+    }
+
+    fn queue(&self, item_id: &str, samples: &[f32]) -> Result<(), AudioError> {
+        let sh = &self.shared;
+        let (batches, spawn) = {
+            let mut st = sh.state();
+            if let Some(e) = st.failed.take() {
+                return Err(e);
+            }
+            let mut batches = Vec::with_capacity(2);
+            let new_item = st.spans.last().is_none_or(|s| s.item_id != item_id);
+            if new_item {
+                if let Some(mut env) = st.envelope.take() {
+                    batches.push(env.end());
+                }
+                st.envelope = Some(LiveEnvelope::new(item_id, RATE));
+                let start = sh.feed.pushed();
+                st.spans.push(Span {
+                    item_id: item_id.to_string(),
+                    start,
+                    end: start,
+                });
+                if st.spans.len() > ITEMS_KEPT {
+                    st.spans.remove(0);
+                }
+            }
+            let end = sh.feed.push(samples);
+            if let Some(sp) = st.spans.last_mut() {
+                sp.end = end;
+            }
+            if let Some(env) = st.envelope.as_mut() {
+                batches.extend(env.feed(samples));
+            }
+            st.last_push = Some(Instant::now());
+            let spawn = !st.open;
+            st.open = true;
+            (batches, spawn)
+        };
+        if spawn {
+            self.runtime.spawn(keep_device(Arc::downgrade(sh)));
+        }
+        for b in batches {
+            self.emit(Some(b));
+        }
+        Ok(())
+    }
 }
 
 /// Holds the device open while there is audio, closes it after [`IDLE_CLOSE`] of none, and
@@ -178,49 +229,7 @@ async fn keep_device(shared: Weak<Shared>) {
 #[async_trait]
 impl RealtimeAudioOut for ReplyPlayer {
     fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
-        let samples = decode_delta(b64)?;
-        let sh = &self.shared;
-        let (batches, spawn) = {
-            let mut st = sh.state();
-            if let Some(e) = st.failed.take() {
-                return Err(e);
-            }
-            let mut batches = Vec::with_capacity(2);
-            let new_item = st.spans.last().is_none_or(|s| s.item_id != item_id);
-            if new_item {
-                if let Some(mut env) = st.envelope.take() {
-                    batches.push(env.end());
-                }
-                st.envelope = Some(LiveEnvelope::new(item_id, RATE));
-                let start = sh.feed.pushed();
-                st.spans.push(Span {
-                    item_id: item_id.to_string(),
-                    start,
-                    end: start,
-                });
-                if st.spans.len() > ITEMS_KEPT {
-                    st.spans.remove(0);
-                }
-            }
-            let end = sh.feed.push(&samples);
-            if let Some(sp) = st.spans.last_mut() {
-                sp.end = end;
-            }
-            if let Some(env) = st.envelope.as_mut() {
-                batches.extend(env.feed(&samples));
-            }
-            st.last_push = Some(Instant::now());
-            let spawn = !st.open;
-            st.open = true;
-            (batches, spawn)
-        };
-        if spawn {
-            self.runtime.spawn(keep_device(Arc::downgrade(sh)));
-        }
-        for b in batches {
-            self.emit(Some(b));
-        }
-        Ok(())
+        self.queue(item_id, &decode_delta(b64)?)
     }
 
     fn played_ms(&self, item_id: &str) -> u64 {

@@ -3,7 +3,7 @@
 //! at each [`RealtimeAudioOut::finish`] (so the file holds everything received so far, written
 //! whole: a temporary file renamed over it).
 
-use super::{decode_delta, ms_of, RealtimeAudioOut, RATE};
+use super::{decode_delta, decode_pcm16, ms_of, RealtimeAudioOut, RATE};
 use crate::voice::audio::AudioError;
 use crate::voice::pcm::Pcm;
 use async_trait::async_trait;
@@ -48,19 +48,28 @@ impl ReplyRecorder {
             .map(|(id, _, n)| (id.clone(), ms_of(*n as u64)))
             .collect()
     }
-}
 
-#[async_trait]
-impl RealtimeAudioOut for ReplyRecorder {
-    fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
-        let samples = decode_delta(b64)?;
+    /// One piece of `item_id`'s audio as pcm16 little-endian bytes.
+    pub fn pcm16(&self, item_id: &str, bytes: &[u8]) -> Result<(), AudioError> {
+        self.queue(item_id, &decode_pcm16(bytes)?);
+        Ok(())
+    }
+
+    fn queue(&self, item_id: &str, samples: &[f32]) {
         let mut s = self.state();
         let start = s.samples.len();
         match s.items.last_mut() {
             Some((id, _, n)) if id == item_id => *n += samples.len(),
             _ => s.items.push((item_id.to_string(), start, samples.len())),
         }
-        s.samples.extend_from_slice(&samples);
+        s.samples.extend_from_slice(samples);
+    }
+}
+
+#[async_trait]
+impl RealtimeAudioOut for ReplyRecorder {
+    fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
+        self.queue(item_id, &decode_delta(b64)?);
         Ok(())
     }
 
