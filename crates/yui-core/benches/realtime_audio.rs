@@ -136,7 +136,7 @@ fn main() {
                 .delta("item_bench", black_box(&deltas[i % deltas.len()]))
                 .unwrap();
             i += 1;
-            if i % 100 == 0 {
+            if i.is_multiple_of(100) {
                 player.feed().clear();
             }
         })

@@ -77,7 +77,7 @@ pub fn encode_pcm16(samples: &[f32]) -> String {
 
 /// pcm16 little-endian bytes → samples in −1…1; an odd number of bytes is a plain-words error.
 pub fn decode_pcm16(bytes: &[u8]) -> Result<Vec<f32>, AudioError> {
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err(AudioError(format!(
             "the realtime server sent {} bytes of reply audio, an odd number (16-bit audio has two bytes a sample); that piece was skipped",
             bytes.len()
