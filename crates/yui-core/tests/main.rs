@@ -32,6 +32,8 @@ mod turn_chat;
 mod turn_faults;
 mod turn_push;
 mod turn_real_servers;
+mod turn_realtime;
+mod turn_realtime_session;
 mod turn_registry;
 mod turn_responses;
 mod vocab;
