@@ -51,17 +51,27 @@ pub fn session_from(
     settings: &RealtimeSettings,
     audio: bool,
 ) -> Value {
+    let tools: Vec<Value> = registry
+        .tools()
+        .iter()
+        .map(|t| crate::shared::schema::realtime(t.name(), &t.description(), &t.parameters()))
+        .collect();
+    session_with(tools, instructions, settings, audio)
+}
+
+/// [`session_from`] with the tools already written (the doctor declares its ping tool).
+pub fn session_with(
+    tools: Vec<Value>,
+    instructions: Option<&str>,
+    settings: &RealtimeSettings,
+    audio: bool,
+) -> Value {
     let pcm = json!({"type": "audio/pcm", "rate": wire::SAMPLE_RATE});
     let transcription = settings
         .transcription_model
         .as_ref()
         .map(|m| json!({"model": m}))
         .unwrap_or(Value::Null);
-    let tools: Vec<Value> = registry
-        .tools()
-        .iter()
-        .map(|t| crate::shared::schema::realtime(t.name(), &t.description(), &t.parameters()))
-        .collect();
     let mut s = json!({
         "type": "realtime",
         "output_modalities": [if audio { "audio" } else { "text" }],
@@ -170,11 +180,7 @@ pub(crate) async fn realtime_turn(
             return Err(lost().into());
         }
     }
-    let mut source = RealtimeSource {
-        link,
-        stall: req.timeouts.stall,
-        interrupted: None,
-    };
+    let mut source = RealtimeSource::new(link, req.timeouts.stall);
     let cancel = d.cancel;
     let mut continuations = 0;
     loop {
@@ -252,11 +258,21 @@ pub fn heard_part(text: &str, played_ms: u64, total_ms: u64) -> String {
 
 /// One realtime turn's link as a frame source: the session's events for this turn,
 /// `response.cancel` (and the audio stopped) when the turn is stopped, and the barge-in noted.
-struct RealtimeSource {
-    link: RealtimeLink,
+pub(crate) struct RealtimeSource {
+    pub link: RealtimeLink,
     stall: Duration,
     /// The user spoke over the reply: played and total milliseconds of its audio.
     interrupted: Option<(u64, u64)>,
+}
+
+impl RealtimeSource {
+    pub fn new(link: RealtimeLink, stall: Duration) -> Self {
+        Self {
+            link,
+            stall,
+            interrupted: None,
+        }
+    }
 }
 
 impl FrameSource for RealtimeSource {
