@@ -21,6 +21,8 @@ mod memory_embed;
 mod memory_extract;
 mod mic;
 mod plain;
+mod realtime_audio;
+mod realtime_audio_loop;
 mod relations;
 mod settings_layers;
 mod sprites;
