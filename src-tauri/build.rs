@@ -47,7 +47,6 @@ const COMMANDS: &[&str] = &[
     "vocab_reset",
     "vocab_offerable",
     "voice_get",
-    "voice_set",
     "sprites_get",
     // playback (character windows)
     "playback_bubble_done",

@@ -56,7 +56,6 @@ macro_rules! yui_invoke_handler {
             $crate::commands::vocab::vocab_reset,
             $crate::commands::vocab::vocab_offerable,
             $crate::commands::vocab::voice_get,
-            $crate::commands::vocab::voice_set,
             $crate::commands::vocab::sprites_get,
             $crate::commands::turn::push_connections,
             $crate::commands::playback::playback_bubble_done,
