@@ -82,6 +82,7 @@ macro_rules! yui_invoke_handler {
             $crate::commands::voice::speech_key_set,
             $crate::commands::voice::speech_key_clear,
             $crate::commands::voice::voice_test,
+            $crate::commands::voice::voice_test_listen,
             $crate::commands::mic::mic_press,
             $crate::commands::mic::mic_release,
             $crate::commands::mic::mic_listen,
