@@ -22,9 +22,16 @@ const OPEN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Blocks of microphone audio held for a slow reader before new ones are dropped (~5 s).
 const CAPTURE_QUEUE: usize = 512;
 
-/// cpal's default host, made when first needed.
+/// cpal's default host, made when first needed; the microphone gets a host of its own.
+///
+/// Why two: on PulseAudio a cpal host is one client connection whose single reactor carries
+/// every stream, and a capture delivering 20 ms blocks on it starved a playback stream on the
+/// same connection (the clip's samples were taken late or not at all: "stopped taking audio",
+/// found by the e2e test where a spoken question is answered aloud while hands-free listens).
+/// Separate connections keep the two directions apart, as two apps would be.
 pub struct CpalHost {
     host: OnceLock<cpal::Host>,
+    capture_host: OnceLock<cpal::Host>,
 }
 
 impl Default for CpalHost {
@@ -63,6 +70,7 @@ impl CpalHost {
     pub fn new() -> Self {
         Self {
             host: OnceLock::new(),
+            capture_host: OnceLock::new(),
         }
     }
 
@@ -71,7 +79,10 @@ impl CpalHost {
     }
 
     fn device(&self, dir: &Dir, wanted: Option<&str>) -> Result<cpal::Device, AudioError> {
-        let host = self.host();
+        let host = match dir {
+            Dir::Out => self.host(),
+            Dir::In => self.capture_host.get_or_init(cpal::default_host),
+        };
         let found = match (wanted, dir) {
             (None, Dir::Out) => host.default_output_device(),
             (None, Dir::In) => host.default_input_device(),
