@@ -41,3 +41,4 @@ mod turn_responses;
 mod vocab;
 mod voice;
 mod voice_panel;
+mod voice_test_listen;
