@@ -12,7 +12,7 @@ use super::stream_out::{OpenStream, StreamFeed};
 use async_trait::async_trait;
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SampleFormat, SizedSample};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -23,9 +23,17 @@ const OPEN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Blocks of microphone audio held for a slow reader before new ones are dropped (~5 s).
 const CAPTURE_QUEUE: usize = 512;
 
-/// cpal's default host, made when first needed.
+/// cpal's default host, made when first needed; the microphone gets a host of its own.
+///
+/// Why two: on PulseAudio a cpal host is one client connection whose single reactor carries
+/// every stream, and a capture delivering 20 ms blocks on it starved a playback stream on the
+/// same connection (the clip's samples were taken late or not at all: "stopped taking audio",
+/// found by the e2e test where a spoken question is answered aloud while hands-free listens).
+/// Separate connections keep the two directions apart, as two apps would be.
 pub struct CpalHost {
     host: OnceLock<cpal::Host>,
+    /// The microphone's host (see above).
+    capture_host: OnceLock<cpal::Host>,
     /// Streams fed while they play have a host (on PulseAudio: a server connection) of their
     /// own: sharing the connection with an open capture stalled the stream's requests for
     /// seconds (seen on a null sink with its monitor recorded).
@@ -68,6 +76,7 @@ impl CpalHost {
     pub fn new() -> Self {
         Self {
             host: OnceLock::new(),
+            capture_host: OnceLock::new(),
             stream_host: OnceLock::new(),
         }
     }
@@ -77,7 +86,11 @@ impl CpalHost {
     }
 
     fn device(&self, dir: &Dir, wanted: Option<&str>) -> Result<cpal::Device, AudioError> {
-        device_on(self.host(), dir, wanted)
+        let host = match dir {
+            Dir::Out => self.host(),
+            Dir::In => self.capture_host.get_or_init(cpal::default_host),
+        };
+        device_on(host, dir, wanted)
     }
 }
 
@@ -136,7 +149,10 @@ fn with_buffer(supported: &cpal::SupportedStreamConfig, ms: u32) -> cpal::Stream
     config
 }
 
-/// Playback buffer: short enough that a stop is heard within the 200 ms barge-in goal.
+/// Playback buffer (cpal's PulseAudio backend asks the server for twice this). A stop does not
+/// wait for it: the callback goes silent and the stream is deleted at once, which drops what the
+/// server still held (the `barge_in` bench: the null sink's monitor is quiet 22–78 ms after the
+/// user's speech started). Smaller would only add underruns on a loaded machine.
 const PLAY_BUFFER_MS: u32 = 100;
 /// Capture buffer: one voice-activity frame.
 const CAPTURE_BUFFER_MS: u32 = 20;
@@ -154,6 +170,7 @@ fn build_output<T>(
     config: &cpal::StreamConfig,
     samples: Arc<Vec<f32>>,
     pos: Arc<AtomicUsize>,
+    stopped: Arc<AtomicBool>,
     events: mpsc::UnboundedSender<PlayEvent>,
 ) -> Result<cpal::Stream, cpal::Error>
 where
@@ -166,6 +183,11 @@ where
     device.build_output_stream::<T, _, _>(
         *config,
         move |out: &mut [T], info: &cpal::OutputCallbackInfo| {
+            if stopped.load(Ordering::Relaxed) {
+                // Stopped: nothing more reaches the device while the stream is being closed.
+                out.fill(T::from_sample(0.0));
+                return;
+            }
             let start = pos.load(Ordering::Relaxed);
             let mut i = start;
             for frame in out.chunks_mut(channels) {
@@ -318,14 +340,15 @@ impl AudioHost for CpalHost {
         let total = audio.samples.len();
         let samples = Arc::new(audio.samples);
         let pos = Arc::new(AtomicUsize::new(0));
+        let stopped = Arc::new(AtomicBool::new(false));
         let (tx, mut rx) = mpsc::unbounded_channel();
         let built = {
-            let (s, p) = (samples.clone(), pos.clone());
+            let (s, p, st) = (samples.clone(), pos.clone(), stopped.clone());
             match supported.sample_format() {
-                SampleFormat::I16 => build_output::<i16>(&dev, &config, s, p, tx),
-                SampleFormat::I32 => build_output::<i32>(&dev, &config, s, p, tx),
-                SampleFormat::U8 => build_output::<u8>(&dev, &config, s, p, tx),
-                _ => build_output::<f32>(&dev, &config, s, p, tx),
+                SampleFormat::I16 => build_output::<i16>(&dev, &config, s, p, st, tx),
+                SampleFormat::I32 => build_output::<i32>(&dev, &config, s, p, st, tx),
+                SampleFormat::U8 => build_output::<u8>(&dev, &config, s, p, st, tx),
+                _ => build_output::<f32>(&dev, &config, s, p, st, tx),
             }
         };
         let stream = built.map_err(|e| unusable(&dir, &name, e))?;
@@ -357,8 +380,10 @@ impl AudioHost for CpalHost {
                 None => break Err(AudioError(format!("the {} \"{name}\" closed", dir.what()))),
             }
         };
-        // Dropping the stream joins cpal's worker threads, which can block for good on a server
-        // that went away mid-clip: drop it on a thread of its own and do not wait for it.
+        stopped.store(true, Ordering::Relaxed);
+        // Dropping the stream deletes it on the server (what it still holds is not played) and
+        // joins cpal's worker threads, which can block for good on a server that went away
+        // mid-clip: drop it on a thread of its own and do not wait for it.
         let _ = std::thread::Builder::new()
             .name("yui-audio-close".into())
             .spawn(move || drop(stream));
