@@ -17,8 +17,16 @@ use yui_core::{CoreError, Store, SystemClock, WindowKind};
 #[derive(Debug, Args)]
 pub struct TurnArgs {
     /// The user's message.
-    #[arg(long)]
-    pub message: String,
+    #[arg(long, required_unless_present = "audio_in")]
+    pub message: Option<String>,
+    /// Realtime only: send this WAV file (16-bit PCM, any rate, mono or stereo) as the user's
+    /// spoken turn instead of --message (committed at its end).
+    #[arg(long, value_name = "FILE.wav")]
+    pub audio_in: Option<std::path::PathBuf>,
+    /// Realtime only: write the reply's audio to this WAV file (24 kHz mono) instead of playing
+    /// it. With --audio-in and no --audio-out the reply plays on the default output device.
+    #[arg(long, value_name = "FILE.wav")]
+    pub audio_out: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -158,6 +166,7 @@ async fn one_turn(
     s: &Setup,
     window: WindowKind,
     message: &str,
+    audio: Option<&crate::turn_audio::TurnAudio>,
     mut on_event: impl FnMut(&TurnEvent),
 ) -> Result<turn::TurnOutcome, CoreError> {
     if yui_core::tools::registry::declares_client_tools(window) {
@@ -173,7 +182,10 @@ async fn one_turn(
         s.backend.clone(),
     )?;
     req.timeouts = s.timeouts;
-    let deps = TurnDeps::new(s.store.clone(), s.clock.clone(), &s.timeouts)?;
+    let mut deps = TurnDeps::new(s.store.clone(), s.clock.clone(), &s.timeouts)?;
+    if let Some(a) = audio {
+        a.attach(&mut deps)?;
+    }
     let mut handle = turn::start(deps, req, registry);
     let ctrl_c = cancel_on_ctrl_c(handle.stopper());
     while let Some(ev) = handle.events.recv().await {
@@ -190,13 +202,26 @@ async fn one_turn(
 pub fn run_turn(paths: &Paths, args: &TurnArgs) -> Result<u8, CoreError> {
     let s = setup(paths, &args.target)?;
     let rt = runtime()?;
-    let outcome = rt.block_on(one_turn(&s, args.target.window, &args.message, |ev| {
-        let mut out = std::io::stdout().lock();
-        if let Ok(line) = serde_json::to_string(ev) {
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
+    let message = match (&args.message, &args.audio_in) {
+        (Some(m), _) => m.clone(),
+        (None, Some(f)) => crate::turn_audio::spoken_message(f),
+        (None, None) => String::new(),
+    };
+    let outcome = rt.block_on(async {
+        let audio = crate::turn_audio::TurnAudio::from_args(&s, args)?;
+        let outcome = one_turn(&s, args.target.window, &message, audio.as_ref(), |ev| {
+            let mut out = std::io::stdout().lock();
+            if let Ok(line) = serde_json::to_string(ev) {
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        })
+        .await;
+        match &audio {
+            Some(a) => a.end(outcome).await,
+            None => outcome,
         }
-    }));
+    });
     rt.block_on(yui_core::tools::mcp::shutdown());
     let outcome = outcome?;
     Ok(match outcome.status {
@@ -238,7 +263,7 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
         }
         print!("{name}> ");
         let _ = std::io::stdout().flush();
-        let outcome = rt.block_on(one_turn(&s, args.target.window, msg, |ev| {
+        let outcome = rt.block_on(one_turn(&s, args.target.window, msg, None, |ev| {
             let mut out = std::io::stdout().lock();
             let _ = match ev {
                 TurnEvent::Speech { delta } => write!(out, "{delta}"),

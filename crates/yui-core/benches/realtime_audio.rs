@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
 use yui_core::voice::pcm::Pcm;
-use yui_core::voice::realtime_audio::{
-    encode_pcm16, MicEncoder, RealtimeAudioOut, ReplyPlayer, RATE,
-};
+use yui_core::voice::realtime_audio::{encode_pcm16, MicEncoder, ReplyPlayer, RATE};
 use yui_core::voice::stream_out::{OpenStream, StreamFeed};
 
 const CALLS: usize = 10_000;

@@ -11,7 +11,7 @@ use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played}
 use yui_core::voice::pcm::Pcm;
 use yui_core::voice::realtime_audio::{
     decode_delta, decode_pcm16, encode_pcm16, wav_chunks, wav_payloads, EnvelopeBatch, MicEncoder,
-    RealtimeAudioOut, ReplyPlayer, ReplyRecorder, CHUNK_SAMPLES, RATE,
+    ReplyPlayer, ReplyRecorder, CHUNK_SAMPLES, RATE,
 };
 use yui_core::voice::stream_out::{OpenStream, StreamFeed};
 
@@ -174,7 +174,7 @@ fn a_wav_file_at_any_rate_becomes_the_same_payloads_and_the_reply_round_trips_to
         .fold(0f32, f32::max);
     assert!(worst < 1e-4, "{worst}");
     assert_eq!(rec.played_ms("item_a"), 300);
-    assert_eq!(rec.stop(), Some(("item_b".into(), 200)));
+    assert_eq!(rec.stop_cut(), Some(("item_b".into(), 200)));
     let bad = ReplyRecorder::new(dir.path().join("no/such/dir/x.wav"));
     let e = bad.finish().unwrap_err().0;
     assert!(e.starts_with("cannot write the reply's audio to"), "{e}");
@@ -330,7 +330,7 @@ async fn played_ms_is_what_the_device_was_given_minus_what_it_holds_and_stop_cut
     );
     assert_eq!(player.played_ms_at("unknown", t0), 0);
     // Barge-in: 300 ms were handed to the device, which plays them out; the rest is dropped.
-    assert_eq!(player.stop(), Some(("item_1".into(), 300)));
+    assert_eq!(player.stop_cut(), Some(("item_1".into(), 300)));
     assert_eq!(feed.queued(), 0);
     feed.pull(
         &mut buf,
@@ -343,7 +343,7 @@ async fn played_ms_is_what_the_device_was_given_minus_what_it_holds_and_stop_cut
         player.played_ms_at("item_1", t0 + Duration::from_secs(2)),
         300
     );
-    assert_eq!(player.stop(), None, "nothing plays any more");
+    assert_eq!(player.stop_cut(), None, "nothing plays any more");
     // The mouth: 100 ms batches, then a stop.
     let b = seen.lock().unwrap().clone();
     assert_eq!(b.len(), 6, "{b:?}");
@@ -442,7 +442,7 @@ async fn a_device_that_cannot_open_is_one_plain_sentence_and_the_next_reply_trie
     tokio::time::timeout(Duration::from_secs(2), player.drained())
         .await
         .expect("drained returns");
-    assert_eq!(player.stop(), None);
+    assert_eq!(player.stop_cut(), None);
     assert!(ReplyPlayer::new(host, None, None).is_ok());
 }
 

@@ -51,6 +51,12 @@ pub struct TurnDeps {
     pub push: Option<Arc<super::transport::push::conn::PushClient>>,
     /// The window's realtime session; without one a realtime turn connects for itself.
     pub realtime: Option<Arc<super::transport::realtime::conn::RealtimeClient>>,
+    /// Realtime without a window's session (the CLI): the user's turn as microphone audio
+    /// (pcm16 24 kHz chunks, appended then committed) instead of the message's text.
+    pub audio_in: Option<Arc<Vec<Vec<u8>>>>,
+    /// Realtime without a window's session: where the reply's audio goes (the session is then
+    /// an audio one).
+    pub audio_out: Option<Arc<dyn crate::shared::realtime_audio::RealtimeAudioOut>>,
 }
 
 impl TurnDeps {
@@ -63,6 +69,8 @@ impl TurnDeps {
             http,
             push: None,
             realtime: None,
+            audio_in: None,
+            audio_out: None,
         })
     }
 }

@@ -8,10 +8,10 @@
 //! nothing to play, so an idle realtime session holds no device and runs no audio thread.
 
 use super::envelope::{EnvelopeBatch, LiveEnvelope};
-use super::{decode_delta, decode_pcm16, ms_of, RealtimeAudioOut, RATE};
+use super::{decode_delta, decode_pcm16, ms_of, RATE};
+use crate::shared::realtime_audio::RealtimeAudioOut;
 use crate::voice::audio::{AudioError, AudioHost};
 use crate::voice::stream_out::StreamFeed;
-use async_trait::async_trait;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -226,17 +226,21 @@ async fn keep_device(shared: Weak<Shared>) {
     drop(stream);
 }
 
-#[async_trait]
-impl RealtimeAudioOut for ReplyPlayer {
-    fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
+impl ReplyPlayer {
+    /// One `response.output_audio.delta` payload (base64 pcm16 24 kHz) of `item_id`.
+    pub fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
         self.queue(item_id, &decode_delta(b64)?)
     }
 
-    fn played_ms(&self, item_id: &str) -> u64 {
+    /// Milliseconds of `item_id`'s audio heard so far (0 for an unknown item).
+    pub fn played_ms(&self, item_id: &str) -> u64 {
         self.played_ms_at(item_id, Instant::now())
     }
 
-    fn stop(&self) -> Option<(String, u64)> {
+    /// Stop now (barge-in): drop what is queued; the item that was playing and the milliseconds
+    /// of it the user hears (what the device had been given: it plays out its last buffer), for
+    /// `conversation.item.truncate`. `None`: nothing was playing.
+    pub fn stop_cut(&self) -> Option<(String, u64)> {
         let sh = &self.shared;
         let (cut, batch) = {
             let mut st = sh.state();
@@ -265,13 +269,16 @@ impl RealtimeAudioOut for ReplyPlayer {
         cut
     }
 
-    fn finish(&self) -> Result<(), AudioError> {
+    /// The response is done (`response.done`): no more audio for now.
+    pub fn finish(&self) -> Result<(), AudioError> {
         let batch = self.shared.state().envelope.take().map(|mut e| e.end());
         self.emit(batch);
         Ok(())
     }
 
-    async fn drained(&self) {
+    /// Returns once everything queued has been heard, the device failed, or a bound past the
+    /// queued audio's length.
+    pub async fn drained(&self) {
         let feed = &self.shared.feed;
         let queued_ms = ms_of(feed.pushed().saturating_sub(feed.heard()));
         let deadline = Instant::now() + Duration::from_millis(queued_ms) + Duration::from_secs(5);
@@ -289,5 +296,21 @@ impl Drop for ReplyPlayer {
         // The keeper sees the player gone at its next tick and closes the device; what is
         // queued is not played to no one.
         self.shared.feed.clear();
+    }
+}
+
+impl RealtimeAudioOut for ReplyPlayer {
+    fn on_audio(&self, item_id: &str, pcm16: &[u8]) {
+        if let Err(e) = self.pcm16(item_id, pcm16) {
+            tracing::warn!("realtime audio: {e}");
+        }
+    }
+
+    fn played_ms(&self, item_id: &str) -> u64 {
+        ReplyPlayer::played_ms(self, item_id)
+    }
+
+    fn stop(&self) {
+        let _ = self.stop_cut();
     }
 }

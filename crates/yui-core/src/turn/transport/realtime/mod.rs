@@ -148,9 +148,15 @@ pub(crate) async fn realtime_turn(
     let client: &RealtimeClient = match &deps.realtime {
         Some(c) => c,
         None => {
-            let settings = crate::backend::realtime::load(&deps.store);
-            let s = session_from(registry, instructions.as_deref(), &settings, false);
-            own = RealtimeClient::spawn(config(req, None), Arc::new(move || Ok(s.clone())));
+            let mut settings = crate::backend::realtime::load(&deps.store);
+            if deps.audio_in.is_some() {
+                // The whole utterance is there: committed at its end, not cut by voice activity.
+                settings.turn_detection = TurnDetection::PushToTalk;
+            }
+            let audio = deps.audio_out.is_some();
+            let s = session_from(registry, instructions.as_deref(), &settings, audio);
+            let cfg = config(req, deps.audio_out.clone());
+            own = RealtimeClient::spawn(cfg, Arc::new(move || Ok(s.clone())));
             &own
         }
     };
@@ -173,7 +179,21 @@ pub(crate) async fn realtime_turn(
         Some(speaker) => format!("{speaker}: {}", req.message),
         None => req.message.clone(),
     };
-    first.push(wire::user_text(&text));
+    match &deps.audio_in {
+        // Spoken: the audio, its end, and the response (the server's transcription of it
+        // reaches the transcript through `audio.input.transcription`).
+        Some(chunks) => {
+            for c in chunks.iter() {
+                use base64::Engine as _;
+                let b64 = base64::engine::general_purpose::STANDARD.encode(c);
+                if !link.send(wire::append(&b64)).await {
+                    return Err(lost().into());
+                }
+            }
+            first.push(wire::commit());
+        }
+        None => first.push(wire::user_text(&text)),
+    }
     first.push(wire::response_create());
     for e in first {
         if !link.send(e).await {
