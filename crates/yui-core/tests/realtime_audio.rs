@@ -377,6 +377,18 @@ async fn played_ms_is_what_the_device_was_given_minus_what_it_holds_and_stop_cut
         .0
         .contains("not base64"));
     assert_eq!(feed.pushed(), before);
+    // Through the transport's seam: bytes in, an odd count logged and skipped, stop.
+    let seam: &dyn yui_core::shared::realtime_audio::RealtimeAudioOut = &player;
+    seam.on_audio("item_3", &[1, 2, 3]);
+    assert_eq!(feed.pushed(), before);
+    seam.on_audio(
+        "item_3",
+        &yui_core::voice::realtime_audio::pcm16_bytes(&[0.2; 480]),
+    );
+    assert_eq!(feed.pushed(), before + 480);
+    assert_eq!(seam.played_ms("item_3"), 0);
+    seam.stop();
+    assert_eq!(feed.queued(), 0);
 }
 
 #[tokio::test]
