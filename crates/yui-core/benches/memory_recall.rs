@@ -13,7 +13,7 @@ use rusqlite::params;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use yui_core::clock::{ManualClock, SharedClock};
-use yui_core::longterm::{self, recall};
+use yui_core::longterm::{self, recall, search};
 use yui_core::turn::{self, Backend};
 use yui_core::{Store, WindowKind};
 
@@ -106,6 +106,40 @@ const WORDS: &[&str] = &[
     "chocolate",
 ];
 
+/// This thread's CPU time: on a machine shared with other work, wall time mostly measures the
+/// wait for a core; CPU time is what the code costs.
+fn cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Wall and CPU time of `f`.
+fn timed(f: impl FnOnce()) -> (Duration, Duration) {
+    let (w, c) = (Instant::now(), cpu());
+    f();
+    (w.elapsed(), cpu().saturating_sub(c))
+}
+
+/// p50 / p99 of wall and CPU time.
+fn report2(what: &str, samples: Vec<(Duration, Duration)>) {
+    let (mut wall, mut cp): (Vec<_>, Vec<_>) = samples.into_iter().unzip();
+    wall.sort();
+    cp.sort();
+    println!(
+        "{what:<44} n={:<6} p50={:>9.1?} p99={:>9.1?} | cpu p50={:>9.1?} p99={:>9.1?}",
+        wall.len(),
+        pct(&wall, 0.50),
+        pct(&wall, 0.99),
+        pct(&cp, 0.50),
+        pct(&cp, 0.99)
+    );
+}
+
 fn pct(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
@@ -184,16 +218,16 @@ fn main() {
         .map(|_| format!("do you remember the {}?", sentence(&mut qseed, 3)))
         .collect();
     let mut recalled = 0usize;
-    report(
+    report2(
         "recall::build (window + recall 400 tok)",
         (0..calls)
             .map(|i| {
-                let t = Instant::now();
-                let (_, r) = recall::build(&store, &cfg, "yui", &queries[i % queries.len()], None)
-                    .expect("recall");
-                let d = t.elapsed();
-                recalled += r.lines.len();
-                d
+                timed(|| {
+                    let (_, r) =
+                        recall::build(&store, &cfg, "yui", &queries[i % queries.len()], None)
+                            .expect("recall");
+                    recalled += r.lines.len();
+                })
             })
             .collect(),
     );
@@ -201,19 +235,49 @@ fn main() {
         "  lines recalled per turn (mean): {:.1}",
         recalled as f64 / calls as f64
     );
-
-    // Its first step alone: the newest 400 lines the history window is cut from.
-    report(
-        "  of which transcript::recent (400 lines)",
-        (0..calls)
-            .map(|_| {
-                let t = Instant::now();
-                let r = yui_core::transcript::recent(&store, "yui", recall::MAX_HISTORY_LINES);
-                std::hint::black_box(r.expect("recent"));
-                t.elapsed()
+    // Where the time goes: each step of a recall alone, on the query `build` makes.
+    let recent =
+        yui_core::transcript::recent(&store, "yui", recall::MAX_HISTORY_LINES).expect("recent");
+    let n = recall::window_len(&recent, cfg.history_tokens);
+    let window = &recent[recent.len() - n..];
+    let below = window.first().map_or(i64::MAX, |e| e.id);
+    let full: Vec<String> = queries
+        .iter()
+        .map(|q| {
+            let mut q = q.clone();
+            for e in window.iter().rev().take(2) {
+                q.push('\n');
+                q.push_str(&e.text);
+            }
+            q
+        })
+        .collect();
+    let step = |what: &str, f: &dyn Fn(&rusqlite::Connection, &str)| {
+        let samples = (0..calls)
+            .map(|i| {
+                store
+                    .read(|c| Ok(timed(|| f(c, &full[i % full.len()]))))
+                    .expect("read")
             })
-            .collect(),
-    );
+            .collect();
+        report2(what, samples);
+    };
+    step("  transcript::recent (400 lines)", &|_, _| {
+        let r = yui_core::transcript::recent(&store, "yui", recall::MAX_HISTORY_LINES);
+        std::hint::black_box(r.expect("recent"));
+    });
+    step("  search::lists over memories", &|c, q| {
+        let t = search::Terms::of(q);
+        std::hint::black_box(search::lists(c, "memories", "yui", &t, i64::MAX).expect("lists"));
+    });
+    step("  search::lists over transcript lines", &|c, q| {
+        let t = search::Terms::of(q);
+        std::hint::black_box(search::lists(c, "transcript", "yui", &t, below).expect("lists"));
+    });
+    step("  recall::recall (searches + rows + budget)", &|c, q| {
+        let r = recall::recall(c, "yui", q, below, cfg.recall_tokens, None);
+        std::hint::black_box(r.expect("recall"));
+    });
 
     let clock: SharedClock = Arc::new(ManualClock::new(t0, 0));
     let backend = Backend {
