@@ -1,7 +1,9 @@
 //! Recall cost on a real SQLite file (WAL) with 100,000 transcript lines and 10,000 memories of
 //! one character (plus another character's rows the queries must skip): p50 / p99 / max of
 //! `longterm::recall::build` (history window by token budget + recall within 400 tokens) and of
-//! `turn::prepare` with and without memory, then criterion's estimate of the recall.
+//! `turn::prepare` with and without memory, each in wall time and in the thread's CPU time (on a
+//! loaded machine wall time mostly measures the wait for a core), the steps of a recall alone
+//! (where the time goes), then criterion's estimate of the recall.
 //!
 //! Run: `cargo bench -p yui-core --bench memory_recall` (sizes from `YUI_BENCH_LINES`,
 //! `YUI_BENCH_MEMORIES`; samples from `YUI_BENCH_CALLS`, default 2000). Figures in
@@ -144,17 +146,6 @@ fn pct(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-fn report(what: &str, mut samples: Vec<Duration>) {
-    samples.sort();
-    println!(
-        "{what:<44} n={:<6} p50={:>9.1?} p99={:>9.1?} max={:>9.1?}",
-        samples.len(),
-        pct(&samples, 0.50),
-        pct(&samples, 0.99),
-        samples[samples.len() - 1]
-    );
-}
-
 /// A deterministic sentence of `n` words from the vocabulary.
 fn sentence(seed: &mut u64, n: usize) -> String {
     let mut out = Vec::with_capacity(n);
@@ -290,35 +281,22 @@ fn main() {
         push_url: None,
         realtime_url: None,
     };
-    let prep = |q: &str| {
-        let t = Instant::now();
-        let out = turn::prepare(&store, &clock, "yui", WindowKind::Main, q, backend.clone());
-        std::hint::black_box(out.expect("prepare"));
-        t.elapsed()
+    let prep = |preset: &str, q: &str| {
+        timed(|| {
+            let out = turn::prepare(&store, &clock, preset, WindowKind::Main, q, backend.clone());
+            std::hint::black_box(out.expect("prepare"));
+        })
     };
-    let with: Vec<Duration> = (0..calls.min(500))
-        .map(|i| prep(&queries[i % queries.len()]))
+    let with: Vec<_> = (0..calls.min(500))
+        .map(|i| prep("yui", &queries[i % queries.len()]))
         .collect();
-    report("turn::prepare with memory (recall + record)", with);
+    report2("turn::prepare with memory (recall + record)", with);
     // The same turn for a character with no memory and no transcript: the baseline.
     let bare = yui_core::presets::add(&store, "Bare").expect("preset");
-    let empty: Vec<Duration> = (0..calls.min(500))
-        .map(|i| {
-            let q = &queries[i % queries.len()];
-            let t = Instant::now();
-            let out = turn::prepare(
-                &store,
-                &clock,
-                &bare.id,
-                WindowKind::Main,
-                q,
-                backend.clone(),
-            );
-            std::hint::black_box(out.expect("prepare"));
-            t.elapsed()
-        })
+    let empty: Vec<_> = (0..calls.min(500))
+        .map(|i| prep(&bare.id, &queries[i % queries.len()]))
         .collect();
-    report("turn::prepare, character without memory", empty);
+    report2("turn::prepare, character without memory", empty);
 
     let mut c = Criterion::default()
         .configure_from_args()
