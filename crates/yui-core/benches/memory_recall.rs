@@ -158,6 +158,9 @@ fn sentence(seed: &mut u64, n: usize) -> String {
     format!("I think the {} was nice today.", out.join(" "))
 }
 
+/// Words in 1,000 lines each (see the fill).
+const RARE: &[&str] = &["harmonica", "lighthouse", "origami", "telescope"];
+
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -185,7 +188,13 @@ fn main() {
                 let preset = if i % 10 == 9 { "kai" } else { "yui" };
                 let role = if i % 2 == 0 { "user" } else { "assistant" };
                 let at = (t0 + CDuration::seconds(i as i64 * 30)).to_rfc3339();
-                ins.execute(params![preset, role, sentence(&mut seed, 6), at])?;
+                let mut text = sentence(&mut seed, 6);
+                // One line in 25 also names one of four rarer things (each in 1,000 lines,
+                // under search::COMMON): the transcript's index at its most-read.
+                if i % 25 == 0 {
+                    text.push_str(&format!(" Also the {}.", RARE[(i / 25) % RARE.len()]));
+                }
+                ins.execute(params![preset, role, text, at])?;
             }
             let mut mem = tx.prepare(
                 "INSERT INTO memories (preset_id, kind, text, created_at, updated_at, pinned)
@@ -265,6 +274,13 @@ fn main() {
         let t = search::Terms::of(q);
         std::hint::black_box(search::lists(c, "transcript", "yui", &t, below).expect("lists"));
     });
+    step(
+        "  search::lists over lines, 4 words in 1,000 each",
+        &|c, _| {
+            let t = search::Terms::of(&RARE.join(" "));
+            std::hint::black_box(search::lists(c, "transcript", "yui", &t, below).expect("lists"));
+        },
+    );
     step("  recall::recall (searches + rows + budget)", &|c, q| {
         let r = recall::recall(c, "yui", q, below, cfg.recall_tokens, None);
         std::hint::black_box(r.expect("recall"));
