@@ -137,6 +137,32 @@ for i, (n, a) in enumerate(calls):
     put("push_frames", f"call_{n}", J({"type": "tool_call", "turn_id": T, "call_id": f"c{i}", "name": n,
                                       "arguments": json.loads(a)}))
 
+# --- Realtime (GA names, beta aliases; crates/yui-testkit/src/realtime.rs) ---
+def rt_call(cid, name, args):
+    item = f"fc_{cid}"
+    return [
+        {"type": "response.output_item.added", "output_index": 0, "item": {"id": item, "type": "function_call", "status": "in_progress", "call_id": cid, "name": name, "arguments": ""}},
+        {"type": "response.function_call_arguments.delta", "item_id": item, "call_id": cid, "delta": args},
+        {"type": "response.function_call_arguments.done", "item_id": item, "call_id": cid, "name": name, "arguments": args},
+        {"type": "response.output_item.done", "output_index": 0, "item": {"id": item, "type": "function_call", "status": "completed", "call_id": cid, "name": name, "arguments": args}},
+    ]
+RT = [{"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}},
+      {"type": "response.output_audio_transcript.delta", "item_id": "msg_1", "delta": "Hi "}]
+RT += rt_call("c1", "generate_express", J({"emotion_id": "happy"}))
+RT += [{"type": "response.output_audio.delta", "item_id": "msg_1", "delta": "AAAAAA=="},
+       {"type": "response.output_text.delta", "item_id": "msg_1", "delta": "there"}]
+RT += rt_call("c2", "rate_relation", J({"toward": "user", "delta": 1, "why": "kind"}))
+RT += [{"type": "response.done", "response": {"id": "resp_1", "status": "completed", "output": []}}]
+put("realtime_events", "turn", "\n".join(J(e) for e in RT))
+put("realtime_events", "beta", "\n".join(J(e) for e in [
+    {"type": "conversation.item.created", "item": {}},
+    {"type": "response.audio_transcript.delta", "delta": "old"},
+    {"type": "response.text.delta", "delta": " names"},
+    {"type": "response.audio.delta", "delta": "!!"},
+    {"type": "response.done", "response": {"status": "cancelled"}}]))
+put("realtime_events", "errors", "\n".join([J({"type": "error", "error": {"message": "bad"}}), "{not json",
+    J({"type": "response.done", "response": {"status": "failed", "status_details": {"error": {"message": "x"}}}})]))
+
 # --- Tool arguments (the `arguments` text of a call) ---
 args = [a for _, a in calls] + [
     '{"action":"sit_on_window","app":"firefox"}', '{"action":"peek","side":"left"}',

@@ -14,7 +14,7 @@ use yui_core::clock::{ManualClock, SharedClock};
 use yui_core::tools::registry::{RegistryEnv, ToolRegistry, TurnToolState};
 use yui_core::turn::engine::replay_response;
 use yui_core::turn::sse::SseStream;
-use yui_core::turn::transport::push;
+use yui_core::turn::transport::{push, realtime};
 use yui_core::turn::{Backend, Timeouts, TurnDeps, TurnEvent, TurnRequest};
 use yui_core::{Store, WindowKind};
 
@@ -75,6 +75,7 @@ pub fn request(transport: Transport, turn_id: String) -> TurnRequest {
             max_output_tokens: None,
             temperature: None,
             push_url: Some("ws://127.0.0.1:9/push".into()),
+            realtime_url: Some("ws://127.0.0.1:9/v1/realtime".into()),
         },
         timeouts: Timeouts::default(),
         history_limit: 0,
@@ -140,6 +141,22 @@ pub fn replay_push(data: &[u8]) {
     e.rt.block_on(async {
         let (tx, task) = drain(&e.rt);
         let _ = push::replay_frames(&e.deps, &req, &registry, &frames, &tx).await;
+        drop(tx);
+        let _ = task.await;
+    });
+}
+
+/// Realtime server events (one per line, as the session reads text messages) through
+/// `replay_events`: parse, map, dispatch, as one response reads them.
+pub fn replay_realtime(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let events: Vec<String> = text.split('\n').map(str::to_string).collect();
+    let e = env();
+    let registry = registry(&e.store);
+    let req = request(Transport::Realtime, turn_id());
+    e.rt.block_on(async {
+        let (tx, task) = drain(&e.rt);
+        let _ = realtime::replay_events(&e.deps, &req, &registry, &events, &tx).await;
         drop(tx);
         let _ = task.await;
     });

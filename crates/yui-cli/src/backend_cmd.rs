@@ -19,12 +19,16 @@ pub enum BackendCmd {
         base_url: Option<String>,
         #[arg(long)]
         model: Option<String>,
-        /// chat_completions | responses | push
+        /// chat_completions | responses | push | realtime
         #[arg(long, value_parser = parse_transport)]
         transport: Option<Transport>,
         /// Push transport URL; an empty string clears it.
         #[arg(long)]
         push_url: Option<String>,
+        /// Realtime transport URL (ws://…/v1/realtime); an empty string clears it (the base
+        /// URL's /realtime is used).
+        #[arg(long)]
+        realtime_url: Option<String>,
         /// Reply cap in tokens (sent as max_tokens / max_output_tokens; default 512).
         #[arg(long, value_name = "N")]
         max_output_tokens: Option<u32>,
@@ -68,6 +72,7 @@ pub fn run(store: &Store, paths: &Paths, cmd: &BackendCmd) -> Result<Value, Core
             model,
             transport,
             push_url,
+            realtime_url,
             max_output_tokens,
             temperature,
         } => {
@@ -76,6 +81,9 @@ pub fn run(store: &Store, paths: &Paths, cmd: &BackendCmd) -> Result<Value, Core
                 model: model.clone(),
                 transport: *transport,
                 push_url: push_url
+                    .as_ref()
+                    .map(|u| Some(u.clone()).filter(|u| !u.trim().is_empty())),
+                realtime_url: realtime_url
                     .as_ref()
                     .map(|u| Some(u.clone()).filter(|u| !u.trim().is_empty())),
                 max_output_tokens: *max_output_tokens,

@@ -18,9 +18,14 @@ pub struct DoctorArgs {
     /// Model to check (default: the configured one).
     #[arg(long)]
     pub model: Option<String>,
-    /// Preferred transport, chat_completions | responses (default: the configured one).
+    /// Preferred transport, chat_completions | responses, or realtime for the realtime checks
+    /// (default: the configured one).
     #[arg(long, value_parser = crate::backend_cmd::parse_transport)]
     pub transport: Option<Transport>,
+    /// The realtime server's WebSocket URL (default: the configured one, else the base URL's
+    /// /realtime).
+    #[arg(long)]
+    pub realtime_url: Option<String>,
     /// Print one JSON object instead of lines.
     #[arg(long)]
     pub json: bool,
@@ -32,6 +37,7 @@ pub fn run(paths: &Paths, args: &DoctorArgs) -> Result<u8, CoreError> {
         base_url: args.base_url.clone(),
         model: args.model.clone(),
         transport: args.transport,
+        realtime_url: args.realtime_url.clone(),
         ..Default::default()
     }
     .with_env_key();

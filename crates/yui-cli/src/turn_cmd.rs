@@ -38,13 +38,17 @@ pub struct TargetArgs {
     /// Window kind whose tools the turn declares: main | pet | browser_build | phone.
     #[arg(long, default_value = "main", value_parser = parse_window)]
     pub window: WindowKind,
-    /// chat_completions | responses | push (default: the configured transport).
+    /// chat_completions | responses | push | realtime (default: the configured transport).
     #[arg(long, value_parser = parse_transport)]
     pub transport: Option<Transport>,
     /// The push transport's WebSocket URL, e.g. ws://127.0.0.1:8765/push (default: the
     /// configured one).
     #[arg(long)]
     pub push_url: Option<String>,
+    /// The realtime transport's WebSocket URL, e.g. ws://127.0.0.1:8765/v1/realtime (default:
+    /// the configured one, else the base URL's /realtime); `?model=` is added from --model.
+    #[arg(long)]
+    pub realtime_url: Option<String>,
     /// Base URL of the OpenAI-compatible API (default: the configured one).
     #[arg(long)]
     pub base_url: Option<String>,
@@ -105,6 +109,7 @@ pub fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
         base_url: t.base_url.clone(),
         model: t.model.clone(),
         push_url: t.push_url.clone(),
+        realtime_url: t.realtime_url.clone(),
         api_key: None,
     }
     .with_env_key();

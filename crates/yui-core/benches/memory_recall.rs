@@ -224,6 +224,7 @@ fn main() {
         max_output_tokens: None,
         temperature: None,
         push_url: None,
+        realtime_url: None,
     };
     let prep = |q: &str| {
         let t = Instant::now();

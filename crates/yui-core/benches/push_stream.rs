@@ -38,6 +38,7 @@ fn request(url: &str) -> TurnRequest {
             max_output_tokens: None,
             temperature: None,
             push_url: Some(url.into()),
+            realtime_url: None,
         },
         timeouts: Timeouts::default(),
         history_limit: 0,

@@ -93,6 +93,7 @@ fn main() {
                     max_output_tokens: None,
                     temperature: None,
                     push_url: None,
+                    realtime_url: None,
                 },
                 timeouts: Timeouts::default(),
             },

@@ -169,6 +169,7 @@ fn request(transport: Transport) -> TurnRequest {
             max_output_tokens: None,
             temperature: None,
             push_url: None,
+            realtime_url: None,
         },
         timeouts: Timeouts::default(),
         history_limit: 0,

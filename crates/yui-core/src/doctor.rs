@@ -14,6 +14,7 @@
 mod checks;
 mod configured;
 mod probe;
+mod realtime;
 mod report;
 
 pub use configured::{run_configured, Overrides};
@@ -36,6 +37,7 @@ pub const RESPONSES_STREAM: &str = "responses_stream";
 pub const CHAT_TOOL: &str = "chat_completions_tool_call";
 pub const RESPONSES_TOOL: &str = "responses_tool_call";
 pub const ROUND_TRIP: &str = "round_trip";
+pub use realtime::{RT_SESSION, RT_TEXT, RT_TOOL};
 
 /// How long the doctor may wait.
 #[derive(Debug, Clone, Copy)]
@@ -62,8 +64,12 @@ impl Default for Options {
     }
 }
 
-/// Run every check against `backend` (its transport is the one preferred).
+/// Run every check against `backend` (its transport is the one preferred). A realtime backend
+/// gets the realtime checks (a session, a text reply, a tool call and its round trip).
 pub async fn run(backend: &Backend, opts: &Options) -> Report {
+    if backend.transport == Transport::Realtime {
+        return realtime::run(backend, opts).await;
+    }
     let http = match crate::turn::sse::http_client(&opts.timeouts) {
         Ok(h) => h,
         Err(e) => {

@@ -94,10 +94,17 @@ pub const KNOWN: &[Known] = &[
     },
     Known {
         key: BACKEND,
-        kind: "object {base_url, model, transport, push_url}",
+        kind: "object {base_url, model, transport, push_url, realtime_url}",
         default: crate::backend::default_value,
         validate: |v| crate::backend::BackendConfig::from_value(v).map(drop),
-        doc: "Model backend: base URL, model, transport (chat_completions | responses | push), push URL. The API key is never here: it is in the OS keyring (or the labelled file fallback, see backend.rs).",
+        doc: "Model backend: base URL, model, transport (chat_completions | responses | push | realtime), push URL, realtime URL (unset: the base URL's /realtime). The API key is never here: it is in the OS keyring (or the labelled file fallback, see backend.rs).",
+    },
+    Known {
+        key: crate::backend::realtime::KEY,
+        kind: "object {voice, turn_detection: server_vad|semantic_vad|push_to_talk, transcription_model}",
+        default: crate::backend::realtime::default_value,
+        validate: |v| crate::backend::realtime::RealtimeSettings::from_value(v).map(drop),
+        doc: "The realtime transport's session: the voice the server speaks with, how the user's turn ends (server voice activity, semantic, or push-to-talk with an explicit commit) and the model that transcribes the user's speech (null: none). See docs/realtime-transport.md.",
     },
     Known {
         key: VOCAB,

@@ -386,6 +386,7 @@ pub fn declared_tool(vocab: &Vocab, transport: Transport) -> Option<Value> {
     let schema = match transport {
         Transport::ChatCompletions => crate::shared::schema::chat,
         Transport::Responses => crate::shared::schema::responses,
+        Transport::Realtime => crate::shared::schema::realtime,
         Transport::Push => return None,
     };
     Some(schema(

@@ -187,6 +187,7 @@ fn target(base_url: &str, transport: Transport, key: Option<&str>) -> Backend {
         max_output_tokens: Some(backend::BackendConfig::default().max_output_tokens),
         temperature: None,
         push_url: None,
+        realtime_url: None,
     }
 }
 

@@ -23,6 +23,7 @@ fn backend(base: &str) -> Backend {
         max_output_tokens: None,
         temperature: None,
         push_url: None,
+        realtime_url: None,
     }
 }
 

@@ -163,6 +163,7 @@ async fn rig(
                 max_output_tokens: None,
                 temperature: None,
                 push_url: None,
+                realtime_url: None,
             },
             timeouts: Timeouts {
                 connect: Duration::from_secs(2),

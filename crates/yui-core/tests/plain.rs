@@ -18,6 +18,7 @@ fn backend(base_url: &str, transport: Transport, key: Option<&str>) -> Backend {
         max_output_tokens: None,
         temperature: None,
         push_url: None,
+        realtime_url: None,
     }
 }
 

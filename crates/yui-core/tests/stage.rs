@@ -51,6 +51,7 @@ fn fixed(base_url: &str) -> BackendSource {
             max_output_tokens: None,
             temperature: None,
             push_url: None,
+            realtime_url: None,
         },
         timeouts: Timeouts {
             connect: Duration::from_secs(2),

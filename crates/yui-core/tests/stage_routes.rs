@@ -40,6 +40,7 @@ async fn rig(replies: Vec<Reply>) -> Rig {
                 max_output_tokens: None,
                 temperature: None,
                 push_url: None,
+                realtime_url: None,
             },
             timeouts: Timeouts {
                 connect: Duration::from_secs(2),

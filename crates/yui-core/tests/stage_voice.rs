@@ -86,6 +86,7 @@ fn rig(model_url: &str, speech_url: &str, tts: serde_json::Value) -> Rig {
                 max_output_tokens: None,
                 temperature: None,
                 push_url: None,
+                realtime_url: None,
             },
             timeouts: Timeouts {
                 connect: Duration::from_secs(2),

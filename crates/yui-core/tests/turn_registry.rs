@@ -311,6 +311,7 @@ async fn prepared_turn_carries_persona_tools_and_context() {
         max_output_tokens: None,
         temperature: None,
         push_url: None,
+        realtime_url: None,
     };
     let (req, reg) = turn::prepare(
         &h.store,

@@ -7,12 +7,16 @@
 //!   child process, on a thread of its own;
 //! - [`ws`]: a WebSocket server for the push transport that hands each connection to the test,
 //!   which reads the client's frames and writes the server's;
+//! - [`realtime`]: a realtime (OpenAI Realtime protocol) server over [`ws`]: each connection's
+//!   session set up, every client event recorded, scripted responses (text, transcript with
+//!   base64 pcm16 audio, function calls) played by the test or automatically on `response.create`;
 //! - [`speech`]: an OpenAI-compatible speech server (`/audio/transcriptions` multipart in, JSON
 //!   out; `/audio/speech` JSON in, WAV or PCM out) with scripted faults.
 //!
 //! Used by the core's tests, the CLI tests (crates/yui-cli/tests) and the end-to-end tests
 //! (tests/e2e). Dev-only: no product crate depends on it outside `[dev-dependencies]`.
 
+pub mod realtime;
 pub mod speech;
 pub mod sse;
 pub mod ws;

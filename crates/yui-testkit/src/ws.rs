@@ -30,6 +30,8 @@ impl Drop for WsServer {
 pub struct WsConn {
     /// The `Authorization` header of the upgrade request.
     pub auth: Option<String>,
+    /// The upgrade request's path and query (`/v1/realtime?model=m`).
+    pub path: String,
     from_client: mpsc::UnboundedReceiver<String>,
     to_client: mpsc::UnboundedSender<Out>,
 }
@@ -96,6 +98,7 @@ async fn serve(
     stop: CancellationToken,
 ) {
     let mut auth = None;
+    let mut path = String::new();
     // The callback's error type is tungstenite's (large); it never errs here.
     #[allow(clippy::result_large_err)]
     let cb = |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
@@ -105,6 +108,7 @@ async fn serve(
             .get("authorization")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        path = req.uri().to_string();
         Ok(resp)
     };
     let Ok(ws) = tokio_tungstenite::accept_hdr_async(sock, cb).await else {
@@ -116,6 +120,7 @@ async fn serve(
     if conns
         .send(WsConn {
             auth,
+            path,
             from_client: in_rx,
             to_client: out_tx,
         })

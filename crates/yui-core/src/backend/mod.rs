@@ -37,6 +37,8 @@ pub enum Transport {
     ChatCompletions,
     Responses,
     Push,
+    /// The realtime session over WebSocket (docs/realtime-transport.md).
+    Realtime,
 }
 
 impl Transport {
@@ -45,6 +47,7 @@ impl Transport {
             Transport::ChatCompletions => "chat_completions",
             Transport::Responses => "responses",
             Transport::Push => "push",
+            Transport::Realtime => "realtime",
         }
     }
 }
@@ -56,8 +59,9 @@ impl std::str::FromStr for Transport {
             "chat_completions" => Ok(Transport::ChatCompletions),
             "responses" => Ok(Transport::Responses),
             "push" => Ok(Transport::Push),
+            "realtime" => Ok(Transport::Realtime),
             other => Err(CoreError::invalid(format!(
-                "transport must be chat_completions, responses or push, not {other:?}"
+                "transport must be chat_completions, responses, push or realtime, not {other:?}"
             ))),
         }
     }
@@ -73,6 +77,9 @@ pub struct BackendConfig {
     pub transport: Transport,
     #[serde(default)]
     pub push_url: Option<String>,
+    /// The realtime transport's WebSocket URL; `None`: the base URL's (`realtime::url_of`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub realtime_url: Option<String>,
     /// Reply cap: `max_tokens` on Chat Completions, `max_output_tokens` on Responses.
     #[serde(default = "default_max_output_tokens")]
     pub max_output_tokens: u32,
@@ -92,6 +99,7 @@ impl Default for BackendConfig {
             model: DEFAULT_MODEL.to_string(),
             transport: Transport::ChatCompletions,
             push_url: None,
+            realtime_url: None,
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             temperature: None,
         }
@@ -200,6 +208,9 @@ impl BackendConfig {
             }
             None => {}
         }
+        if let Some(u) = &self.realtime_url {
+            check_url("realtime_url", u)?;
+        }
         Ok(())
     }
 }
@@ -215,6 +226,9 @@ pub struct BackendChange {
     pub transport: Option<Transport>,
     #[serde(default, deserialize_with = "present")]
     pub push_url: Option<Option<String>>,
+    /// `Some(None)` clears it (back to the base URL's).
+    #[serde(default, deserialize_with = "present")]
+    pub realtime_url: Option<Option<String>>,
     #[serde(default)]
     pub max_output_tokens: Option<u32>,
     /// `Some(None)` clears it (back to the server's default).
@@ -263,6 +277,12 @@ pub fn update(store: &Store, change: &BackendChange) -> Result<BackendConfig> {
     }
     if let Some(v) = &change.push_url {
         cfg.push_url = v.as_ref().map(|s| s.trim().to_string());
+    }
+    if let Some(v) = &change.realtime_url {
+        cfg.realtime_url = v
+            .as_ref()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
     }
     if let Some(v) = change.max_output_tokens {
         cfg.max_output_tokens = v;
@@ -329,6 +349,7 @@ pub fn update_and_view(
     view(store, paths)
 }
 
+pub mod realtime;
 mod resolve;
 mod secrets;
 

@@ -23,6 +23,9 @@ pub struct Backend {
     pub temperature: Option<f64>,
     /// The push transport's WebSocket URL.
     pub push_url: Option<String>,
+    /// The realtime transport's WebSocket URL (`None`: the base URL's, see
+    /// `backend::realtime::url_of`).
+    pub realtime_url: Option<String>,
 }
 
 impl Backend {
@@ -40,7 +43,14 @@ impl Backend {
             max_output_tokens: Some(cfg.max_output_tokens),
             temperature: cfg.temperature,
             push_url: cfg.push_url.clone(),
+            realtime_url: cfg.realtime_url.clone(),
         }
+    }
+
+    /// The realtime session's URL, with the model in its query.
+    pub fn realtime_endpoint(&self) -> String {
+        let url = super::realtime::url_of(self.realtime_url.as_deref(), &self.base_url);
+        super::realtime::url_with_model(&url, &self.model)
     }
 
     pub fn endpoint(&self, path: &str) -> String {
@@ -59,6 +69,8 @@ pub struct Overrides {
     pub transport: Option<Transport>,
     #[serde(default)]
     pub push_url: Option<String>,
+    #[serde(default)]
+    pub realtime_url: Option<String>,
     /// Never from the webview: only the CLI sets it ([`Overrides::with_env_key`]).
     #[serde(skip)]
     pub api_key: Option<String>,
@@ -93,6 +105,9 @@ impl Overrides {
         }
         if let Some(u) = given(&self.push_url) {
             b.push_url = Some(u);
+        }
+        if let Some(u) = given(&self.realtime_url) {
+            b.realtime_url = Some(u);
         }
         if let Some(k) = given(&self.api_key) {
             b.api_key = Some(k);
@@ -136,6 +151,7 @@ mod tests {
             model: Some("m2".into()),
             transport: Some(Transport::Push),
             push_url: Some("ws://h:2/push".into()),
+            realtime_url: Some("ws://h:3/rt".into()),
             api_key: Some("sk-run".into()),
         }
         .apply(&mut b);
@@ -144,6 +160,7 @@ mod tests {
             ("http://h:1/v1", "m2", Transport::Push)
         );
         assert_eq!(b.push_url.as_deref(), Some("ws://h:2/push"));
+        assert_eq!(b.realtime_endpoint(), "ws://h:3/rt?model=m2");
         assert_eq!(b.api_key.as_deref(), Some("sk-run"));
         // The webview's JSON never carries a key.
         let o: Overrides =

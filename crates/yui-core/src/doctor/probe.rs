@@ -93,9 +93,18 @@ pub(crate) fn conversation(
 }
 
 /// A recording sink: what a turn's dispatch would show and run, kept instead.
-struct Recorder {
-    seen: Seen,
+pub(crate) struct Recorder {
+    pub seen: Seen,
     t0: Instant,
+}
+
+impl Recorder {
+    pub fn new() -> Self {
+        Self {
+            seen: Seen::default(),
+            t0: Instant::now(),
+        }
+    }
 }
 
 impl Sink for Recorder {

@@ -14,6 +14,9 @@ pub fn label(name: &str) -> &'static str {
         CHAT_TOOL => "Tool call, Chat Completions",
         RESPONSES_TOOL => "Tool call, Responses",
         ROUND_TRIP => "Round trip (request 2)",
+        RT_SESSION => "Realtime session",
+        RT_TEXT => "Text reply, realtime",
+        RT_TOOL => "Tool call, realtime",
         _ => "Check",
     }
 }

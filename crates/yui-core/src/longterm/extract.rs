@@ -372,6 +372,11 @@ pub async fn ask(
                    "input": user_message(p), "stream": false, "store": false}),
         ),
         Transport::Push => return Err(fail("a push backend takes no extraction request".into())),
+        Transport::Realtime => {
+            return Err(fail(
+                "a realtime backend takes no extraction request".into(),
+            ))
+        }
     };
     let mut req = http.post(&url).timeout(TIMEOUT).json(&body);
     if let Some(k) = backend.api_key.as_deref().filter(|k| !k.is_empty()) {
@@ -468,6 +473,9 @@ pub async fn run(
     }
     if backend.transport == Transport::Push {
         return Ok(skipped("a push backend takes no extraction request"));
+    }
+    if backend.transport == Transport::Realtime {
+        return Ok(skipped("a realtime backend takes no extraction request"));
     }
     let answer = match ask(http, backend, &p, cancel).await {
         Ok(a) => a,

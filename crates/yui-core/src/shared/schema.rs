@@ -15,6 +15,16 @@ pub fn chat(name: &str, description: &str, parameters: &Value) -> Value {
     })
 }
 
+/// A declared tool on the realtime session (`session.tools`): flattened, without `strict`.
+pub fn realtime(name: &str, description: &str, parameters: &Value) -> Value {
+    json!({
+        "type": "function",
+        "name": name,
+        "description": description,
+        "parameters": parameters,
+    })
+}
+
 /// A declared tool, flattened, with `"strict": false`.
 pub fn responses(name: &str, description: &str, parameters: &Value) -> Value {
     json!({

@@ -36,6 +36,9 @@ pub(crate) enum Unregistered {
     Silent,
     /// Push: the client was asked to run a tool this window did not declare.
     Refuse,
+    /// Realtime: the session declares every tool of the window, generate_express included;
+    /// any other name is refused like push's.
+    Answer,
 }
 
 /// The result a call to an undeclared tool answers on push.
@@ -124,6 +127,9 @@ pub(crate) struct Dispatch<'a> {
     held: String,
     /// The reply was exactly [`SILENT`]: nothing is shown, spoken or stored.
     pub silenced: bool,
+    /// The user spoke over the reply (realtime barge-in): what they heard of it. The engine
+    /// stores the reply as this plus the interrupted marker.
+    pub heard: Option<String>,
 }
 
 /// A reply that is exactly this (trimmed) ends an exchange between characters and is neither
@@ -161,6 +167,7 @@ impl<'a> Dispatch<'a> {
             cues: 0,
             held: String::new(),
             silenced: false,
+            heard: None,
         }
     }
 
@@ -330,7 +337,7 @@ impl<'a> Dispatch<'a> {
                 .await;
                 None
             }
-            Unregistered::Refuse => {
+            Unregistered::Refuse | Unregistered::Answer => {
                 let result = ToolOutput::text(UNKNOWN_TOOL);
                 self.emit(TurnEvent::ToolResult {
                     call_id: call.call_id.clone(),

@@ -209,6 +209,14 @@ pub async fn run(
         ) {
             tracing::warn!(error = %e, "the reply could not be stored in the transcript");
         }
+        // The user spoke over it: stored as what they heard, with the marker.
+        if let Some(heard) = &d.heard {
+            if let Err(e) =
+                transcript::interrupt_reply(&deps.store, &req.preset_id, &req.turn_id, heard)
+            {
+                tracing::warn!(error = %e, "the interrupted reply could not be cut");
+            }
+        }
     }
     let addressed = registry
         .state()
@@ -245,7 +253,8 @@ async fn run_turn(
     let store = &deps.store;
     // History first, so it does not include the message of this turn.
     let history = match req.backend.transport {
-        Transport::Push => Vec::new(),
+        // Both keep the conversation on the server.
+        Transport::Push | Transport::Realtime => Vec::new(),
         _ => transcript::recent(store, &req.preset_id, req.history_limit)
             .map_err(|e| End::Failed(format!("the transcript could not be read: {e}")))?,
     };

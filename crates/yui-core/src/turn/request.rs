@@ -49,6 +49,8 @@ pub struct TurnDeps {
     pub http: reqwest::Client,
     /// The window's push connection; without one a push turn connects for itself.
     pub push: Option<Arc<super::transport::push::conn::PushClient>>,
+    /// The window's realtime session; without one a realtime turn connects for itself.
+    pub realtime: Option<Arc<super::transport::realtime::conn::RealtimeClient>>,
 }
 
 impl TurnDeps {
@@ -60,6 +62,7 @@ impl TurnDeps {
             clock,
             http,
             push: None,
+            realtime: None,
         })
     }
 }
@@ -80,5 +83,6 @@ pub(crate) fn unregistered(req: &TurnRequest) -> Unregistered {
         Transport::ChatCompletions => Unregistered::StatusDone,
         Transport::Responses => Unregistered::Silent,
         Transport::Push => Unregistered::Refuse,
+        Transport::Realtime => Unregistered::Answer,
     }
 }

@@ -8,6 +8,7 @@
 
 use super::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
 use super::pcm::Pcm;
+use super::stream_out::{OpenStream, StreamFeed};
 use async_trait::async_trait;
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SampleFormat, SizedSample};
@@ -31,7 +32,12 @@ const CAPTURE_QUEUE: usize = 512;
 /// Separate connections keep the two directions apart, as two apps would be.
 pub struct CpalHost {
     host: OnceLock<cpal::Host>,
+    /// The microphone's host (see above).
     capture_host: OnceLock<cpal::Host>,
+    /// Streams fed while they play have a host (on PulseAudio: a server connection) of their
+    /// own: sharing the connection with an open capture stalled the stream's requests for
+    /// seconds (seen on a null sink with its monitor recorded).
+    stream_host: OnceLock<cpal::Host>,
 }
 
 impl Default for CpalHost {
@@ -71,6 +77,7 @@ impl CpalHost {
         Self {
             host: OnceLock::new(),
             capture_host: OnceLock::new(),
+            stream_host: OnceLock::new(),
         }
     }
 
@@ -83,19 +90,28 @@ impl CpalHost {
             Dir::Out => self.host(),
             Dir::In => self.capture_host.get_or_init(cpal::default_host),
         };
-        let found = match (wanted, dir) {
-            (None, Dir::Out) => host.default_output_device(),
-            (None, Dir::In) => host.default_input_device(),
-            (Some(w), Dir::Out) => host
-                .output_devices()
-                .ok()
-                .and_then(|mut ds| ds.find(|d| matches(d, w))),
-            (Some(w), Dir::In) => host
-                .input_devices()
-                .ok()
-                .and_then(|mut ds| ds.find(|d| matches(d, w))),
-        };
-        found.ok_or_else(|| match wanted {
+        device_on(host, dir, wanted)
+    }
+}
+
+fn device_on(
+    host: &cpal::Host,
+    dir: &Dir,
+    wanted: Option<&str>,
+) -> Result<cpal::Device, AudioError> {
+    let found = match (wanted, dir) {
+        (None, Dir::Out) => host.default_output_device(),
+        (None, Dir::In) => host.default_input_device(),
+        (Some(w), Dir::Out) => host
+            .output_devices()
+            .ok()
+            .and_then(|mut ds| ds.find(|d| matches(d, w))),
+        (Some(w), Dir::In) => host
+            .input_devices()
+            .ok()
+            .and_then(|mut ds| ds.find(|d| matches(d, w))),
+    };
+    found.ok_or_else(|| match wanted {
             Some(w) => AudioError(format!(
                 "the {} \"{w}\" is not there (unplugged or renamed?); `yui say --devices` lists the devices",
                 dir.what()
@@ -105,7 +121,6 @@ impl CpalHost {
                 dir.what()
             )),
         })
-    }
 }
 
 fn unusable(dir: &Dir, name: &str, e: impl std::fmt::Display) -> AudioError {
@@ -195,6 +210,54 @@ where
         },
         move |e| {
             let _ = err_tx.send(PlayEvent::Failed(e));
+        },
+        Some(OPEN_TIMEOUT),
+    )
+}
+
+/// Build an output stream of sample type `T` pulling mono audio from `feed` (copied to every
+/// channel).
+fn build_fed<T>(
+    device: &cpal::Device,
+    config: &cpal::StreamConfig,
+    feed: Arc<StreamFeed>,
+    name: String,
+) -> Result<cpal::Stream, cpal::Error>
+where
+    T: SizedSample + FromSample<f32>,
+{
+    let channels = config.channels.max(1) as usize;
+    let rate = config.sample_rate;
+    let err_feed = feed.clone();
+    // Grown once to the device's callback size, then reused: no allocation per callback.
+    let mut mono: Vec<f32> = Vec::new();
+    device.build_output_stream::<T, _, _>(
+        *config,
+        move |out: &mut [T], info: &cpal::OutputCallbackInfo| {
+            let frames = out.len() / channels;
+            if mono.len() < frames {
+                mono.resize(frames, 0.0);
+            }
+            let ts = info.timestamp();
+            let latency = ts.playback.saturating_duration_since(ts.callback);
+            feed.pull(
+                &mut mono[..frames],
+                rate,
+                latency,
+                std::time::Instant::now(),
+            );
+            for (frame, s) in out.chunks_mut(channels).zip(mono.iter()) {
+                for c in frame.iter_mut() {
+                    *c = T::from_sample(*s);
+                }
+            }
+        },
+        move |e| {
+            if e.kind() == cpal::ErrorKind::Xrun {
+                tracing::debug!("voice: output underrun");
+            } else {
+                err_feed.fail(vanished(&Dir::Out, &name, &e).0);
+            }
         },
         Some(OPEN_TIMEOUT),
     )
@@ -351,5 +414,63 @@ impl AudioHost for CpalHost {
             blocks: rx,
             _keep: Box::new(stream),
         })
+    }
+
+    async fn open_stream(
+        &self,
+        feed: Arc<StreamFeed>,
+        device: Option<&str>,
+    ) -> Result<OpenStream, AudioError> {
+        let dir = Dir::Out;
+        let host = self.stream_host.get_or_init(cpal::default_host);
+        let dev = device_on(host, &dir, device)?;
+        let name = name_of(&dev);
+        let default = dev
+            .default_output_config()
+            .map_err(|e| unusable(&dir, &name, e))?;
+        // The feed's own rate where the device takes it (PulseAudio and PipeWire take any rate
+        // and resample well themselves); the device's default otherwise (the feed interpolates).
+        let want = feed.rate();
+        let supported = dev
+            .supported_output_configs()
+            .ok()
+            .and_then(|mut rs| {
+                rs.find(|r| {
+                    r.min_sample_rate() <= want
+                        && want <= r.max_sample_rate()
+                        && r.sample_format() == default.sample_format()
+                })
+            })
+            .map(|r| r.with_sample_rate(want))
+            .unwrap_or(default);
+        let config = with_buffer(&supported, PLAY_BUFFER_MS);
+        let n = name.clone();
+        let built = match supported.sample_format() {
+            SampleFormat::I16 => build_fed::<i16>(&dev, &config, feed, n),
+            SampleFormat::I32 => build_fed::<i32>(&dev, &config, feed, n),
+            SampleFormat::U8 => build_fed::<u8>(&dev, &config, feed, n),
+            _ => build_fed::<f32>(&dev, &config, feed, n),
+        };
+        let stream = built.map_err(|e| unusable(&dir, &name, e))?;
+        stream.play().map_err(|e| unusable(&dir, &name, e))?;
+        Ok(OpenStream::new(
+            name,
+            config.sample_rate,
+            Box::new(Closing(Some(stream))),
+        ))
+    }
+}
+
+/// A stream that is dropped on a thread of its own: dropping joins cpal's worker threads, which
+/// can block for good on a server that went away.
+struct Closing(Option<cpal::Stream>);
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        if let Some(stream) = self.0.take() {
+            let _ = std::thread::Builder::new()
+                .name("yui-audio-close".into())
+                .spawn(move || drop(stream));
+        }
     }
 }

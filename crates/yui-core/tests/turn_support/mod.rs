@@ -222,6 +222,7 @@ impl Harness {
                 max_output_tokens: None,
                 temperature: None,
                 push_url: None,
+                realtime_url: None,
             },
             timeouts: Timeouts {
                 connect: Duration::from_secs(2),

@@ -5,6 +5,7 @@
 //! - [`chat`]: Chat Completions (SSE);
 //! - [`responses`]: Responses (SSE, the stored chain, the stateless fallback);
 //! - [`push`]: the push transport (one WebSocket per window, docs/push-transport.md);
+//! - [`realtime`]: the realtime session (one WebSocket per window, docs/realtime-transport.md);
 //! - `de`: how their wire types read loose JSON.
 //!
 //! Every transport's response is read by the one read loop (`turn::read`) into the one
@@ -14,6 +15,7 @@
 pub mod chat;
 pub(crate) mod de;
 pub mod push;
+pub mod realtime;
 pub mod responses;
 
 use super::dispatch::{Dispatch, End};
@@ -51,5 +53,6 @@ pub(crate) async fn run(
             request_turn(d, deps, req, &mut conv).await
         }
         Transport::Push => push::push_turn(d, deps, req).await,
+        Transport::Realtime => realtime::realtime_turn(d, deps, req, registry).await,
     }
 }

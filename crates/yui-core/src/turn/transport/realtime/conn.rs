@@ -1,0 +1,488 @@
+//! One realtime session per character window: connect (`Authorization: Bearer` when a key is
+//! set), wait for `session.created`, send `session.update` (built from current state at every
+//! connect) and wait for `session.updated`; then route the server's events to the turn in flight
+//! (one at a time), play output audio through the window's [`RealtimeAudioOut`] and handle
+//! barge-in (the user speaking over a reply that plays: stop, `conversation.item.truncate` with
+//! the milliseconds heard). Reconnects with push's backoff and exposes push's [`ConnState`].
+//!
+//! A malformed event is logged with its text and skipped. When the socket is lost the turn in
+//! flight learns it at once (its event channel closes).
+
+use super::wire::{self, ServerEvent, BYTES_PER_MS};
+pub use crate::backend::realtime::url_with_model;
+use crate::shared::realtime_audio::RealtimeAudioOut;
+use crate::turn::transport::push::conn::backoff;
+pub use crate::turn::transport::push::conn::ConnState;
+use base64::Engine as _;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+/// Where and how to connect.
+#[derive(Clone)]
+pub struct RealtimeConfig {
+    /// `ws(s)://…/realtime?model=M` (see [`url_with_model`]).
+    pub url: String,
+    pub api_key: Option<String>,
+    /// TCP + WebSocket handshake.
+    pub connect: Duration,
+    /// `session.created`, then `session.update` → `session.updated`.
+    pub ready: Duration,
+    /// Plays the reply's audio; `None`: text mode.
+    pub audio: Option<Arc<dyn RealtimeAudioOut>>,
+}
+
+/// Builds the `session` object of each connect's `session.update` from current state.
+pub type SessionFn = Arc<dyn Fn() -> Result<Value, String> + Send + Sync>;
+
+enum Cmd {
+    Send(Value),
+    Register {
+        events: mpsc::UnboundedSender<ServerEvent>,
+        ack: oneshot::Sender<Result<u64, String>>,
+    },
+    Unregister(u64),
+    /// The user stopped the turn: stop the audio, cancel the response in flight.
+    Cancel,
+}
+
+/// A running session. Dropping it (and every [`RealtimeLink`]) closes the socket.
+pub struct RealtimeClient {
+    cmd: mpsc::Sender<Cmd>,
+    state: watch::Receiver<ConnState>,
+}
+
+/// One turn's end of the session.
+pub struct RealtimeLink {
+    id: u64,
+    events: mpsc::UnboundedReceiver<ServerEvent>,
+    cmd: mpsc::Sender<Cmd>,
+}
+
+impl RealtimeLink {
+    /// The next event for this turn; `None` when the connection was lost.
+    pub async fn recv(&mut self) -> Option<ServerEvent> {
+        self.events.recv().await
+    }
+    /// Send a client event; `false` when the connection is gone.
+    pub async fn send(&self, v: Value) -> bool {
+        self.cmd.send(Cmd::Send(v)).await.is_ok()
+    }
+    /// Stop the audio and cancel the response in flight (the user stopped the turn).
+    pub async fn cancel(&self) {
+        let _ = self.cmd.send(Cmd::Cancel).await;
+    }
+}
+
+impl Drop for RealtimeLink {
+    fn drop(&mut self) {
+        let _ = self.cmd.try_send(Cmd::Unregister(self.id));
+    }
+}
+
+const CLOSED: &str = "the realtime session is closed";
+
+impl RealtimeClient {
+    /// Start connecting (on the current tokio runtime) and keep the session up.
+    pub fn spawn(cfg: RealtimeConfig, session: SessionFn) -> Self {
+        let (cmd_tx, cmd_rx) = mpsc::channel(256);
+        let (state_tx, state_rx) = watch::channel(ConnState::Connecting);
+        tokio::spawn(run(cfg, session, cmd_rx, state_tx));
+        Self {
+            cmd: cmd_tx,
+            state: state_rx,
+        }
+    }
+
+    pub fn state(&self) -> watch::Receiver<ConnState> {
+        self.state.clone()
+    }
+
+    /// Wait (at most `wait`) for the session, then take the events of one turn. A connect that
+    /// fails while the turn waits fails the turn at once with its problem, in plain words (a
+    /// session already reconnecting gets its next attempt).
+    pub async fn open_turn(&self, wait: Duration) -> Result<RealtimeLink, String> {
+        let mut st = self.state.clone();
+        let ready = async {
+            if *st.borrow_and_update() == ConnState::Connected {
+                return Ok(());
+            }
+            loop {
+                st.changed().await.map_err(|_| CLOSED.to_string())?;
+                match &*st.borrow_and_update() {
+                    ConnState::Connected => return Ok(()),
+                    ConnState::Reconnecting { error, .. } => return Err(error.clone()),
+                    ConnState::Closed => return Err(CLOSED.to_string()),
+                    ConnState::Connecting => {}
+                }
+            }
+        };
+        match tokio::time::timeout(wait, ready).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(match &*self.state.borrow() {
+                    ConnState::Reconnecting { error, .. } => error.clone(),
+                    _ => format!("no realtime session within {} s", wait.as_secs()),
+                })
+            }
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (ack, ack_rx) = oneshot::channel();
+        let reg = Cmd::Register { events: tx, ack };
+        if self.cmd.send(reg).await.is_err() {
+            return Err(CLOSED.into());
+        }
+        let id = ack_rx.await.unwrap_or_else(|_| Err(CLOSED.into()))?;
+        Ok(RealtimeLink {
+            id,
+            events: rx,
+            cmd: self.cmd.clone(),
+        })
+    }
+
+    /// Microphone audio (pcm16 mono 24 kHz) as one `input_audio_buffer.append`; `false` when the
+    /// session is gone or its queue is full (the frame is dropped, never waited for).
+    pub fn append(&self, pcm16: &[u8]) -> bool {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(pcm16);
+        self.cmd.try_send(Cmd::Send(wire::append(&b64))).is_ok()
+    }
+
+    /// End the user's utterance (push-to-talk, no server VAD): `input_audio_buffer.commit`.
+    pub async fn commit(&self) -> bool {
+        self.cmd.send(Cmd::Send(wire::commit())).await.is_ok()
+    }
+
+    /// Drop the audio appended since the last commit.
+    pub async fn clear(&self) -> bool {
+        self.cmd.send(Cmd::Send(wire::clear())).await.is_ok()
+    }
+
+    /// Send any client event (the doctor's probes, `response.create` after a commit).
+    pub async fn send(&self, v: Value) -> bool {
+        self.cmd.send(Cmd::Send(v)).await.is_ok()
+    }
+}
+
+fn jitter_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(1);
+    h.finish()
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn run(
+    cfg: RealtimeConfig,
+    session: SessionFn,
+    mut cmd: mpsc::Receiver<Cmd>,
+    state: watch::Sender<ConnState>,
+) {
+    let mut attempt: u32 = 0;
+    loop {
+        let error = match connect(&cfg, &session).await {
+            Ok(ws) => {
+                attempt = 0;
+                let _ = state.send(ConnState::Connected);
+                tracing::info!(url = %cfg.url, "realtime: session ready");
+                match Serve::new(cfg.audio.clone()).run(ws, &mut cmd).await {
+                    None => {
+                        let _ = state.send(ConnState::Closed);
+                        return;
+                    }
+                    Some(e) => e,
+                }
+            }
+            Err(e) => e,
+        };
+        attempt = attempt.saturating_add(1);
+        let wait = backoff(attempt, jitter_seed());
+        tracing::warn!(url = %cfg.url, %error, attempt, wait_ms = wait.as_millis() as u64, "realtime: reconnecting");
+        let _ = state.send(ConnState::Reconnecting {
+            attempt,
+            retry_in_ms: wait.as_millis() as u64,
+            error: error.clone(),
+        });
+        let sleep = tokio::time::sleep(wait);
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                _ = &mut sleep => break,
+                c = cmd.recv() => match c {
+                    None => { let _ = state.send(ConnState::Closed); return; }
+                    Some(Cmd::Register { ack, .. }) => { let _ = ack.send(Err(error.clone())); }
+                    Some(_) => {}
+                },
+            }
+        }
+    }
+}
+
+async fn connect(cfg: &RealtimeConfig, session: &SessionFn) -> Result<Ws, String> {
+    let url = &cfg.url;
+    let mut req = url
+        .as_str()
+        .into_client_request()
+        .map_err(|e| format!("the realtime URL {url} is not valid: {e}"))?;
+    if let Some(k) = cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
+        if let Ok(v) = format!("Bearer {k}").parse() {
+            req.headers_mut().insert("authorization", v);
+        }
+    }
+    // No Nagle: small events, each one waited for (a tool's output, an append's latency).
+    let connect = tokio_tungstenite::connect_async_with_config(req, None, true);
+    let (mut ws, _) = match tokio::time::timeout(cfg.connect, connect).await {
+        Err(_) => {
+            return Err(format!(
+                "the realtime server at {url} did not answer within {} s",
+                cfg.connect.as_secs()
+            ))
+        }
+        Ok(Err(e)) => return Err(format!("I can't reach the realtime server at {url}: {e}")),
+        Ok(Ok(x)) => x,
+    };
+    let handshake = async {
+        wait_for(&mut ws, "session.created", |e| {
+            matches!(e, ServerEvent::SessionCreated)
+        })
+        .await?;
+        let s = session()?;
+        send(&mut ws, &wire::session_update(s)).await.map_err(|e| {
+            format!("the realtime server closed the connection at session.update: {e}")
+        })?;
+        wait_for(&mut ws, "session.updated", |e| {
+            matches!(e, ServerEvent::SessionUpdated)
+        })
+        .await
+    };
+    match tokio::time::timeout(cfg.ready, handshake).await {
+        Err(_) => Err(format!(
+            "the realtime server at {url} did not set up the session within {} s",
+            cfg.ready.as_secs()
+        )),
+        Ok(r) => r.map(|_| ws),
+    }
+}
+
+/// Read until `want`; an `error` event first is the session refused, in the server's words.
+async fn wait_for(
+    ws: &mut Ws,
+    name: &str,
+    want: impl Fn(&ServerEvent) -> bool,
+) -> Result<(), String> {
+    loop {
+        match ws.next().await {
+            None | Some(Ok(Message::Close(_))) => {
+                return Err(format!(
+                    "the realtime server closed the connection before {name}"
+                ))
+            }
+            Some(Err(e)) => {
+                return Err(format!("the realtime connection broke before {name}: {e}"))
+            }
+            Some(Ok(Message::Text(t))) => match ServerEvent::parse(t.as_str()) {
+                Ok(e) if want(&e) => return Ok(()),
+                Ok(ServerEvent::Error { message, .. }) => {
+                    return Err(format!(
+                        "the realtime server refused the session: {message}"
+                    ))
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, text = %t.as_str(), "realtime: malformed event skipped")
+                }
+            },
+            Some(Ok(_)) => {}
+        }
+    }
+}
+
+async fn send(ws: &mut Ws, v: &Value) -> Result<(), String> {
+    ws.send(Message::text(v.to_string()))
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// A live connection's routing state.
+struct Serve {
+    audio: Option<Arc<dyn RealtimeAudioOut>>,
+    turn: Option<(u64, mpsc::UnboundedSender<ServerEvent>)>,
+    next_id: u64,
+    /// The assistant audio item last received and how many bytes of it came.
+    playing: Option<(String, u64)>,
+    /// A response runs (between `response.created` and `response.done`).
+    responding: bool,
+}
+
+impl Serve {
+    fn new(audio: Option<Arc<dyn RealtimeAudioOut>>) -> Self {
+        Self {
+            audio,
+            turn: None,
+            next_id: 0,
+            playing: None,
+            responding: false,
+        }
+    }
+
+    /// Serve until the socket is lost (`Some(why)`) or the client is dropped (`None`).
+    async fn run(mut self, mut ws: Ws, cmd: &mut mpsc::Receiver<Cmd>) -> Option<String> {
+        let broke = |e: String| Some(format!("the realtime connection broke: {e}"));
+        loop {
+            tokio::select! {
+                msg = ws.next() => {
+                    let text = match msg {
+                        None | Some(Ok(Message::Close(_))) => return Some("the realtime server closed the connection".into()),
+                        Some(Err(e)) => return broke(e.to_string()),
+                        Some(Ok(Message::Text(t))) => t,
+                        Some(Ok(_)) => continue,
+                    };
+                    let ev = match ServerEvent::parse(text.as_str()) {
+                        Ok(e) => e,
+                        Err(e) => {
+                            tracing::warn!(error = %e, text = %text.as_str(), "realtime: malformed event skipped");
+                            continue;
+                        }
+                    };
+                    for out in self.event(ev) {
+                        if let Err(e) = send(&mut ws, &out).await {
+                            return broke(e);
+                        }
+                    }
+                }
+                c = cmd.recv() => match c {
+                    None => {
+                        let _ = ws.close(None).await;
+                        return None;
+                    }
+                    Some(Cmd::Send(v)) => {
+                        if let Err(e) = send(&mut ws, &v).await {
+                            return broke(e);
+                        }
+                    }
+                    Some(Cmd::Register { events, ack }) => {
+                        let busy = self.turn.as_ref().is_some_and(|(_, t)| !t.is_closed());
+                        if busy {
+                            let _ = ack.send(Err("another turn is running on this realtime session".into()));
+                        } else {
+                            self.next_id += 1;
+                            self.turn = Some((self.next_id, events));
+                            let _ = ack.send(Ok(self.next_id));
+                        }
+                    }
+                    Some(Cmd::Unregister(id)) => {
+                        if self.turn.as_ref().is_some_and(|(t, _)| *t == id) {
+                            self.turn = None;
+                        }
+                    }
+                    Some(Cmd::Cancel) => {
+                        if let Some(a) = &self.audio {
+                            a.stop();
+                        }
+                        self.playing = None;
+                        if self.responding {
+                            self.responding = false;
+                            if let Err(e) = send(&mut ws, &wire::response_cancel()).await {
+                                return broke(e);
+                            }
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    /// Handle one server event: audio to the player, barge-in, the rest to the turn. Returns
+    /// the client events to send.
+    fn event(&mut self, ev: ServerEvent) -> Vec<Value> {
+        match ev {
+            ServerEvent::AudioDelta { item_id, delta } => {
+                self.audio_delta(item_id, &delta);
+                Vec::new()
+            }
+            ServerEvent::SpeechStarted { .. } => self.barge_in(),
+            ServerEvent::Unknown(kind) => {
+                tracing::info!(%kind, "realtime: unknown event ignored");
+                Vec::new()
+            }
+            ServerEvent::Other(_) | ServerEvent::SessionCreated | ServerEvent::SessionUpdated => {
+                Vec::new()
+            }
+            // Our own cancel raced the server's (it cancels on speech by itself): not the turn's.
+            ServerEvent::Error { code: Some(c), .. } if c == "response_cancel_not_active" => {
+                Vec::new()
+            }
+            ev => {
+                match &ev {
+                    ServerEvent::ResponseCreated { .. } => self.responding = true,
+                    ServerEvent::ResponseDone { .. } => self.responding = false,
+                    ServerEvent::Error { message, .. } => {
+                        tracing::warn!(%message, "realtime: server error")
+                    }
+                    _ => {}
+                }
+                self.forward(ev);
+                Vec::new()
+            }
+        }
+    }
+
+    fn forward(&mut self, ev: ServerEvent) {
+        match &self.turn {
+            Some((_, t)) => {
+                let _ = t.send(ev);
+            }
+            None => tracing::debug!(event = ?ev, "realtime: event for no running turn ignored"),
+        }
+    }
+
+    fn audio_delta(&mut self, item_id: Option<String>, delta: &str) {
+        let Some(audio) = &self.audio else { return };
+        let pcm = match base64::engine::general_purpose::STANDARD.decode(delta) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!(error = %e, "realtime: audio that is not base64 skipped");
+                return;
+            }
+        };
+        let id = item_id.unwrap_or_default();
+        audio.on_audio(&id, &pcm);
+        match &mut self.playing {
+            Some((p, n)) if *p == id => *n += pcm.len() as u64,
+            _ => self.playing = Some((id, pcm.len() as u64)),
+        }
+    }
+
+    /// The user started speaking: if a reply is still being heard, stop it and cut the item to
+    /// what was heard.
+    fn barge_in(&mut self) -> Vec<Value> {
+        let Some(audio) = &self.audio else {
+            return Vec::new();
+        };
+        let Some((item_id, bytes)) = self.playing.take() else {
+            return Vec::new();
+        };
+        let total_ms = bytes / BYTES_PER_MS;
+        let played_ms = audio.played_ms(&item_id).min(total_ms);
+        if played_ms >= total_ms && !self.responding {
+            return Vec::new(); // the reply was heard whole
+        }
+        audio.stop();
+        let mut out = vec![wire::truncate(&item_id, played_ms)];
+        if self.responding {
+            self.responding = false;
+            out.push(wire::response_cancel());
+        }
+        self.forward(ServerEvent::Interrupted {
+            item_id,
+            played_ms,
+            total_ms,
+        });
+        out
+    }
+}

@@ -1,0 +1,384 @@
+//! The realtime transport (docs/realtime-transport.md): the OpenAI Realtime protocol over one
+//! WebSocket per character window. The session declares the window's tools (generate_express
+//! included) in `session.update`; a turn sends the user's words as a `conversation.item.create`
+//! and a `response.create`, shows the transcript (or text) as it streams, runs each call once
+//! under the same rules and strings as the other transports, answers the calls of a response
+//! with `function_call_output` items and exactly one `response.create` when the round-trip rules
+//! say results go back (at most three continuations per user turn).
+//!
+//! - [`wire`]: server events (GA names and beta aliases) and client events;
+//! - [`map`]: one response's events → model events (pure, table-tested);
+//! - [`conn`]: the session (set-up, routing, audio out, barge-in, reconnect with backoff);
+//! - this module: the session built from current state, and a turn run over it.
+
+pub mod conn;
+pub mod map;
+pub mod wire;
+
+pub use crate::backend::realtime::{RealtimeSettings, TurnDetection};
+pub use crate::shared::realtime_audio::RealtimeAudioOut;
+pub use conn::{
+    url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, SessionFn,
+};
+
+use crate::clock::SharedClock;
+use crate::context::ClientContext;
+use crate::error::Result;
+use crate::store::Store;
+use crate::tools::registry::{RegistryEnv, ToolRegistry};
+use crate::tools::ToolOutput;
+use crate::turn::dispatch::{Answered, Dispatch, End};
+use crate::turn::model::StopReason;
+use crate::turn::read::{read, FrameSource};
+use crate::turn::request::{TurnDeps, TurnRequest};
+use crate::turn::rounds::results_go_back;
+use crate::turn::sse::BackendError;
+use crate::turn::MAX_TOOL_ROUND_TRIPS;
+use crate::window::WindowKind;
+use map::RealtimeMapper;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use wire::ServerEvent;
+
+/// The `session` object of `session.update`: `type: "realtime"`, the instructions, text or
+/// audio out, pcm16 24 kHz in and out, turn detection, input transcription, the voice, and the
+/// window's declared tools in the flat shape (generate_express included, the same set in every
+/// switch state).
+pub fn session_from(
+    registry: &ToolRegistry,
+    instructions: Option<&str>,
+    settings: &RealtimeSettings,
+    audio: bool,
+) -> Value {
+    let tools: Vec<Value> = registry
+        .tools()
+        .iter()
+        .map(|t| crate::shared::schema::realtime(t.name(), &t.description(), &t.parameters()))
+        .collect();
+    session_with(tools, instructions, settings, audio)
+}
+
+/// [`session_from`] with the tools already written (the doctor declares its ping tool).
+pub fn session_with(
+    tools: Vec<Value>,
+    instructions: Option<&str>,
+    settings: &RealtimeSettings,
+    audio: bool,
+) -> Value {
+    let pcm = json!({"type": "audio/pcm", "rate": wire::SAMPLE_RATE});
+    let transcription = settings
+        .transcription_model
+        .as_ref()
+        .map(|m| json!({"model": m}))
+        .unwrap_or(Value::Null);
+    let mut s = json!({
+        "type": "realtime",
+        "output_modalities": [if audio { "audio" } else { "text" }],
+        "audio": {
+            "input": {
+                "format": pcm,
+                "turn_detection": settings.turn_detection.wire(),
+                "transcription": transcription,
+            },
+            "output": {"format": pcm, "voice": settings.voice},
+        },
+        "tools": tools,
+        "tool_choice": "auto",
+    });
+    if let Some(i) = instructions {
+        s["instructions"] = json!(i);
+    }
+    s
+}
+
+/// The session's instructions: the persona, then the client context block.
+pub fn instructions(persona: Option<&str>, context: Option<&ClientContext>) -> Option<String> {
+    let persona = persona.map(str::trim).filter(|p| !p.is_empty());
+    match (persona, context.map(|c| c.render())) {
+        (Some(p), Some(c)) => Some(format!("{p}\n\n{c}")),
+        (Some(p), None) => Some(p.to_string()),
+        (None, c) => c,
+    }
+}
+
+/// A [`SessionFn`] that builds the window's session from the store at every connect (the open
+/// presets, the vocabulary, the client context now).
+pub fn session_fn(
+    store: Store,
+    clock: SharedClock,
+    preset_id: String,
+    window: WindowKind,
+    audio: bool,
+) -> SessionFn {
+    Arc::new(move || {
+        let build = || -> Result<Value> {
+            let preset = crate::presets::get(&store, &preset_id)?;
+            let env = RegistryEnv::load(&store, &preset_id, window)?;
+            let registry = ToolRegistry::for_window(&env)?;
+            let context = ClientContext::build(clock.as_ref(), &store, &preset_id, &registry);
+            let i = instructions(Some(&preset.persona), Some(&context));
+            let settings = crate::backend::realtime::load(&store);
+            Ok(session_from(&registry, i.as_deref(), &settings, audio))
+        };
+        build().map_err(|e| e.message)
+    })
+}
+
+/// The session settings of a turn's backend (no audio: text mode).
+pub fn config(req: &TurnRequest, audio: Option<Arc<dyn RealtimeAudioOut>>) -> RealtimeConfig {
+    RealtimeConfig {
+        url: req.backend.realtime_endpoint(),
+        api_key: req.backend.api_key.clone(),
+        connect: req.timeouts.connect,
+        ready: req.timeouts.headers,
+        audio,
+    }
+}
+
+/// Run one turn over the window's session (or, without one, over a text session made for it).
+pub(crate) async fn realtime_turn(
+    d: &mut Dispatch<'_>,
+    deps: &TurnDeps,
+    req: &TurnRequest,
+    registry: &ToolRegistry,
+) -> std::result::Result<(), End> {
+    let own;
+    let instructions = instructions(req.instructions.as_deref(), req.context.as_ref());
+    let client: &RealtimeClient = match &deps.realtime {
+        Some(c) => c,
+        None => {
+            let settings = crate::backend::realtime::load(&deps.store);
+            let s = session_from(registry, instructions.as_deref(), &settings, false);
+            own = RealtimeClient::spawn(config(req, None), Arc::new(move || Ok(s.clone())));
+            &own
+        }
+    };
+    let url = req.backend.realtime_endpoint();
+    let wait = req.timeouts.connect + req.timeouts.headers;
+    let link = tokio::select! {
+        biased;
+        _ = d.cancel.cancelled() => return Err(End::Stopped),
+        l = client.open_turn(wait) => l.map_err(|message| BackendError::Connect { url, message })?,
+    };
+    let mut first = Vec::with_capacity(3);
+    if let (Some(_), Some(i)) = (&deps.realtime, &instructions) {
+        // A long-lived session: this turn's client context (time, memory, addressed lines).
+        first.push(wire::session_update(
+            json!({"type": "realtime", "instructions": i}),
+        ));
+    }
+    // An addressed turn's words carry the speaker's name, as on push.
+    let text = match &req.addressed_by {
+        Some(speaker) => format!("{speaker}: {}", req.message),
+        None => req.message.clone(),
+    };
+    first.push(wire::user_text(&text));
+    first.push(wire::response_create());
+    for e in first {
+        if !link.send(e).await {
+            return Err(lost().into());
+        }
+    }
+    let mut source = RealtimeSource::new(link, req.timeouts.stall);
+    let cancel = d.cancel;
+    let mut continuations = 0;
+    loop {
+        let round = read(d, cancel, &mut source, &mut RealtimeMapper::new()).await?;
+        if let Some((played, total)) = source.interrupted.take() {
+            let earlier = d.text.len().saturating_sub(round.text.len());
+            let mut heard = d.text[..earlier].to_string();
+            heard.push_str(&heard_part(&round.text, played, total));
+            d.heard = Some(heard);
+            return Err(End::Stopped);
+        }
+        match round.stop {
+            Some(StopReason::Stopped) => return Err(End::Stopped),
+            Some(StopReason::Error(body)) => return Err(BackendError::Server { body }.into()),
+            _ => {}
+        }
+        // No finish reason on this wire: a response with no text waited for its results.
+        if !results_go_back(&round.answered, &round.text, true)
+            || continuations >= MAX_TOOL_ROUND_TRIPS
+        {
+            return Ok(());
+        }
+        continuations += 1;
+        for e in answers(&round.answered) {
+            if !source.link.send(e).await {
+                return Err(lost().into());
+            }
+        }
+    }
+}
+
+/// What answers the calls of one response: a `function_call_output` per call (its text), one
+/// user message with the images of every result that has some, then exactly one
+/// `response.create`.
+pub(crate) fn answers(answered: &[Answered]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(answered.len() + 2);
+    let mut images = Vec::new();
+    for a in answered {
+        let text = match &a.result {
+            ToolOutput::Text(t) => t,
+            ToolOutput::Images { text, images: i } => {
+                images.extend(i.iter().cloned());
+                text
+            }
+        };
+        out.push(wire::call_output(&a.call_id, text));
+    }
+    if !images.is_empty() {
+        out.push(wire::user_images(&images));
+    }
+    out.push(wire::response_create());
+    out
+}
+
+/// The first part of `text` heard when `played_ms` of `total_ms` of its audio played: the same
+/// share of its characters, cut back to a whole word (a text without spaces is cut at the
+/// character).
+pub fn heard_part(text: &str, played_ms: u64, total_ms: u64) -> String {
+    if total_ms == 0 || played_ms >= total_ms {
+        return text.trim().to_string();
+    }
+    let chars = text.chars().count();
+    let want = (chars as u128 * played_ms as u128 / total_ms as u128) as usize;
+    let cut: String = text.chars().take(want).collect();
+    let at_boundary = text.chars().nth(want).is_none_or(char::is_whitespace);
+    let words = if at_boundary || !cut.contains(char::is_whitespace) {
+        cut.as_str()
+    } else {
+        cut.rsplit_once(char::is_whitespace)
+            .map(|(head, _)| head)
+            .unwrap_or("")
+    };
+    words.trim().to_string()
+}
+
+/// One realtime turn's link as a frame source: the session's events for this turn,
+/// `response.cancel` (and the audio stopped) when the turn is stopped, and the barge-in noted.
+pub(crate) struct RealtimeSource {
+    pub link: RealtimeLink,
+    stall: Duration,
+    /// The user spoke over the reply: played and total milliseconds of its audio.
+    interrupted: Option<(u64, u64)>,
+}
+
+impl RealtimeSource {
+    pub fn new(link: RealtimeLink, stall: Duration) -> Self {
+        Self {
+            link,
+            stall,
+            interrupted: None,
+        }
+    }
+}
+
+impl FrameSource for RealtimeSource {
+    type Frame = ServerEvent;
+
+    async fn next(&mut self) -> Option<std::result::Result<ServerEvent, BackendError>> {
+        let ev = self.link.recv().await?;
+        if let ServerEvent::Interrupted {
+            played_ms,
+            total_ms,
+            ..
+        } = &ev
+        {
+            self.interrupted = Some((*played_ms, *total_ms));
+        }
+        Some(Ok(ev))
+    }
+
+    fn stall(&self) -> Option<Duration> {
+        Some(self.stall)
+    }
+
+    async fn cancelled(&mut self) {
+        self.link.cancel().await;
+    }
+}
+
+fn lost() -> BackendError {
+    BackendError::Stream {
+        message: map::LOST.into(),
+    }
+}
+
+/// The names of a session's declared tools, in order (tests and `yui` diagnostics).
+pub fn tool_names(session: &Value) -> Vec<String> {
+    session["tools"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Run event texts (as the session reads them) through one response's mapping and dispatch,
+/// with no socket: parse, map, dispatch, events out. Returns how many events parsed. For the
+/// benchmark (`benches/realtime_stream.rs`) and the fuzz target (`realtime_events`).
+#[doc(hidden)]
+pub async fn replay_events(
+    deps: &TurnDeps,
+    req: &TurnRequest,
+    registry: &ToolRegistry,
+    events: &[String],
+    tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
+) -> usize {
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let ctx = crate::turn::request::tool_context(deps, req);
+    let mut d = Dispatch::new(
+        tx,
+        registry,
+        &cancel,
+        ctx,
+        crate::turn::request::unregistered(req),
+    );
+    let mut source = Replay {
+        events: events.iter(),
+        parsed: 0,
+    };
+    let _ = read(&mut d, &cancel, &mut source, &mut RealtimeMapper::new()).await;
+    source.parsed
+}
+
+/// Event texts as a source, parsed as the session parses them.
+struct Replay<'a> {
+    events: std::slice::Iter<'a, String>,
+    parsed: usize,
+}
+
+impl FrameSource for Replay<'_> {
+    type Frame = ServerEvent;
+
+    async fn next(&mut self) -> Option<std::result::Result<ServerEvent, BackendError>> {
+        for e in self.events.by_ref() {
+            if let Ok(ev) = ServerEvent::parse(e) {
+                self.parsed += 1;
+                return Some(Ok(ev));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heard_is_the_played_share_in_whole_words() {
+        assert_eq!(heard_part("one two three four", 500, 1000), "one two");
+        assert_eq!(heard_part("one two three four", 0, 1000), "");
+        assert_eq!(
+            heard_part("one two three four", 1000, 1000),
+            "one two three four"
+        );
+        assert_eq!(heard_part("こんにちは世界", 500, 1000), "こんに");
+        assert_eq!(heard_part("abc", 5, 0), "abc");
+    }
+}
