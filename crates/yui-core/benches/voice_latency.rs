@@ -272,10 +272,13 @@ async fn main() {
                 max_output_tokens: None,
                 temperature: None,
                 push_url: None,
+                realtime_url: None,
             },
             timeouts: Timeouts::default(),
         },
-        headless: true,
+        // Not headless: a headless stage speaks nothing. Playback finished then waits for the
+        // bubble, which nobody shows here; the speech's own end is what this bench waits for.
+        headless: false,
         audio: Some(host.clone()),
         mic_audio: AudioChoice(Some(Arc::new(Mic {
             question: question.samples,
