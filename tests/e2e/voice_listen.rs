@@ -367,6 +367,98 @@ async fn settings_voice_turns_hands_free_on_and_the_quick_controls_stop_it() {
     let _ = s.delete().await;
 }
 
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver + PulseAudio: run tests/e2e/run.sh"]
+async fn settings_voice_test_listening_hears_the_microphone_and_the_speech_servers_sample() {
+    let (dir, question) = spoken_wav("Good morning");
+    let speech = SpeechServer::start(
+        vec![],
+        Some(Box::new(|seen| {
+            if seen.path.ends_with("/transcriptions") {
+                SpeechReply::text("Good morning")
+            } else {
+                SpeechReply::wav(22_050, &patterned_tone(22_050, &PATTERN))
+            }
+        })),
+    );
+    let base = speech.base_url.clone();
+    seed(dir.path(), |st| {
+        settings::set(st, "yui.voice.stt", &json!({"base_url": base})).unwrap();
+        settings::set(
+            st,
+            "yui.voice.tts",
+            &json!({"base_url": base, "use_backend_key": false}),
+        )
+        .unwrap();
+    });
+    let s = launch_showing(dir.path(), &["main"]).await;
+    open_settings(&s).await;
+    settings_section(&s, "voice").await;
+    s.wait_script(
+        "return document.getElementById('voice').dataset.voiceLoaded === 'true'",
+        T,
+    )
+    .await
+    .expect("Settings → Voice loaded");
+    // The microphone (the null sink's monitor) hears espeak-ng's words while the test records.
+    let listen = s.find("#voice-test-listen").await.unwrap();
+    s.click(&listen).await.unwrap();
+    // The words again and again until the 4 s recording is over: the device opens some time
+    // after the click (longer on a loaded machine), and the test must not depend on when.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let speaker = {
+        let (done, question) = (done.clone(), question.clone());
+        std::thread::spawn(move || {
+            for _ in 0..8 {
+                if done.load(Ordering::SeqCst) {
+                    break;
+                }
+                let played = Command::new("paplay").arg(&question).status();
+                assert!(played.is_ok_and(|p| p.success()), "paplay");
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        })
+    };
+    let finished = s
+        .wait_script(
+            "return ['ok', 'error'].includes(document.getElementById('voice').dataset.listenTest)",
+            T,
+        )
+        .await;
+    done.store(true, Ordering::SeqCst);
+    let _ = speaker.join();
+    finished.expect("the microphone test ended");
+    let shown: String = s
+        .exec(
+            "return document.getElementById('voice-test-listen-result').textContent",
+            json!([]),
+        )
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        shown.starts_with("Heard “Good morning” (") && shown.contains("from the microphone"),
+        "the microphone test heard the words: {shown}"
+    );
+    // With no microphone needed: the speech server's sentence, transcribed.
+    let sample = s.find("#voice-test-sample").await.unwrap();
+    s.click(&sample).await.unwrap();
+    s.wait_script(
+        "const t = document.getElementById('voice-test-listen-result').textContent; return document.getElementById('voice').dataset.listenTest === 'ok' && t.includes('the speech server')",
+        T,
+    )
+    .await
+    .expect("the sample check heard the speech server's sentence");
+    let seen = speech.seen();
+    let paths: Vec<&str> = seen.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths.len(), 3, "{paths:?}");
+    assert!(paths[0].ends_with("/audio/transcriptions") && paths[1].ends_with("/audio/speech"));
+    assert_eq!(seen[1].json["input"], "Testing one two three.");
+    let _ = s.delete().await;
+}
+
 /// The suite's PulseAudio is there (run.sh starts one per lane), and `text` said by espeak-ng
 /// into a WAV in a new temp dir (kept alive by the returned guard).
 fn spoken_wav(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {

@@ -263,7 +263,7 @@ async fn main() {
     });
     yui_core::voice::hosts::install(timed.clone());
     let monitor = Arc::new(Monitor::default());
-    tokio::spawn(watch_monitor(real, monitor.clone()));
+    let watching = tokio::spawn(watch_monitor(real, monitor.clone()));
     let speech = SpeechServer::start(
         vec![],
         Some(Box::new(|seen| {
@@ -385,6 +385,8 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(1500)).await;
         while rx.try_recv().is_ok() {}
     }
+    // The monitor's capture must not count in the idle figure.
+    watching.abort();
     figures.sort_by(f64::total_cmp);
     end_to_text(&speech.base_url, &chat.base_url).await;
     idle_listening().await;
