@@ -9,11 +9,15 @@
 # release app, and prints one table per state. Env: DISPLAY_NUM (default 60), IDLE_SECS (60),
 # SETTLE_SECS (20), YUI_APP_BIN (another build to measure), STATES (default "awake hidden
 # asleep", in that order), and anything the app reads (e.g. WEBKIT_DISABLE_COMPOSITING_MODE
-# to compare WebKit's modes). Not part of CI: a script you run and report.
+# to compare WebKit's modes), IDLE_LISTEN=hands_free|push_to_talk (the microphone in that mode,
+# on a PulseAudio null sink of the run's own whose monitor is the default source: a silent
+# microphone, so the characters idle while voice activity listens). Not part of CI: a script
+# you run and report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DISPLAY_NUM="${DISPLAY_NUM:-60}"
 . tests/e2e/desktop.sh
+. tests/e2e/pulse.sh
 IDLE_SECS="${IDLE_SECS:-60}"
 SETTLE_SECS="${SETTLE_SECS:-20}"
 STATES="${STATES:-awake hidden asleep}"
@@ -65,11 +69,17 @@ data=$(mktemp -d -t yui-idle-data-XXXXXX)
 "$YUI_CLI" --data-dir "$data" preset add Mio --open >/dev/null
 # Awake first: no sleep while the awake figure is measured (nobody touches this display).
 "$YUI_CLI" --data-dir "$data" settings set yui.sleep '{"after_minutes":0}' >/dev/null
-NO_AT_BRIDGE=1 YUI_DISCOVER_PORTS=none YUI_DATA_DIR="$data" "$YUI_APP_BIN" >"$LOG_DIR/app.log" 2>&1 &
+PULSE_ENV=()
+if [ -n "${IDLE_LISTEN:-}" ]; then
+  start_pulse "$LOG_DIR"
+  [ ${#PULSE_ENV[@]} -gt 0 ] || { echo "idle_cpu: PulseAudio did not start (log: $LOG_DIR/pulse.log)" >&2; exit 1; }
+  "$YUI_CLI" --data-dir "$data" settings set yui.voice.listen "{\"mode\":\"$IDLE_LISTEN\"}" >/dev/null
+fi
+env "${PULSE_ENV[@]}" NO_AT_BRIDGE=1 YUI_DISCOVER_PORTS=none YUI_DATA_DIR="$data" "$YUI_APP_BIN" >"$LOG_DIR/app.log" 2>&1 &
 APP=$!
 PIDS+=("$APP")
 sleep "$SETTLE_SECS"
-echo "idle_cpu: $(descendants "$APP" | wc -l) processes; app $YUI_APP_BIN; WEBKIT_DISABLE_COMPOSITING_MODE=${WEBKIT_DISABLE_COMPOSITING_MODE:-unset}"
+echo "idle_cpu: $(descendants "$APP" | wc -l) processes; app $YUI_APP_BIN; WEBKIT_DISABLE_COMPOSITING_MODE=${WEBKIT_DISABLE_COMPOSITING_MODE:-unset}; microphone ${IDLE_LISTEN:-off}"
 for s in $STATES; do
   case $s in
     awake) measure "awake (ambient motions on)" "$APP" ;;

@@ -24,6 +24,7 @@ if [ -z "${TAURI_DRIVER:-}" ]; then
 fi
 LOG_DIR="$(mktemp -d -t yui-e2e-XXXXXX)"
 PIDS=()
+. tests/e2e/pulse.sh
 
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -78,19 +79,10 @@ start_lane() {
   # Audio: a PulseAudio of the lane's own (its own runtime dir) with a null sink whose monitor is
   # the default source, so what a test plays into the sink is what its app's microphone hears
   # (voice_listen.rs), and lanes never hear each other. Apps and tools find it by PULSE_SERVER.
-  local audio=()
-  if command -v pulseaudio >/dev/null; then
-    mkdir -p "$log/pulse-rt" "$log/pulse-home"
-    XDG_RUNTIME_DIR="$log/pulse-rt" HOME="$log/pulse-home" pulseaudio --daemonize=no -n \
-      --exit-idle-time=-1 --disable-shm=yes --load="module-null-sink sink_name=yuisink" \
-      --load="module-native-protocol-unix auth-anonymous=1" >"$log/pulse.log" 2>&1 &
-    PIDS+=($!)
-    for _ in $(seq 1 100); do [ -S "$log/pulse-rt/pulse/native" ] && break; sleep 0.1; done
-    audio=(PULSE_SERVER="unix:$log/pulse-rt/pulse/native")
-    if ! env "${audio[@]}" pactl set-default-sink yuisink || ! env "${audio[@]}" pactl set-default-source yuisink.monitor; then
-      echo "e2e: lane $n: its PulseAudio did not start (log: $log/pulse.log)" >&2
-      audio=()
-    fi
+  start_pulse "$log"
+  local audio=("${PULSE_ENV[@]}")
+  if command -v pulseaudio >/dev/null && [ ${#audio[@]} = 0 ]; then
+    echo "e2e: lane $n: its PulseAudio did not start (log: $log/pulse.log)" >&2
   fi
   # The app inherits tauri-driver's environment (not the test's): the lane's display and config.
   env "${audio[@]}" DISPLAY=":$disp" XDG_CONFIG_HOME="$log/config" "$TAURI_DRIVER" --port "$port" --native-port "$((port + 1))" >"$log/tauri-driver.log" 2>&1 &
