@@ -366,14 +366,11 @@ impl Serve {
                         }
                     }
                     Some(Cmd::Register { events, ack }) => {
-                        let busy = self.turn.as_ref().is_some_and(|(_, t)| !t.is_closed());
-                        if busy {
-                            let _ = ack.send(Err("another turn is running on this realtime session".into()));
-                        } else {
-                            self.next_id += 1;
-                            self.turn = Some((self.next_id, events));
-                            let _ = ack.send(Ok(self.next_id));
-                        }
+                        // One turn at a time: a new turn takes the session (the stage stops the
+                        // one it replaces first).
+                        self.next_id += 1;
+                        self.turn = Some((self.next_id, events));
+                        let _ = ack.send(Ok(self.next_id));
                     }
                     Some(Cmd::Unregister(id)) => {
                         if self.turn.as_ref().is_some_and(|(t, _)| *t == id) {
