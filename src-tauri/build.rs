@@ -47,7 +47,6 @@ const COMMANDS: &[&str] = &[
     "vocab_reset",
     "vocab_offerable",
     "voice_get",
-    "voice_set",
     "sprites_get",
     // playback (character windows)
     "playback_bubble_done",
@@ -79,6 +78,7 @@ const COMMANDS: &[&str] = &[
     "speech_key_set",
     "speech_key_clear",
     "voice_test",
+    "voice_test_listen",
     // the microphone (commands/mic.rs): push-to-talk and hands-free in character windows, stop
     // and status in the quick controls too, the listening settings in the settings window
     "mic_press",

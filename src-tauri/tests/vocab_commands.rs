@@ -1,5 +1,5 @@
 //! Expression commands on the mock runtime with the real `capabilities/`: the settings window
-//! edits the vocabulary and the voice switch; character windows cannot, but get their preset's
+//! edits the vocabulary and reads the voice status; character windows cannot, but get their preset's
 //! sprite set.
 
 use crate::support;
@@ -47,7 +47,7 @@ fn settings_window_edits_the_vocabulary_and_the_next_schema_follows() {
 }
 
 #[test]
-fn settings_window_flips_the_voice_switch() {
+fn settings_window_reads_the_voice_status_and_cannot_switch_it_here() {
     let h = harness();
     let w = window(&h, "settings");
     let st = invoke(&w, "voice_get", json!({})).unwrap();
@@ -58,19 +58,10 @@ fn settings_window_flips_the_voice_switch() {
         .as_str()
         .unwrap()
         .starts_with("speech-dispatcher: "));
-    let st = invoke(
-        &w,
-        "voice_set",
-        json!({"enabled": true, "engine": "speech-dispatcher"}),
-    )
-    .unwrap();
-    assert_eq!(st["enabled"], true);
-    assert!(settings::switch_on(&h.store, settings::VOICE).unwrap());
-    let err = invoke(&w, "voice_set", json!({"enabled": true, "engine": "sapi"})).unwrap_err();
-    assert_eq!(
-        err["message"],
-        "unknown voice engine \"sapi\"; known: speech-dispatcher, openai"
-    );
+    // The one voice switch is Settings → Voice's (voice_panel_set): the older command is gone.
+    let err = invoke(&w, "voice_set", json!({"enabled": true})).unwrap_err();
+    assert!(err.to_string().contains("voice_set"), "{err}");
+    assert!(!settings::switch_on(&h.store, settings::VOICE).unwrap());
 }
 
 #[test]
@@ -96,7 +87,7 @@ fn character_windows_cannot_edit_expression_but_get_their_sprites() {
         for (cmd, args) in [
             ("vocab_set", json!({"vocab": Vocab::default()})),
             ("vocab_reset", json!({})),
-            ("voice_set", json!({"enabled": true})),
+            ("voice_panel_set", json!({"edit": {"enabled": true}})),
         ] {
             let err = invoke(w, cmd, args).expect_err(&format!("{label} must not call {cmd}"));
             assert!(

@@ -1,89 +1,227 @@
-//! A spoken question becomes the user's message in the main character's window, end to end: the
-//! suite's PulseAudio (run.sh: a null sink whose monitor is the default source) carries an
-//! espeak-ng recording of "What time is it?" played with `paplay` into the app's hands-free
-//! microphone; voice activity cuts the utterance, the test kit's scripted speech server gets it
-//! as a 16 kHz WAV and answers the text, and the turn runs exactly as if typed (the transcript
-//! has the user's line and the reply). The badge shows while the microphone is live and one
-//! click on it stops it.
+//! A spoken question answered aloud, end to end, and the microphone's other ways in: the suite's
+//! PulseAudio (run.sh: a null sink whose monitor is the default source) carries an espeak-ng
+//! recording of "What time is it?" played with `paplay` into the app's hands-free microphone;
+//! voice activity cuts the utterance, the test kit's scripted speech server gets it as a 16 kHz
+//! WAV and answers the text, the turn runs exactly as if typed (the transcript has the user's line
+//! and the reply), and the reply is spoken through the same scripted server's `/audio/speech` on
+//! the null sink (`parec` hears it on the monitor) with the character's mouth moving by the clips'
+//! envelopes. The badge shows while the microphone is live and one click on it stops it.
 //!
-//! `YUI_E2E_MIC_SHOT=path.png` saves a screenshot of the window listening (docs/img/microphone.png).
+//! `YUI_E2E_MIC_SHOT=path.png` saves a screenshot of the window listening (docs/img/microphone.png);
+//! `YUI_E2E_ROUND_SHOT=path.png` one of the spoken answer (docs/img/voice-round.png).
 
 use super::{fake_backend, launch_showing, open_settings, read_store, seed, settings_section};
-use serde_json::json;
-use std::process::Command;
+use serde_json::{json, Value};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use yui_core::backend::Transport;
 use yui_core::settings;
 use yui_core::transcript::{self, Role};
-use yui_testkit::speech::{SpeechReply, SpeechServer};
-use yui_testkit::sse::{self, Reply};
+use yui_testkit::speech::{patterned_tone, SpeechReply, SpeechServer};
+use yui_testkit::sse::{self, Part, Reply};
 
 const T: Duration = Duration::from_secs(40);
 
+/// Loudness per 100 ms of each spoken sentence: words and gaps, so the mouth opens and shuts.
+const PATTERN: [f32; 12] = [
+    0.8, 0.2, 0.9, 0.9, 0.05, 0.7, 0.8, 0.05, 0.9, 0.6, 0.8, 0.05,
+];
+
+fn screenshot(path: &std::ffi::OsStr, b64: &str) {
+    use base64::Engine;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .expect("png");
+    std::fs::write(path, png).expect("write the screenshot");
+}
+
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver + PulseAudio: run tests/e2e/run.sh"]
-async fn a_spoken_question_becomes_the_users_message_and_the_badge_stops_the_microphone() {
+async fn a_spoken_question_is_answered_aloud_with_the_mouth_moving_and_the_badge_stops_the_microphone(
+) {
     let (dir, question) = spoken_wav("What time is it?");
-    let stt = SpeechServer::start(
+    // One server for both directions. Only the first utterance is the question: anything heard
+    // later (half duplex keeps the character's own voice out; this guards the assertion that
+    // only one user turn ran) is transcribed as nothing, as a real server does with a tone.
+    let heard = AtomicUsize::new(0);
+    let speech = SpeechServer::start(
         vec![],
-        Some(Box::new(|_| SpeechReply::text("What time is it?"))),
+        Some(Box::new(move |seen| {
+            if seen.path.ends_with("/transcriptions") {
+                let first = heard.fetch_add(1, Ordering::SeqCst) == 0;
+                SpeechReply::text(if first { "What time is it?" } else { "" })
+            } else {
+                SpeechReply::wav(22_050, &patterned_tone(22_050, &PATTERN))
+            }
+        })),
     );
     let (server, _requests) = fake_backend::serve(|_| {
         Reply::Sse(vec![
             sse::c_text("It is noon."),
+            Part::Sleep(Duration::from_millis(300)),
+            sse::c_text(" Time for lunch!"),
             sse::c_finish("stop"),
             sse::done(),
         ])
     })
     .await;
-    let (base, stt_base) = (server.base_url.clone(), stt.base_url.clone());
+    let (base, speech_base) = (server.base_url.clone(), speech.base_url.clone());
     seed(dir.path(), |st| {
         fake_backend::point_at(st, &base, Transport::ChatCompletions);
         settings::set(st, "yui.voice.listen", &json!({"mode": "hands_free"})).unwrap();
-        settings::set(st, "yui.voice.stt", &json!({"base_url": stt_base})).unwrap();
+        settings::set(st, "yui.voice.stt", &json!({"base_url": speech_base})).unwrap();
+        settings::set(
+            st,
+            "yui.voice",
+            &json!({"enabled": true, "engine": "openai"}),
+        )
+        .unwrap();
+        settings::set(
+            st,
+            "yui.voice.tts",
+            &json!({"base_url": speech_base, "use_backend_key": false}),
+        )
+        .unwrap();
     });
     let s = launch_showing(dir.path(), &["main"]).await;
     s.switch_to_label("main").await.unwrap();
     // Hands-free follows the setting at start: the badge shows on the main character.
     s.wait_script(
-        "const d = document.getElementById('stage').dataset; return ['listening', 'hearing', 'paused'].includes(d.mic) && !document.getElementById('mic-badge').hidden",
+        "const d = document.getElementById('stage').dataset; return ['listening', 'hearing', 'paused'].includes(d.mic) && !document.getElementById('mic-badge').hidden && !!document.querySelector('#character .yui-char')",
         T,
     )
     .await
     .expect("the microphone is live and the badge shows");
     if let Some(path) = std::env::var_os("YUI_E2E_MIC_SHOT") {
-        use base64::Engine;
-        let b64 = s.screenshot().await.expect("screenshot");
-        let png = base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .expect("png");
-        std::fs::write(&path, png).expect("write the microphone screenshot");
+        screenshot(&path, &s.screenshot().await.expect("screenshot"));
     }
+    s.exec(
+        "const c = document.querySelector('#character .yui-char');
+         window.__mouths = [];
+         new MutationObserver(() => window.__mouths.push(c.dataset.mouth))
+           .observe(c, { attributes: true, attributeFilter: ['data-mouth'] });
+         return true",
+        json!([]),
+    )
+    .await
+    .unwrap();
     let played = Command::new("paplay")
         .arg(&question)
         .status()
         .expect("paplay (pulseaudio-utils)");
     assert!(played.success(), "paplay into the suite's null sink");
     s.wait_script(
-        "const d = document.getElementById('stage').dataset; return d.heard === 'What time is it?' && d.voiceReply === 'It is noon.'",
+        "return document.getElementById('stage').dataset.heard === 'What time is it?'",
         T,
     )
     .await
-    .expect("the spoken question was heard and answered in the window");
-    // The speech server got the utterance as a 16 kHz mono WAV of about the question's length.
-    let seen = stt.seen();
-    let (rate, channels, _, samples) = seen[0].wav().expect("a WAV upload");
+    .expect("the spoken question was heard");
+    // From here on the sink carries only the answer: its monitor is recorded.
+    let pulse = std::env::var("PULSE_SERVER").unwrap();
+    let rec_file = dir.path().join("answer.raw");
+    let mut rec = Command::new("parec")
+        .args([
+            "--device=yuisink.monitor",
+            "--format=s16le",
+            "--rate=16000",
+            "--channels=1",
+            "--raw",
+        ])
+        .env("PULSE_SERVER", &pulse)
+        .stdout(std::fs::File::create(&rec_file).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("parec (pulseaudio-utils)");
+    s.wait_script(
+        "return Number(document.getElementById('stage').dataset.clips || 0) >= 1",
+        T,
+    )
+    .await
+    .expect("the answer is being said");
+    if let Some(path) = std::env::var_os("YUI_E2E_ROUND_SHOT") {
+        let _ = s
+            .wait_script(
+                "return Number(document.querySelector('#character .yui-char').dataset.mouth) > 0.8",
+                Duration::from_secs(3),
+            )
+            .await;
+        screenshot(&path, &s.screenshot().await.expect("screenshot"));
+    }
+    s.wait_script(
+        "const d = document.getElementById('stage').dataset; return !!d.voiceTurnId && d.voiceReply === 'It is noon. Time for lunch!' && d.speechEnded === d.voiceTurnId && d.playbackFinished === d.voiceTurnId",
+        T,
+    )
+    .await
+    .expect("the answer was said to its end (playback finished)");
+    let stage: Value = s
+        .exec(
+            "const d = document.getElementById('stage').dataset;
+             return { clips: d.clips, mouths: window.__mouths,
+                      note: document.getElementById('voice-note')?.textContent ?? null,
+                      mouth: document.querySelector('#character .yui-char').dataset.mouth }",
+            json!([]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(stage["clips"], "2", "two sentences, two clips: {stage}");
+    assert!(stage["note"].is_null(), "no voice note: {stage}");
+    assert_eq!(stage["mouth"], "0", "the mouth shut at the end: {stage}");
+    let mouths: Vec<f64> = stage["mouths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m.as_str()?.parse().ok())
+        .collect();
+    let open = mouths.iter().filter(|m| **m > 0.35).count();
+    let shut = mouths.iter().filter(|m| **m < 0.1).count();
+    assert!(
+        open >= 8 && shut >= 4,
+        "the mouth opens and shuts with the voice: {mouths:?}"
+    );
+    // The question went up as a 16 kHz mono WAV of about its length; the answer came back as
+    // one request per sentence.
+    let seen = speech.seen();
+    let uploads: Vec<_> = seen
+        .iter()
+        .filter(|r| r.path.ends_with("/transcriptions"))
+        .collect();
+    let (rate, channels, _, samples) = uploads[0].wav().expect("a WAV upload");
     assert_eq!((rate, channels), (16_000, 1));
     let ms = samples.len() as u64 / 16;
     assert!((600..=6_000).contains(&ms), "{ms} ms uploaded");
+    let inputs: Vec<&str> = seen
+        .iter()
+        .filter(|r| r.path.ends_with("/audio/speech"))
+        .map(|r| r.json["input"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(inputs, ["It is noon.", "Time for lunch!"]);
     let lines = transcript::lines(&read_store(dir.path()), "yui", 10).unwrap();
     let said: Vec<(Role, &str)> = lines.iter().map(|l| (l.role, l.text.as_str())).collect();
     assert_eq!(
         said,
         [
             (Role::User, "What time is it?"),
-            (Role::Assistant, "It is noon.")
+            (Role::Assistant, "It is noon. Time for lunch!")
         ]
+    );
+    // The monitor heard the answer (the sink holds a little: record a moment longer).
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let _ = rec.kill();
+    let _ = rec.wait();
+    let raw = std::fs::read(&rec_file).unwrap();
+    let heard: Vec<f32> = raw
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
+        .collect();
+    let loud = heard
+        .chunks(320)
+        .filter(|f| yui_core::voice::pcm::rms(f) > 0.05)
+        .count();
+    assert!(
+        loud >= 25,
+        "the monitor heard {loud} loud 20 ms frames of the answer in {} ms",
+        heard.len() / 16
     );
     // One click on the badge stops the microphone.
     let badge = s.find("#mic-badge").await.expect("the badge");

@@ -383,9 +383,11 @@ async function main() {
       refreshExpression();
     }
   }).catch((e) => console.warn("cannot listen for preset changes", e));
-  // Observable "playback finished" of this window's last turn (data-playback-finished = turn id).
+  // Observable "playback finished" of this window's last turn, typed or spoken
+  // (data-playback-finished = turn id).
   listen(EVENTS.playbackFinished, (p) => {
-    if (p?.turn_id && p.turn_id === stage.dataset.turnId) stage.dataset.playbackFinished = p.turn_id;
+    const mine = [stage.dataset.turnId, stage.dataset.voiceTurnId];
+    if (p?.turn_id && mine.includes(p.turn_id)) stage.dataset.playbackFinished = p.turn_id;
   }).catch((e) => console.warn("cannot listen for playback finished", e));
   // The character's voice (stage speech.rs): each clip moves the mouth by its envelope on this
   // window's clock; the bubble stays while the voice speaks; a failed voice leaves a short note.

@@ -1,8 +1,8 @@
-// The settings window's Expression panel: the voice switch and engine, the expression-motion
-// selection (which body motions the model is offered), and the vocabulary editor (emotions,
-// motions with their flags, the voice engine's tag table). Mounts itself into
-// <section id="expression">. All checks and storage are the core's (vocab_* / voice_* commands);
-// an edit reaches the schema of the next turn with no restart.
+// The settings window's Expression panel: which voice engine is in use (switched in Settings →
+// Voice), the expression-motion selection (which body motions the model is offered), and the
+// vocabulary editor (emotions, motions with their flags, the voice engine's tag table). Mounts
+// itself into <section id="expression">. All checks and storage are the core's (vocab_* commands,
+// voice_get); an edit reaches the schema of the next turn with no restart.
 
 import { invoke } from "./ipc.js";
 import { el, setStatus } from "./panels.js";
@@ -15,7 +15,7 @@ export async function mountExpression(section) {
   let saved = null; // the vocabulary as stored
   let draft = null; // the vocabulary being edited
   let dirty = false;
-  let outputEngine = null; // the voice switch's engine; the vocabulary's voice engine follows it
+  let outputEngine = null; // yui.voice's engine; the vocabulary's voice engine follows it
 
   const voiceBox = el("div", { className: "expr-voice" });
   const selectionBox = el("div", { className: "expr-selection", id: "expr-selection" });
@@ -54,34 +54,20 @@ export async function mountExpression(section) {
     section.dataset.dirty = String(on);
   };
 
-  // --- voice switch (saved at once, like the other switches) ---------------------------------
-  async function renderVoice(status) {
+  // --- voice: shown, not switched here ----------------------------------------------------------
+  // The switch and engine live in Settings → Voice alone (one control for `yui.voice`); this line
+  // says what is in use, because the tone tags below belong to that engine.
+  function renderVoice(status) {
     outputEngine = status.engine;
-    const enabled = el("input", { type: "checkbox", id: "expr-voice-enabled", checked: !!status.enabled });
-    const engine = el("select", { id: "expr-voice-engine" },
-      ...(status.engines?.length ? status.engines : [status.engine]).map((e) =>
-        el("option", { value: e, textContent: e, selected: e === status.engine })));
-    const line = el("p", {
-      id: "expr-voice-status",
-      className: `small ${status.available ? "muted" : "warning-line"}`,
-      textContent: status.status,
-    });
-    const write = async () => {
-      enabled.disabled = engine.disabled = true;
-      try {
-        renderVoice(await invoke("voice_set", { enabled: enabled.checked, engine: engine.value }));
-        setStatus("");
-      } catch (err) {
-        setStatus(err.message, true);
-        renderVoice(status);
-      }
-    };
-    enabled.addEventListener("change", write);
-    engine.addEventListener("change", write);
+    const state = status.enabled ? `on, ${status.engine}` : `off (${status.engine} when on)`;
     voiceBox.replaceChildren(
-      el("label", { className: "switch" }, enabled, el("span", { textContent: "Speak replies" })),
-      el("label", { className: "expr-inline" }, "Engine ", engine),
-      line,
+      el("p", {
+        id: "expr-voice-status",
+        className: `small ${status.available ? "muted" : "warning-line"}`,
+        textContent: `Speaking replies: ${state}. ${status.status}`,
+      }),
+      el("p", { className: "small" },
+        el("a", { href: "#voice", id: "expr-voice-link", textContent: "Switch the voice and choose its engine in Settings → Voice" })),
     );
   }
 
@@ -289,6 +275,10 @@ export async function mountExpression(section) {
   } catch (err) {
     setStatus(err.message, true);
   }
+  // The voice may have been switched in Settings → Voice since: show it as it is now.
+  document.addEventListener("yui:settings-section", (e) => {
+    if (e.detail?.id === "expression") invoke("voice_get").then(renderVoice).catch(() => {});
+  });
   return { reload };
 }
 

@@ -1,7 +1,7 @@
 // The settings window's "Voice" section (docs/voice.md): the voice switch, engine and overlap,
 // the OpenAI-compatible speech server (endpoint, model, default voice, format, instructions),
-// the speech key of its own, each character's voice, the output device, and a Test button that
-// speaks. It renders and forwards; every rule lives in the core (src-tauri/src/commands/voice.rs
+// the speech key of its own, each character's voice, the output device, and Test buttons that
+// speak and listen. It renders and forwards; every rule lives in the core (src-tauri/src/commands/voice.rs
 // → yui_core::voice::panel). The listening side (microphone, push-to-talk, hands-free) is the
 // next section, `#voice-listen` (ui/js/voice-listen-panel.js).
 
@@ -32,6 +32,9 @@ export async function mountVoice(section) {
   const testWho = el("select", { id: "voice-test-preset", "aria-label": "Test with the voice of" });
   const testBtn = el("button", { type: "button", id: "voice-test" }, "Test");
   const testOut = el("span", { id: "voice-test-result", className: "muted small", role: "status" });
+  const listenBtn = el("button", { type: "button", id: "voice-test-listen", title: "Records 4 seconds from the microphone and sends your words to the speech-to-text server" }, "Test listening");
+  const sampleBtn = el("button", { type: "button", id: "voice-test-sample", title: "Sends a sentence made by the speech server to the speech-to-text server (no microphone needed)" }, "Check with a spoken sample");
+  const listenOut = el("span", { id: "voice-test-listen-result", className: "muted small", role: "status" });
   const server = el("fieldset", { id: "voice-server", className: "voice-server" },
     el("legend", {}, "Speech server (OpenAI-compatible /audio/speech)"),
     el("label", {}, "Base URL ", baseUrl),
@@ -58,6 +61,8 @@ export async function mountVoice(section) {
     el("div", { className: "row" }, el("label", {}, "Output device ", device)),
     el("div", { className: "row voice-test" }, testWho, testText, testBtn),
     testOut,
+    el("div", { className: "row voice-test" }, listenBtn, sampleBtn),
+    listenOut,
   );
 
   let panel = null;
@@ -141,6 +146,27 @@ export async function mountVoice(section) {
       testBtn.disabled = false;
     }
   });
+
+  // The listening half: the core records (or fetches the sample) and transcribes; shown here.
+  const testListen = async (source) => {
+    listenBtn.disabled = sampleBtn.disabled = true;
+    listenOut.classList.remove("error");
+    listenOut.textContent = source === "microphone" ? "listening for 4 s: say something…" : "sending a spoken sample…";
+    section.dataset.listenTest = "running";
+    try {
+      const r = await invoke("voice_test_listen", { source });
+      listenOut.textContent = `Heard “${r.text}” (${(r.speech_ms / 1000).toFixed(1)} s of speech from ${r.source}, transcribed in ${r.transcribe_ms} ms).`;
+      section.dataset.listenTest = "ok";
+    } catch (err) {
+      listenOut.textContent = err?.message ?? String(err);
+      listenOut.classList.add("error");
+      section.dataset.listenTest = "error";
+    } finally {
+      listenBtn.disabled = sampleBtn.disabled = false;
+    }
+  };
+  listenBtn.addEventListener("click", () => testListen("microphone"));
+  sampleBtn.addEventListener("click", () => testListen("sample"));
 
   await refresh();
   // The devices are listed only when the section is built (listing opens none).

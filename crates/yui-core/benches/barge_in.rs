@@ -3,10 +3,12 @@
 //! `voice_loop_cli` does), the stage's hands-free microphone listens in full duplex to a
 //! microphone in memory that delivers 20 ms blocks in real time, and at a known instant the
 //! "user" starts speaking. Printed per run and as p50 / max:
-//! - onset → stop asked: the first speech block delivered → the speech's playback returned
-//!   (voice activity opening an utterance, `Stage::barge_in`, the device stopped);
-//! - the output device's own buffer after that (CpalHost plays with a 100 ms buffer).
-//!
+//! - onset → stopped: the first speech block delivered → the speech's playback returned
+//!   (voice activity's onset, `Stage::barge_in`, the stream stopped and deleted);
+//! - onset → quiet on the sink: the last loud block of the null sink's monitor, read through the
+//!   real host with its 20 ms capture buffer (so an upper bound of when the sound stopped: it
+//!   includes the capture's own latency). For scale, the same monitor's delay at the start of a
+//!   clip (play called → first loud block: output plus capture latency) is printed too.
 //!
 //! Then hands-free listening idle: the stage's microphone on the real cpal host, capturing the
 //! null sink's monitor (quiet) for 30 s, and the process's CPU time over it (/proc/self/stat):
@@ -15,7 +17,6 @@
 //! `cargo bench -p yui-core --bench barge_in` (needs `pulseaudio` and `pactl`).
 
 use serde_json::json;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -29,12 +30,17 @@ use yui_core::{settings, Store, WindowKind};
 use yui_testkit::speech::{patterned_tone, SpeechReply, SpeechServer};
 use yui_testkit::sse::{chat_say, ScriptServer};
 
-const RUNS: usize = 12;
+const RUNS: usize = 20;
 
-/// The real host, noting when a playback returned stopped.
+#[path = "support/pulse.rs"]
+mod support_pulse;
+use support_pulse::pulse;
+
+/// The real host, noting when a playback returned stopped and when the first clip was given.
 struct Timed {
     real: Arc<dyn AudioHost>,
     stopped: Mutex<Option<Instant>>,
+    first_play: Mutex<Option<Instant>>,
 }
 
 #[async_trait::async_trait]
@@ -48,6 +54,10 @@ impl AudioHost for Timed {
         device: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<Played, AudioError> {
+        self.first_play
+            .lock()
+            .unwrap()
+            .get_or_insert_with(Instant::now);
         let r = self.real.play(pcm, device, cancel).await;
         if matches!(r, Ok(Played::Cancelled { .. })) {
             *self.stopped.lock().unwrap() = Some(Instant::now());
@@ -111,6 +121,28 @@ impl AudioHost for Mic {
             }
         });
         Ok(Capture::new(16_000, "bench mic".into(), rx, Box::new(())))
+    }
+}
+
+/// When the null sink's monitor carried sound (the loud blocks' arrival times of this run).
+#[derive(Default)]
+struct Monitor {
+    loud: Mutex<Vec<Instant>>,
+}
+
+/// Read the default source (the null sink's monitor) through the real host.
+async fn watch_monitor(host: Arc<dyn AudioHost>, m: Arc<Monitor>) {
+    let mut cap = match host.capture(None).await {
+        Ok(c) => c,
+        Err(e) => {
+            println!("no monitor figures: {e}");
+            return;
+        }
+    };
+    while let Some(Ok(block)) = cap.blocks.recv().await {
+        if yui_core::voice::pcm::rms(&block) > 0.02 {
+            m.loud.lock().unwrap().push(Instant::now());
+        }
     }
 }
 
@@ -220,52 +252,18 @@ async fn idle_listening() {
     );
 }
 
-/// The daemon, and its runtime dir (kept until the daemon is stopped).
-struct Pulse(Child, #[allow(dead_code)] tempfile::TempDir);
-impl Drop for Pulse {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn pulse() -> Pulse {
-    let rt = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(rt.path().join("home")).unwrap();
-    let child = Command::new("pulseaudio")
-        .args([
-            "--daemonize=no",
-            "-n",
-            "--exit-idle-time=-1",
-            "--disable-shm=yes",
-            "--load=module-null-sink sink_name=yuisink",
-            "--load=module-native-protocol-unix auth-anonymous=1",
-        ])
-        .env("XDG_RUNTIME_DIR", rt.path())
-        .env("HOME", rt.path().join("home"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("pulseaudio");
-    let socket = rt.path().join("pulse/native");
-    let t = Instant::now();
-    while !socket.exists() && t.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // The bench's own process talks to it (cpal's PulseAudio client reads these).
-    std::env::set_var("PULSE_SERVER", format!("unix:{}", socket.display()));
-    std::env::set_var("XDG_RUNTIME_DIR", rt.path());
-    Pulse(child, rt)
-}
-
 #[tokio::main]
 async fn main() {
     let _pulse = pulse();
+    let real: Arc<dyn AudioHost> = Arc::new(yui_core::voice::cpal_host::CpalHost::new());
     let timed = Arc::new(Timed {
-        real: Arc::new(yui_core::voice::cpal_host::CpalHost::new()),
+        real: real.clone(),
         stopped: Mutex::new(None),
+        first_play: Mutex::new(None),
     });
     yui_core::voice::hosts::install(timed.clone());
+    let monitor = Arc::new(Monitor::default());
+    tokio::spawn(watch_monitor(real, monitor.clone()));
     let speech = SpeechServer::start(
         vec![],
         Some(Box::new(|seen| {
@@ -323,8 +321,11 @@ async fn main() {
     };
     let (stage, mut rx) = Stage::new(store, Arc::new(SystemClock), paths, opts);
     let mut figures = Vec::new();
+    let (mut quiet, mut start_delay) = (Vec::new(), Vec::new());
     for run in 0..RUNS {
         *timed.stopped.lock().unwrap() = None;
+        *timed.first_play.lock().unwrap() = None;
+        monitor.loud.lock().unwrap().clear();
         let turn = stage.user_turn("yui", WindowKind::Main, "tell me").unwrap();
         while let Some(ev) = rx.recv().await {
             if matches!(
@@ -361,8 +362,25 @@ async fn main() {
             continue;
         };
         let ms = stopped.saturating_duration_since(on).as_secs_f64() * 1000.0;
-        println!("run {run}: speech onset → playback stopped {ms:.1} ms");
+        // The monitor's last loud block of this clip (the next clip is 1.5 s away).
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let loud = monitor.loud.lock().unwrap().clone();
+        let ms_after =
+            |a: Instant, b: Instant| b.saturating_duration_since(a).as_secs_f64() * 1000.0;
+        let q = loud.last().map(|l| ms_after(on, *l));
+        let d = timed
+            .first_play
+            .lock()
+            .unwrap()
+            .and_then(|p| loud.iter().find(|l| **l > p).map(|l| ms_after(p, *l)));
+        println!(
+            "run {run}: speech onset → playback stopped {ms:.1} ms; → monitor quiet {}; monitor delay at the clip's start {}",
+            q.map_or("?".into(), |q| format!("{q:.1} ms")),
+            d.map_or("?".into(), |d| format!("{d:.1} ms"))
+        );
         figures.push(ms);
+        quiet.extend(q);
+        start_delay.extend(d);
         // Let the next turn start from quiet (and drain the events of this one).
         tokio::time::sleep(Duration::from_millis(1500)).await;
         while rx.try_recv().is_ok() {}
@@ -374,12 +392,25 @@ async fn main() {
         println!("no figures");
         return;
     }
+    let pct = |v: &mut Vec<f64>, p: f64| -> String {
+        if v.is_empty() {
+            return "?".into();
+        }
+        v.sort_by(f64::total_cmp);
+        let i = ((v.len() - 1) as f64 * p).round() as usize;
+        format!("{:.1}", v[i])
+    };
     println!(
-        "barge-in over {} runs: onset → stopped p50 {:.1} ms, max {:.1} ms; + the output buffer (100 ms) → heard stop p50 {:.1} ms, max {:.1} ms (goal ≤ 200 ms)",
+        "barge-in over {} runs: onset → stopped p50 {} ms, p99 {} ms, max {} ms; onset → monitor quiet ({} runs) p50 {} ms, p99 {} ms, max {} ms (goal ≤ 200 ms); monitor delay at a clip's start p50 {} ms, max {} ms",
         figures.len(),
-        figures[figures.len() / 2],
-        figures[figures.len() - 1],
-        figures[figures.len() / 2] + 100.0,
-        figures[figures.len() - 1] + 100.0,
+        pct(&mut figures, 0.5),
+        pct(&mut figures, 0.99),
+        pct(&mut figures, 1.0),
+        quiet.len(),
+        pct(&mut quiet, 0.5),
+        pct(&mut quiet, 0.99),
+        pct(&mut quiet, 1.0),
+        pct(&mut start_delay, 0.5),
+        pct(&mut start_delay, 1.0),
     );
 }

@@ -1,4 +1,4 @@
-//! Expression commands: the vocabulary editor and the voice switch (settings window only, see
+//! Expression commands: the vocabulary editor and the voice status (settings window only, see
 //! `capabilities/settings.json`), and what character windows draw: the vocabulary's ids and flags
 //! and the sprite set of the calling window. Each delegates to the core (`yui_core::vocab`,
 //! `voice`, `sprites`). Saving the vocabulary makes the core's stage raise `VocabChanged`
@@ -46,16 +46,6 @@ pub async fn vocab_reset(state: State<'_, AppState>) -> CmdResult<Vocab> {
 #[tauri::command]
 pub async fn voice_get(state: State<'_, AppState>) -> CmdResult<VoiceStatus> {
     voice::status(&state.store)
-}
-
-/// Turn voice output on or off and pick the engine.
-#[tauri::command]
-pub async fn voice_set(
-    state: State<'_, AppState>,
-    enabled: bool,
-    engine: Option<String>,
-) -> CmdResult<VoiceStatus> {
-    voice::update(&state.store, enabled, engine)
 }
 
 /// The sprite set of the calling character window's preset; `null` for the built-in character.

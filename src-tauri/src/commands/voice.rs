@@ -5,6 +5,7 @@ use crate::error::CmdResult;
 use crate::state::AppState;
 use tauri::State;
 use yui_core::voice::audio::DeviceList;
+use yui_core::voice::check::{self, ListenSource, ListenTest};
 use yui_core::voice::hosts;
 use yui_core::voice::panel::{self, TestResult, VoiceEdit, VoicePanel};
 
@@ -68,6 +69,24 @@ pub async fn voice_test(
         hosts::host(),
         preset.as_deref(),
         &text,
+    )
+    .await
+}
+
+/// The listening half of Test: a few seconds from the microphone, or the speech server's sample,
+/// through the transcription server; what it heard.
+#[tauri::command]
+pub async fn voice_test_listen(
+    state: State<'_, AppState>,
+    source: ListenSource,
+) -> CmdResult<ListenTest> {
+    check::test_listen(
+        &state.store,
+        &state.paths,
+        hosts::host(),
+        source,
+        // Never cancelled: the test ends by itself within a few seconds (or the server's timeout).
+        &Default::default(),
     )
     .await
 }

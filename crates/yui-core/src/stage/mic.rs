@@ -379,7 +379,7 @@ impl Job {
         let (tx, mut rx) = mpsc::unbounded_channel::<Segment>();
         let stop = self.stop.clone();
         let listening = async {
-            let mut hearing = false;
+            let mut onset = false;
             loop {
                 let block = tokio::select! {
                     _ = stop.cancelled() => return None,
@@ -394,23 +394,25 @@ impl Job {
                 if talking && !full {
                     // Half duplex: a character's own voice must not become the user's turn.
                     det = Vad::new(cfg);
-                    hearing = false;
+                    onset = false;
                     self.state(MicState::Paused);
                     continue;
                 }
                 for s in det.push(&block) {
                     let _ = tx.send(s);
                 }
-                let now = det.speaking();
-                if now && !hearing && talking {
+                // Barge-in acts on the onset (40 ms of speech), a frame before the utterance
+                // opens: the character's audio must stop within 200 ms of the user's first word.
+                let started = det.onset();
+                if started && !onset && talking {
                     self.inner.emit_barge();
                 }
-                self.state(if now {
+                onset = started;
+                self.state(if det.speaking() {
                     MicState::Hearing
                 } else {
                     MicState::Listening
                 });
-                hearing = now;
             }
         };
         // Each utterance is transcribed as soon as it ends, while listening goes on.

@@ -10,8 +10,10 @@
 //! playing"), never a panic.
 
 use super::pcm::Pcm;
+use super::stream_out::{OpenStream, StreamFeed};
 use async_trait::async_trait;
 use serde::Serialize;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -136,4 +138,18 @@ pub trait AudioHost: Send + Sync {
 
     /// Open `device` (`None`: the default input) for capture.
     async fn capture(&self, device: Option<&str>) -> Result<Capture, AudioError>;
+
+    /// Open `device` (`None`: the default output) for a stream fed while it plays: the device
+    /// pulls `feed` ([`StreamFeed::pull`]) until the returned handle is dropped. The realtime
+    /// reply plays through this. A host that cannot stream says so in plain words.
+    async fn open_stream(
+        &self,
+        feed: Arc<StreamFeed>,
+        device: Option<&str>,
+    ) -> Result<OpenStream, AudioError> {
+        let _ = (feed, device);
+        Err(AudioError(
+            "this audio host cannot play a stream of audio".into(),
+        ))
+    }
 }

@@ -8,10 +8,11 @@
 
 use super::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
 use super::pcm::Pcm;
+use super::stream_out::{OpenStream, StreamFeed};
 use async_trait::async_trait;
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SampleFormat, SizedSample};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -22,9 +23,21 @@ const OPEN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Blocks of microphone audio held for a slow reader before new ones are dropped (~5 s).
 const CAPTURE_QUEUE: usize = 512;
 
-/// cpal's default host, made when first needed.
+/// cpal's default host, made when first needed; the microphone gets a host of its own.
+///
+/// Why two: on PulseAudio a cpal host is one client connection whose single reactor carries
+/// every stream, and a capture delivering 20 ms blocks on it starved a playback stream on the
+/// same connection (the clip's samples were taken late or not at all: "stopped taking audio",
+/// found by the e2e test where a spoken question is answered aloud while hands-free listens).
+/// Separate connections keep the two directions apart, as two apps would be.
 pub struct CpalHost {
     host: OnceLock<cpal::Host>,
+    /// The microphone's host (see above).
+    capture_host: OnceLock<cpal::Host>,
+    /// Streams fed while they play have a host (on PulseAudio: a server connection) of their
+    /// own: sharing the connection with an open capture stalled the stream's requests for
+    /// seconds (seen on a null sink with its monitor recorded).
+    stream_host: OnceLock<cpal::Host>,
 }
 
 impl Default for CpalHost {
@@ -63,6 +76,8 @@ impl CpalHost {
     pub fn new() -> Self {
         Self {
             host: OnceLock::new(),
+            capture_host: OnceLock::new(),
+            stream_host: OnceLock::new(),
         }
     }
 
@@ -71,20 +86,32 @@ impl CpalHost {
     }
 
     fn device(&self, dir: &Dir, wanted: Option<&str>) -> Result<cpal::Device, AudioError> {
-        let host = self.host();
-        let found = match (wanted, dir) {
-            (None, Dir::Out) => host.default_output_device(),
-            (None, Dir::In) => host.default_input_device(),
-            (Some(w), Dir::Out) => host
-                .output_devices()
-                .ok()
-                .and_then(|mut ds| ds.find(|d| matches(d, w))),
-            (Some(w), Dir::In) => host
-                .input_devices()
-                .ok()
-                .and_then(|mut ds| ds.find(|d| matches(d, w))),
+        let host = match dir {
+            Dir::Out => self.host(),
+            Dir::In => self.capture_host.get_or_init(cpal::default_host),
         };
-        found.ok_or_else(|| match wanted {
+        device_on(host, dir, wanted)
+    }
+}
+
+fn device_on(
+    host: &cpal::Host,
+    dir: &Dir,
+    wanted: Option<&str>,
+) -> Result<cpal::Device, AudioError> {
+    let found = match (wanted, dir) {
+        (None, Dir::Out) => host.default_output_device(),
+        (None, Dir::In) => host.default_input_device(),
+        (Some(w), Dir::Out) => host
+            .output_devices()
+            .ok()
+            .and_then(|mut ds| ds.find(|d| matches(d, w))),
+        (Some(w), Dir::In) => host
+            .input_devices()
+            .ok()
+            .and_then(|mut ds| ds.find(|d| matches(d, w))),
+    };
+    found.ok_or_else(|| match wanted {
             Some(w) => AudioError(format!(
                 "the {} \"{w}\" is not there (unplugged or renamed?); `yui say --devices` lists the devices",
                 dir.what()
@@ -94,7 +121,6 @@ impl CpalHost {
                 dir.what()
             )),
         })
-    }
 }
 
 fn unusable(dir: &Dir, name: &str, e: impl std::fmt::Display) -> AudioError {
@@ -123,7 +149,10 @@ fn with_buffer(supported: &cpal::SupportedStreamConfig, ms: u32) -> cpal::Stream
     config
 }
 
-/// Playback buffer: short enough that a stop is heard within the 200 ms barge-in goal.
+/// Playback buffer (cpal's PulseAudio backend asks the server for twice this). A stop does not
+/// wait for it: the callback goes silent and the stream is deleted at once, which drops what the
+/// server still held (the `barge_in` bench: the null sink's monitor is quiet 22–78 ms after the
+/// user's speech started). Smaller would only add underruns on a loaded machine.
 const PLAY_BUFFER_MS: u32 = 100;
 /// Capture buffer: one voice-activity frame.
 const CAPTURE_BUFFER_MS: u32 = 20;
@@ -141,6 +170,7 @@ fn build_output<T>(
     config: &cpal::StreamConfig,
     samples: Arc<Vec<f32>>,
     pos: Arc<AtomicUsize>,
+    stopped: Arc<AtomicBool>,
     events: mpsc::UnboundedSender<PlayEvent>,
 ) -> Result<cpal::Stream, cpal::Error>
 where
@@ -153,6 +183,11 @@ where
     device.build_output_stream::<T, _, _>(
         *config,
         move |out: &mut [T], info: &cpal::OutputCallbackInfo| {
+            if stopped.load(Ordering::Relaxed) {
+                // Stopped: nothing more reaches the device while the stream is being closed.
+                out.fill(T::from_sample(0.0));
+                return;
+            }
             let start = pos.load(Ordering::Relaxed);
             let mut i = start;
             for frame in out.chunks_mut(channels) {
@@ -175,6 +210,54 @@ where
         },
         move |e| {
             let _ = err_tx.send(PlayEvent::Failed(e));
+        },
+        Some(OPEN_TIMEOUT),
+    )
+}
+
+/// Build an output stream of sample type `T` pulling mono audio from `feed` (copied to every
+/// channel).
+fn build_fed<T>(
+    device: &cpal::Device,
+    config: &cpal::StreamConfig,
+    feed: Arc<StreamFeed>,
+    name: String,
+) -> Result<cpal::Stream, cpal::Error>
+where
+    T: SizedSample + FromSample<f32>,
+{
+    let channels = config.channels.max(1) as usize;
+    let rate = config.sample_rate;
+    let err_feed = feed.clone();
+    // Grown once to the device's callback size, then reused: no allocation per callback.
+    let mut mono: Vec<f32> = Vec::new();
+    device.build_output_stream::<T, _, _>(
+        *config,
+        move |out: &mut [T], info: &cpal::OutputCallbackInfo| {
+            let frames = out.len() / channels;
+            if mono.len() < frames {
+                mono.resize(frames, 0.0);
+            }
+            let ts = info.timestamp();
+            let latency = ts.playback.saturating_duration_since(ts.callback);
+            feed.pull(
+                &mut mono[..frames],
+                rate,
+                latency,
+                std::time::Instant::now(),
+            );
+            for (frame, s) in out.chunks_mut(channels).zip(mono.iter()) {
+                for c in frame.iter_mut() {
+                    *c = T::from_sample(*s);
+                }
+            }
+        },
+        move |e| {
+            if e.kind() == cpal::ErrorKind::Xrun {
+                tracing::debug!("voice: output underrun");
+            } else {
+                err_feed.fail(vanished(&Dir::Out, &name, &e).0);
+            }
         },
         Some(OPEN_TIMEOUT),
     )
@@ -257,14 +340,15 @@ impl AudioHost for CpalHost {
         let total = audio.samples.len();
         let samples = Arc::new(audio.samples);
         let pos = Arc::new(AtomicUsize::new(0));
+        let stopped = Arc::new(AtomicBool::new(false));
         let (tx, mut rx) = mpsc::unbounded_channel();
         let built = {
-            let (s, p) = (samples.clone(), pos.clone());
+            let (s, p, st) = (samples.clone(), pos.clone(), stopped.clone());
             match supported.sample_format() {
-                SampleFormat::I16 => build_output::<i16>(&dev, &config, s, p, tx),
-                SampleFormat::I32 => build_output::<i32>(&dev, &config, s, p, tx),
-                SampleFormat::U8 => build_output::<u8>(&dev, &config, s, p, tx),
-                _ => build_output::<f32>(&dev, &config, s, p, tx),
+                SampleFormat::I16 => build_output::<i16>(&dev, &config, s, p, st, tx),
+                SampleFormat::I32 => build_output::<i32>(&dev, &config, s, p, st, tx),
+                SampleFormat::U8 => build_output::<u8>(&dev, &config, s, p, st, tx),
+                _ => build_output::<f32>(&dev, &config, s, p, st, tx),
             }
         };
         let stream = built.map_err(|e| unusable(&dir, &name, e))?;
@@ -296,8 +380,10 @@ impl AudioHost for CpalHost {
                 None => break Err(AudioError(format!("the {} \"{name}\" closed", dir.what()))),
             }
         };
-        // Dropping the stream joins cpal's worker threads, which can block for good on a server
-        // that went away mid-clip: drop it on a thread of its own and do not wait for it.
+        stopped.store(true, Ordering::Relaxed);
+        // Dropping the stream deletes it on the server (what it still holds is not played) and
+        // joins cpal's worker threads, which can block for good on a server that went away
+        // mid-clip: drop it on a thread of its own and do not wait for it.
         let _ = std::thread::Builder::new()
             .name("yui-audio-close".into())
             .spawn(move || drop(stream));
@@ -328,5 +414,63 @@ impl AudioHost for CpalHost {
             blocks: rx,
             _keep: Box::new(stream),
         })
+    }
+
+    async fn open_stream(
+        &self,
+        feed: Arc<StreamFeed>,
+        device: Option<&str>,
+    ) -> Result<OpenStream, AudioError> {
+        let dir = Dir::Out;
+        let host = self.stream_host.get_or_init(cpal::default_host);
+        let dev = device_on(host, &dir, device)?;
+        let name = name_of(&dev);
+        let default = dev
+            .default_output_config()
+            .map_err(|e| unusable(&dir, &name, e))?;
+        // The feed's own rate where the device takes it (PulseAudio and PipeWire take any rate
+        // and resample well themselves); the device's default otherwise (the feed interpolates).
+        let want = feed.rate();
+        let supported = dev
+            .supported_output_configs()
+            .ok()
+            .and_then(|mut rs| {
+                rs.find(|r| {
+                    r.min_sample_rate() <= want
+                        && want <= r.max_sample_rate()
+                        && r.sample_format() == default.sample_format()
+                })
+            })
+            .map(|r| r.with_sample_rate(want))
+            .unwrap_or(default);
+        let config = with_buffer(&supported, PLAY_BUFFER_MS);
+        let n = name.clone();
+        let built = match supported.sample_format() {
+            SampleFormat::I16 => build_fed::<i16>(&dev, &config, feed, n),
+            SampleFormat::I32 => build_fed::<i32>(&dev, &config, feed, n),
+            SampleFormat::U8 => build_fed::<u8>(&dev, &config, feed, n),
+            _ => build_fed::<f32>(&dev, &config, feed, n),
+        };
+        let stream = built.map_err(|e| unusable(&dir, &name, e))?;
+        stream.play().map_err(|e| unusable(&dir, &name, e))?;
+        Ok(OpenStream::new(
+            name,
+            config.sample_rate,
+            Box::new(Closing(Some(stream))),
+        ))
+    }
+}
+
+/// A stream that is dropped on a thread of its own: dropping joins cpal's worker threads, which
+/// can block for good on a server that went away.
+struct Closing(Option<cpal::Stream>);
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        if let Some(stream) = self.0.take() {
+            let _ = std::thread::Builder::new()
+                .name("yui-audio-close".into())
+                .spawn(move || drop(stream));
+        }
     }
 }

@@ -141,12 +141,25 @@ pub struct StreamResampler {
 
 impl StreamResampler {
     pub fn new(from: u32, to: u32) -> Result<Self, String> {
+        Self::with_chunk(from, to, 1024)
+    }
+
+    /// A resampler that converts `chunk` input frames at a time (rounded up by rubato to what the
+    /// rate pair allows): a smaller chunk holds audio back for less time (the realtime
+    /// microphone converts 20 ms at a time).
+    pub fn with_chunk(from: u32, to: u32, chunk: usize) -> Result<Self, String> {
         let inner = if from == to {
             None
         } else {
             Some(
-                Fft::<f32>::new(from as usize, to as usize, 1024, 1, FixedSync::Input)
-                    .map_err(|e| format!("cannot resample {from} Hz to {to} Hz: {e}"))?,
+                Fft::<f32>::new(
+                    from as usize,
+                    to as usize,
+                    chunk.max(1),
+                    1,
+                    FixedSync::Input,
+                )
+                .map_err(|e| format!("cannot resample {from} Hz to {to} Hz: {e}"))?,
             )
         };
         Ok(Self {

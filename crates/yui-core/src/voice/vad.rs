@@ -21,6 +21,10 @@ use super::pcm::STT_RATE;
 const FRAME: usize = (STT_RATE / 50) as usize; // 20 ms
 const FRAME_MS: u64 = 20;
 const OPEN_FRAMES: u32 = 3;
+/// Speech frames in a row that say the user started speaking over a character (barge-in), one
+/// frame before an utterance opens: a stop must come quickly, and two frames (40 ms) still let a
+/// key click (10–30 ms) pass.
+const ONSET_FRAMES: u32 = 2;
 const PRE_ROLL_FRAMES: usize = 10;
 const MIN_MS: u64 = 250;
 const MAX_MS: u64 = 30_000;
@@ -135,6 +139,12 @@ impl Vad {
     /// Whether an utterance is in progress (the user is speaking).
     pub fn speaking(&self) -> bool {
         self.current.is_some()
+    }
+
+    /// Whether the user has started speaking: an utterance is open, or speech has gone on for
+    /// [`ONSET_FRAMES`] in a row. Barge-in acts on this, a frame before [`Vad::speaking`].
+    pub fn onset(&self) -> bool {
+        self.current.is_some() || self.run >= ONSET_FRAMES
     }
 
     fn frame(&mut self, f: Vec<f32>) -> Option<Segment> {
@@ -304,5 +314,25 @@ mod tests {
         assert!(v.push(&voice(1000, 0.3)).is_empty());
         assert!(v.speaking());
         assert!(v.finish().is_some());
+    }
+
+    #[test]
+    fn onset_is_two_speech_frames_one_before_the_utterance_opens_and_a_single_frame_is_not() {
+        let mut s = 5;
+        let mut v = Vad::new(VadConfig::default());
+        v.push(&noise(400, 0.002, &mut s));
+        assert!(!v.onset());
+        v.push(&voice(20, 0.3));
+        assert!(!v.onset(), "one frame (a click) is no onset");
+        v.push(&noise(20, 0.002, &mut s));
+        v.push(&voice(20, 0.3));
+        assert!(!v.onset());
+        v.push(&voice(20, 0.3));
+        assert!(
+            v.onset() && !v.speaking(),
+            "40 ms of speech: onset, no utterance yet"
+        );
+        v.push(&voice(20, 0.3));
+        assert!(v.onset() && v.speaking());
     }
 }

@@ -1,0 +1,284 @@
+//! The realtime reply's player: deltas are decoded and queued on one [`StreamFeed`] the moment
+//! they arrive, and the output device plays that feed as one continuous stream, starting with the
+//! first delta. Each item's span of the feed is remembered, so the milliseconds heard of an item
+//! are exact (the feed's account: handed to the device minus what it still holds).
+//!
+//! The device is opened in the background on the first delta (opening can take a while; a delta
+//! never waits for it: its audio waits in the feed) and closed again after [`IDLE_CLOSE`] with
+//! nothing to play, so an idle realtime session holds no device and runs no audio thread.
+
+use super::envelope::{EnvelopeBatch, LiveEnvelope};
+use super::{decode_delta, ms_of, RealtimeAudioOut, RATE};
+use crate::voice::audio::{AudioError, AudioHost};
+use crate::voice::stream_out::StreamFeed;
+use async_trait::async_trait;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+/// Nothing to play for this long closes the device (the next delta opens it again).
+pub const IDLE_CLOSE: Duration = Duration::from_secs(3);
+/// How often the device keeper looks at the feed.
+const KEEPER_TICK: Duration = Duration::from_millis(50);
+/// Items remembered for [`RealtimeAudioOut::played_ms`].
+const ITEMS_KEPT: usize = 64;
+
+/// Called with each lip-sync batch (the stage turns it into an event for the character's window).
+pub type EnvelopeSink = Arc<dyn Fn(EnvelopeBatch) + Send + Sync>;
+
+#[derive(Debug, Clone)]
+struct Span {
+    item_id: String,
+    start: u64,
+    end: u64,
+}
+
+#[derive(Default)]
+struct State {
+    spans: Vec<Span>,
+    envelope: Option<LiveEnvelope>,
+    /// A keeper task holds the device open.
+    open: bool,
+    /// The device failed; reported once by the next `delta`.
+    failed: Option<AudioError>,
+    last_push: Option<Instant>,
+}
+
+struct Shared {
+    idle_close: Duration,
+    host: Arc<dyn AudioHost>,
+    device: Option<String>,
+    feed: Arc<StreamFeed>,
+    state: Mutex<State>,
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Plays a realtime reply's audio on an output device ([`RealtimeAudioOut`]).
+pub struct ReplyPlayer {
+    shared: Arc<Shared>,
+    runtime: tokio::runtime::Handle,
+    on_envelope: Option<EnvelopeSink>,
+}
+
+impl ReplyPlayer {
+    /// A player on `host`'s `device` (`None`: the default output). Opens nothing until the first
+    /// delta. Must be made inside the async runtime (the device is opened on it).
+    pub fn new(
+        host: Arc<dyn AudioHost>,
+        device: Option<String>,
+        on_envelope: Option<EnvelopeSink>,
+    ) -> Result<Self, AudioError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            AudioError("the reply player was made outside the async runtime".into())
+        })?;
+        Ok(Self {
+            shared: Arc::new(Shared {
+                idle_close: IDLE_CLOSE,
+                host,
+                device,
+                feed: StreamFeed::new(RATE),
+                state: Mutex::new(State::default()),
+            }),
+            runtime,
+            on_envelope,
+        })
+    }
+
+    /// Close the device after `idle` with nothing to play instead of [`IDLE_CLOSE`] (before the
+    /// first delta).
+    pub fn with_idle_close(mut self, idle: Duration) -> Self {
+        if let Some(sh) = Arc::get_mut(&mut self.shared) {
+            sh.idle_close = idle;
+        }
+        self
+    }
+
+    /// The feed the device plays (its account: pushed, handed, heard).
+    pub fn feed(&self) -> &Arc<StreamFeed> {
+        &self.shared.feed
+    }
+
+    /// Whether a device is open now.
+    pub fn is_open(&self) -> bool {
+        self.shared.state().open
+    }
+
+    /// Whether audio is playing or waiting to play.
+    pub fn is_playing(&self) -> bool {
+        !self.shared.feed.drained()
+    }
+
+    fn emit(&self, batch: Option<EnvelopeBatch>) {
+        if let (Some(b), Some(sink)) = (batch, &self.on_envelope) {
+            sink(b);
+        }
+    }
+
+    /// Milliseconds of `item_id` heard by `now` (tests pass their own instants).
+    pub fn played_ms_at(&self, item_id: &str, now: Instant) -> u64 {
+        let heard = self.shared.feed.heard_at(now);
+        let s = self.shared.state();
+        s.spans
+            .iter()
+            .rev()
+            .find(|sp| sp.item_id == item_id)
+            .map_or(0, |sp| ms_of(heard.clamp(sp.start, sp.end) - sp.start))
+    }
+}
+
+/// Holds the device open while there is audio, closes it after [`IDLE_CLOSE`] of none, and
+/// notes a device failure. Ends (closing the device) when the player is dropped.
+async fn keep_device(shared: Weak<Shared>) {
+    let Some(first) = shared.upgrade() else {
+        return;
+    };
+    let opened = first
+        .host
+        .open_stream(first.feed.clone(), first.device.as_deref())
+        .await;
+    let stream = match opened {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!("realtime audio: {e}");
+            let mut st = first.state();
+            st.open = false;
+            st.failed = Some(e);
+            // What waited for this device is not going to play.
+            first.feed.clear();
+            return;
+        }
+    };
+    tracing::debug!(device = %stream.device, rate = stream.rate, "realtime audio: output open");
+    drop(first);
+    let mut tick = tokio::time::interval(KEEPER_TICK);
+    loop {
+        tick.tick().await;
+        let Some(sh) = shared.upgrade() else { break };
+        let mut st = sh.state();
+        if let Some(e) = sh.feed.failure() {
+            tracing::warn!("realtime audio: {e}");
+            st.open = false;
+            st.failed = Some(AudioError(e));
+            sh.feed.clear();
+            break;
+        }
+        let idle = st.last_push.is_none_or(|t| t.elapsed() >= sh.idle_close);
+        if idle && sh.feed.drained() {
+            st.open = false;
+            break;
+        }
+    }
+    drop(stream);
+}
+
+#[async_trait]
+impl RealtimeAudioOut for ReplyPlayer {
+    fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
+        let samples = decode_delta(b64)?;
+        let sh = &self.shared;
+        let (batches, spawn) = {
+            let mut st = sh.state();
+            if let Some(e) = st.failed.take() {
+                return Err(e);
+            }
+            let mut batches = Vec::with_capacity(2);
+            let new_item = st.spans.last().is_none_or(|s| s.item_id != item_id);
+            if new_item {
+                if let Some(mut env) = st.envelope.take() {
+                    batches.push(env.end());
+                }
+                st.envelope = Some(LiveEnvelope::new(item_id, RATE));
+                let start = sh.feed.pushed();
+                st.spans.push(Span {
+                    item_id: item_id.to_string(),
+                    start,
+                    end: start,
+                });
+                if st.spans.len() > ITEMS_KEPT {
+                    st.spans.remove(0);
+                }
+            }
+            let end = sh.feed.push(&samples);
+            if let Some(sp) = st.spans.last_mut() {
+                sp.end = end;
+            }
+            if let Some(env) = st.envelope.as_mut() {
+                batches.extend(env.feed(&samples));
+            }
+            st.last_push = Some(Instant::now());
+            let spawn = !st.open;
+            st.open = true;
+            (batches, spawn)
+        };
+        if spawn {
+            self.runtime.spawn(keep_device(Arc::downgrade(sh)));
+        }
+        for b in batches {
+            self.emit(Some(b));
+        }
+        Ok(())
+    }
+
+    fn played_ms(&self, item_id: &str) -> u64 {
+        self.played_ms_at(item_id, Instant::now())
+    }
+
+    fn stop(&self) -> Option<(String, u64)> {
+        let sh = &self.shared;
+        let (cut, batch) = {
+            let mut st = sh.state();
+            let playing = !sh.feed.drained();
+            let handed = sh.feed.clear();
+            let batch = st
+                .envelope
+                .take()
+                .filter(|_| playing)
+                .map(|mut e| e.stopped());
+            // Spans of audio never handed to the device are cut to what was.
+            for sp in st.spans.iter_mut() {
+                sp.end = sp.end.min(handed);
+                sp.start = sp.start.min(handed);
+            }
+            let cut = if playing {
+                let at = st.spans.iter().rev().find(|sp| sp.start < handed);
+                at.or(st.spans.last())
+                    .map(|sp| (sp.item_id.clone(), ms_of(sp.end - sp.start)))
+            } else {
+                None
+            };
+            (cut, batch)
+        };
+        self.emit(batch);
+        cut
+    }
+
+    fn finish(&self) -> Result<(), AudioError> {
+        let batch = self.shared.state().envelope.take().map(|mut e| e.end());
+        self.emit(batch);
+        Ok(())
+    }
+
+    async fn drained(&self) {
+        let feed = &self.shared.feed;
+        let queued_ms = ms_of(feed.pushed().saturating_sub(feed.heard()));
+        let deadline = Instant::now() + Duration::from_millis(queued_ms) + Duration::from_secs(5);
+        while !feed.drained() && feed.failure().is_none() && Instant::now() < deadline {
+            if !self.shared.state().open {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Drop for ReplyPlayer {
+    fn drop(&mut self) {
+        // The keeper sees the player gone at its next tick and closes the device; what is
+        // queued is not played to no one.
+        self.shared.feed.clear();
+    }
+}

@@ -1,0 +1,100 @@
+//! A [`RealtimeAudioOut`] that writes the reply's audio to a WAV file instead of a device
+//! (`yui turn --audio-out FILE.wav`): every item's audio in order, 24 kHz 16-bit mono, written
+//! at each [`RealtimeAudioOut::finish`] (so the file holds everything received so far, written
+//! whole: a temporary file renamed over it).
+
+use super::{decode_delta, ms_of, RealtimeAudioOut, RATE};
+use crate::voice::audio::AudioError;
+use crate::voice::pcm::Pcm;
+use async_trait::async_trait;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+#[derive(Default)]
+struct State {
+    samples: Vec<f32>,
+    /// Each item's first sample and length, in order.
+    items: Vec<(String, usize, usize)>,
+}
+
+/// Writes a realtime reply's audio to a WAV file.
+pub struct ReplyRecorder {
+    path: PathBuf,
+    state: Mutex<State>,
+}
+
+impl ReplyRecorder {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Everything received so far, 24 kHz mono.
+    pub fn audio(&self) -> Pcm {
+        Pcm::new(RATE, self.state().samples.clone())
+    }
+
+    /// The items received, in order, with their milliseconds.
+    pub fn items(&self) -> Vec<(String, u64)> {
+        self.state()
+            .items
+            .iter()
+            .map(|(id, _, n)| (id.clone(), ms_of(*n as u64)))
+            .collect()
+    }
+}
+
+#[async_trait]
+impl RealtimeAudioOut for ReplyRecorder {
+    fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
+        let samples = decode_delta(b64)?;
+        let mut s = self.state();
+        let start = s.samples.len();
+        match s.items.last_mut() {
+            Some((id, _, n)) if id == item_id => *n += samples.len(),
+            _ => s.items.push((item_id.to_string(), start, samples.len())),
+        }
+        s.samples.extend_from_slice(&samples);
+        Ok(())
+    }
+
+    /// Everything received of the item counts as played: a file hears it all.
+    fn played_ms(&self, item_id: &str) -> u64 {
+        self.state()
+            .items
+            .iter()
+            .filter(|(id, _, _)| id == item_id)
+            .map(|(_, _, n)| ms_of(*n as u64))
+            .sum()
+    }
+
+    /// A file is never cut: the last item and all of it.
+    fn stop(&self) -> Option<(String, u64)> {
+        let s = self.state();
+        s.items
+            .last()
+            .map(|(id, _, n)| (id.clone(), ms_of(*n as u64)))
+    }
+
+    fn finish(&self) -> Result<(), AudioError> {
+        let wav = Pcm::new(RATE, self.state().samples.clone()).to_wav();
+        let tmp = self.path.with_extension("wav.part");
+        std::fs::write(&tmp, &wav)
+            .and_then(|_| std::fs::rename(&tmp, &self.path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                AudioError(format!(
+                    "cannot write the reply's audio to {}: {e}",
+                    self.path.display()
+                ))
+            })
+    }
+
+    async fn drained(&self) {}
+}
