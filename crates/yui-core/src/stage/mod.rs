@@ -391,7 +391,9 @@ impl Stage {
             crate::tools::mcp::warm();
         }
         run::ensure_push(&self.0, preset_id, window, None);
-        realtime::ensure(&self.0, preset_id, window, None);
+        if let Ok((b, t)) = run::backend_for(&self.0) {
+            realtime::ensure(&self.0, preset_id, window, &b, &t);
+        }
     }
 
     /// `preset_id`'s window closed: its turn, speech and microphone stop, its connection closes,

@@ -4,7 +4,6 @@
 //! [`StageEvent::Connection`] (the quick controls show it as push's). Text mode until the voice
 //! gives the stage a player ([`RealtimeAudioOut`]) and the microphone's appends.
 
-use super::run::backend_for;
 use super::{Inner, StageEvent};
 use crate::backend::{Backend, Transport};
 use crate::turn::transport::realtime::{self, RealtimeClient, RealtimeConfig};
@@ -31,18 +30,13 @@ pub(super) fn ensure(
     inner: &Arc<Inner>,
     preset_id: &str,
     window: WindowKind,
-    given: Option<(&Backend, &Timeouts)>,
+    backend: &Backend,
+    timeouts: &Timeouts,
 ) -> Option<Arc<RealtimeClient>> {
     if window == WindowKind::Phone {
         return None;
     }
-    let cfg = match given {
-        Some((b, t)) => config(b, t)?,
-        None => {
-            let (b, t) = backend_for(inner).ok()?;
-            config(&b, &t)?
-        }
-    };
+    let cfg = config(backend, timeouts)?;
     let mut seats = inner.seats();
     let seat = seats.entry(preset_id.to_string()).or_default();
     if let Some((url, w, client)) = &seat.realtime {

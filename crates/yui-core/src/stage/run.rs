@@ -141,7 +141,7 @@ pub(super) fn start(
         m.turn_started(preset_id);
     }
     let push = ensure_push(inner, preset_id, window, Some((&backend, &timeouts)));
-    let realtime = super::realtime::ensure(inner, preset_id, window, Some((&backend, &timeouts)));
+    let realtime = super::realtime::ensure(inner, preset_id, window, &backend, &timeouts);
     let (mut req, registry) =
         turn::prepare(&inner.store, &inner.clock, preset_id, window, text, backend)?;
     req.timeouts = timeouts;

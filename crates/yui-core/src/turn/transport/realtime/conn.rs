@@ -10,9 +10,9 @@
 
 use super::wire::{self, ServerEvent, BYTES_PER_MS};
 pub use crate::backend::realtime::url_with_model;
-use crate::shared::realtime_audio::RealtimeAudioOut;
 use crate::turn::transport::push::conn::backoff;
 pub use crate::turn::transport::push::conn::ConnState;
+use crate::voice::realtime_audio::RealtimeAudioOut;
 use base64::Engine as _;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
@@ -147,8 +147,12 @@ impl RealtimeClient {
     /// Microphone audio (pcm16 mono 24 kHz) as one `input_audio_buffer.append`; `false` when the
     /// session is gone or its queue is full (the frame is dropped, never waited for).
     pub fn append(&self, pcm16: &[u8]) -> bool {
-        let b64 = base64::engine::general_purpose::STANDARD.encode(pcm16);
-        self.cmd.try_send(Cmd::Send(wire::append(&b64))).is_ok()
+        self.append_b64(&base64::engine::general_purpose::STANDARD.encode(pcm16))
+    }
+
+    /// The same with the payload already base64 (`voice::realtime_audio::MicEncoder`'s).
+    pub fn append_b64(&self, b64: &str) -> bool {
+        self.cmd.try_send(Cmd::Send(wire::append(b64))).is_ok()
     }
 
     /// End the user's utterance (push-to-talk, no server VAD): `input_audio_buffer.commit`.
@@ -379,7 +383,7 @@ impl Serve {
                     }
                     Some(Cmd::Cancel) => {
                         if let Some(a) = &self.audio {
-                            a.stop();
+                            let _ = a.stop();
                         }
                         self.playing = None;
                         if self.responding {
@@ -417,7 +421,12 @@ impl Serve {
             ev => {
                 match &ev {
                     ServerEvent::ResponseCreated { .. } => self.responding = true,
-                    ServerEvent::ResponseDone { .. } => self.responding = false,
+                    ServerEvent::ResponseDone { .. } => {
+                        self.responding = false;
+                        if let Some(Err(e)) = self.audio.as_ref().map(|a| a.finish()) {
+                            tracing::warn!(error = %e.0, "realtime: the reply's audio");
+                        }
+                    }
                     ServerEvent::Error { message, .. } => {
                         tracing::warn!(%message, "realtime: server error")
                     }
@@ -440,18 +449,15 @@ impl Serve {
 
     fn audio_delta(&mut self, item_id: Option<String>, delta: &str) {
         let Some(audio) = &self.audio else { return };
-        let pcm = match base64::engine::general_purpose::STANDARD.decode(delta) {
-            Ok(b) => b,
-            Err(e) => {
-                tracing::warn!(error = %e, "realtime: audio that is not base64 skipped");
-                return;
-            }
-        };
         let id = item_id.unwrap_or_default();
-        audio.on_audio(&id, &pcm);
+        if let Err(e) = audio.delta(&id, delta) {
+            tracing::warn!(error = %e.0, "realtime: reply audio skipped");
+            return;
+        }
+        let bytes = b64_len(delta);
         match &mut self.playing {
-            Some((p, n)) if *p == id => *n += pcm.len() as u64,
-            _ => self.playing = Some((id, pcm.len() as u64)),
+            Some((p, n)) if *p == id => *n += bytes,
+            _ => self.playing = Some((id, bytes)),
         }
     }
 
@@ -469,7 +475,11 @@ impl Serve {
         if played_ms >= total_ms && !self.responding {
             return Vec::new(); // the reply was heard whole
         }
-        audio.stop();
+        // The player says what it had handed to the device when it stopped.
+        let (item_id, played_ms) = match audio.stop() {
+            Some((id, ms)) if id == item_id => (id, ms.min(total_ms)),
+            _ => (item_id, played_ms),
+        };
         let mut out = vec![wire::truncate(&item_id, played_ms)];
         if self.responding {
             self.responding = false;
@@ -482,4 +492,11 @@ impl Serve {
         });
         out
     }
+}
+
+/// The bytes a base64 text decodes to (what the player was given), without decoding it again.
+fn b64_len(b64: &str) -> u64 {
+    let t = b64.trim();
+    let pad = t.bytes().rev().take_while(|b| *b == b'=').count();
+    ((t.len() / 4 * 3).saturating_sub(pad)) as u64
 }

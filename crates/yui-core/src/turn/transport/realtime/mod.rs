@@ -16,7 +16,7 @@ pub mod map;
 pub mod wire;
 
 pub use crate::backend::realtime::{RealtimeSettings, TurnDetection};
-pub use crate::shared::realtime_audio::RealtimeAudioOut;
+pub use crate::voice::realtime_audio::RealtimeAudioOut;
 pub use conn::{
     url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, SessionFn,
 };
