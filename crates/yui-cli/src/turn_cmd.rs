@@ -17,8 +17,16 @@ use yui_core::{CoreError, Store, SystemClock, WindowKind};
 #[derive(Debug, Args)]
 pub struct TurnArgs {
     /// The user's message.
-    #[arg(long)]
-    pub message: String,
+    #[arg(long, required_unless_present = "audio_in")]
+    pub message: Option<String>,
+    /// Realtime: send this WAV (any rate, mono or stereo) as the microphone instead of
+    /// --message, committed at its end; the user's words are stored as the server transcribed
+    /// them.
+    #[arg(long, value_name = "FILE.wav", conflicts_with = "message")]
+    pub audio_in: Option<std::path::PathBuf>,
+    /// Realtime: write the reply's audio (pcm16 24 kHz) to this WAV; the session asks for audio.
+    #[arg(long, value_name = "FILE.wav")]
+    pub audio_out: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -158,6 +166,17 @@ async fn one_turn(
     s: &Setup,
     window: WindowKind,
     message: &str,
+    on_event: impl FnMut(&TurnEvent),
+) -> Result<turn::TurnOutcome, CoreError> {
+    one_turn_with(s, window, message, None, on_event).await
+}
+
+/// [`one_turn`] with realtime audio in and out (`--audio-in`, `--audio-out`).
+async fn one_turn_with(
+    s: &Setup,
+    window: WindowKind,
+    message: &str,
+    audio: Option<AudioIo>,
     mut on_event: impl FnMut(&TurnEvent),
 ) -> Result<turn::TurnOutcome, CoreError> {
     if yui_core::tools::registry::declares_client_tools(window) {
@@ -173,7 +192,11 @@ async fn one_turn(
         s.backend.clone(),
     )?;
     req.timeouts = s.timeouts;
-    let deps = TurnDeps::new(s.store.clone(), s.clock.clone(), &s.timeouts)?;
+    let mut deps = TurnDeps::new(s.store.clone(), s.clock.clone(), &s.timeouts)?;
+    if let Some(a) = audio {
+        deps.audio_in = a.input.map(Arc::new);
+        deps.audio_out = a.output;
+    }
     let mut handle = turn::start(deps, req, registry);
     let ctrl_c = cancel_on_ctrl_c(handle.stopper());
     while let Some(ev) = handle.events.recv().await {
@@ -186,17 +209,59 @@ async fn one_turn(
         .map_err(|e| CoreError::internal(format!("the turn task failed: {e}")))
 }
 
+/// `--audio-in` and `--audio-out` of a realtime turn.
+struct AudioIo {
+    input: Option<Vec<String>>,
+    output: Option<Arc<dyn yui_core::voice::realtime_audio::RealtimeAudioOut>>,
+}
+
+fn audio_io(s: &Setup, args: &TurnArgs) -> Result<Option<AudioIo>, CoreError> {
+    if args.audio_in.is_none() && args.audio_out.is_none() {
+        return Ok(None);
+    }
+    if s.backend.transport != Transport::Realtime {
+        return Err(CoreError::invalid(
+            "--audio-in and --audio-out need the realtime transport: add --transport realtime",
+        ));
+    }
+    let input = match &args.audio_in {
+        None => None,
+        Some(p) => {
+            let bytes = std::fs::read(p)
+                .map_err(|e| CoreError::invalid(format!("cannot read {}: {e}", p.display())))?;
+            let what = p.display().to_string();
+            let payloads = yui_core::voice::realtime_audio::wav_payloads(&bytes, &what)
+                .map_err(|e| CoreError::invalid(e.0))?;
+            Some(payloads)
+        }
+    };
+    let output = args.audio_out.as_ref().map(|p| {
+        Arc::new(yui_core::voice::realtime_audio::ReplyRecorder::new(
+            p.clone(),
+        )) as Arc<dyn yui_core::voice::realtime_audio::RealtimeAudioOut>
+    });
+    Ok(Some(AudioIo { input, output }))
+}
+
 /// `yui turn`: JSON lines on stdout; the exit code says how the turn ended.
 pub fn run_turn(paths: &Paths, args: &TurnArgs) -> Result<u8, CoreError> {
     let s = setup(paths, &args.target)?;
+    let audio = audio_io(&s, args)?;
+    let message = args.message.clone().unwrap_or_default();
     let rt = runtime()?;
-    let outcome = rt.block_on(one_turn(&s, args.target.window, &args.message, |ev| {
-        let mut out = std::io::stdout().lock();
-        if let Ok(line) = serde_json::to_string(ev) {
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
-        }
-    }));
+    let outcome = rt.block_on(one_turn_with(
+        &s,
+        args.target.window,
+        &message,
+        audio,
+        |ev| {
+            let mut out = std::io::stdout().lock();
+            if let Ok(line) = serde_json::to_string(ev) {
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        },
+    ));
     rt.block_on(yui_core::tools::mcp::shutdown());
     let outcome = outcome?;
     Ok(match outcome.status {

@@ -160,3 +160,76 @@ async fn yui_doctor_checks_a_realtime_endpoint_with_the_turns_code() {
     assert_eq!(v["checks"][0]["ok"], false);
     assert_eq!(v["transport"], Value::Null);
 }
+
+#[tokio::test]
+async fn yui_turn_over_realtime_with_audio_in_and_out() {
+    use yui_core::voice::pcm::Pcm;
+    let dir = tempfile::tempdir().unwrap();
+    // One second of a 440 Hz tone at 16 kHz: converted to 24 kHz, sent in 20 ms appends.
+    let samples: Vec<f32> = (0..16_000)
+        .map(|i| (i as f32 * 440.0 * std::f32::consts::TAU / 16_000.0).sin() * 0.3)
+        .collect();
+    let wav_in = dir.path().join("in.wav");
+    std::fs::write(&wav_in, Pcm::new(16_000, samples).to_wav()).unwrap();
+    let wav_out = dir.path().join("out.wav");
+    let srv = RealtimeServer::auto(vec![rt::audio_reply("r1", &["Hello ", "there."], 500)]).await;
+    let out = yui(
+        dir.path(),
+        &[
+            "turn",
+            "--transport",
+            "realtime",
+            "--realtime-url",
+            &srv.url,
+            "--audio-in",
+            wav_in.to_str().unwrap(),
+            "--audio-out",
+            wav_out.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last: Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(last["status"], "ok");
+    assert_eq!(last["text"], "Hello there.");
+    let sent = srv.events();
+    assert_eq!(sent[0]["session"]["output_modalities"], json!(["audio"]));
+    assert_eq!(
+        sent[0]["session"]["audio"]["input"]["turn_detection"],
+        Value::Null
+    );
+    let appends = sent
+        .iter()
+        .filter(|e| e["type"] == "input_audio_buffer.append")
+        .count();
+    assert_eq!(appends, 50, "1 s in 20 ms payloads");
+    let tail: Vec<&str> = sent[appends + 1..]
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(tail, ["input_audio_buffer.commit", "response.create"]);
+    // The reply's second of audio, as the server sent it.
+    let wav = std::fs::read(&wav_out).unwrap();
+    assert_eq!(wav.len(), 44 + 24_000 * 2);
+    // The user's words as the server transcribed them, then the reply.
+    let paths = yui_core::paths::Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = yui_core::Store::open(paths.db_path()).unwrap();
+    let main = yui_core::presets::main_preset(&store).unwrap().id;
+    let lines: Vec<(String, String)> = yui_core::transcript::lines(&store, &main, 10)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.role.as_str().to_string(), e.text))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("user".to_string(), "heard 1000 ms of audio".to_string()),
+            ("assistant".to_string(), "Hello there.".to_string())
+        ]
+    );
+}
