@@ -13,47 +13,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deb=$(realpath "${1:?usage: scripts/fresh-debian.sh PATH.deb}")
-[ "$(id -u)" = 0 ] || { echo "fresh-debian: run as root (debootstrap, chroot, mount)" >&2; exit 1; }
 for tool in debootstrap Xvfb xwininfo; do
   command -v "$tool" >/dev/null || { echo "fresh-debian: $tool is missing (apt-get install debootstrap xvfb x11-utils)" >&2; exit 1; }
 done
 ROOT=${FRESH_ROOT:-/var/tmp/yui-fresh-debian}
 DISPLAY_NUM=${DISPLAY_NUM:-99}
-SUITE=bookworm
-MIRROR=${FRESH_MIRROR:-http://deb.debian.org/debian}
-say() { printf 'fresh-debian: %s\n' "$*" >&2; }
-fail() { say "FAILED: $*"; exit 1; }
-now() { date +%s; }
-
-MOUNTS=()
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  local i
-  for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do umount -l "${MOUNTS[$i]}" 2>/dev/null || true; done
-  if [ "${FRESH_KEEP:-0}" != 1 ] && [ -d "$ROOT" ]; then rm -rf --one-file-system "$ROOT"; fi
-}
-trap cleanup EXIT
-bind() { mkdir -p "$ROOT$2"; mount --bind "$1" "$ROOT$2"; MOUNTS+=("$ROOT$2"); }
-in_root() { chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
-
-if [ -d "$ROOT" ]; then rm -rf --one-file-system "$ROOT"; fi
-t0=$(now)
-say "debootstrap --variant=minbase $SUITE from $MIRROR into $ROOT"
-debootstrap --variant=minbase "$SUITE" "$ROOT" "$MIRROR" >"/tmp/yui-fresh-debootstrap.log" 2>&1 ||
-  { tail -20 /tmp/yui-fresh-debootstrap.log >&2; fail "debootstrap (log: /tmp/yui-fresh-debootstrap.log)"; }
-t_boot=$(($(now) - t0))
-base_pkgs=$(in_root dpkg-query -W -f='.\n' | wc -l)
-base_size=$(du -sm --one-file-system "$ROOT" | cut -f1)
-say "base system: $base_pkgs packages, $base_size MiB, ${t_boot} s"
-
-mount -t proc proc "$ROOT/proc"; MOUNTS+=("$ROOT/proc")
-bind /dev /dev
-bind /sys /sys
+FRESH_NAME=fresh-debian
+# shellcheck source=scripts/lib/fresh-root.sh
+. scripts/lib/fresh-root.sh
+trap fresh_cleanup EXIT
+fresh_debootstrap
 # The host's X server socket: the app inside the root draws on the host's Xvfb.
 bind /tmp/.X11-unix /tmp/.X11-unix
-cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 cp "$deb" "$ROOT/root/"
 debname=$(basename "$deb")
 

@@ -23,6 +23,7 @@ mod memory;
 mod presence;
 #[allow(dead_code)]
 mod procstat;
+mod realtime;
 mod relations;
 mod single_instance;
 mod soak;

@@ -529,6 +529,13 @@ export function createCharacter(container, options = {}) {
       setSpeaking(true);
       lips.clip(envelope);
     },
+    /** A batch of a realtime reply's streamed envelope (lipsync.js `stream`). */
+    speakStream(batch) {
+      if (destroyed) return;
+      touch();
+      setSpeaking(!batch?.stopped);
+      lips.stream(batch);
+    },
     endSpeech() {
       lips.stop();
       setSpeaking(false);

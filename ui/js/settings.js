@@ -23,7 +23,7 @@ const testReport = document.getElementById("test-report");
 
 async function loadBackend() {
   const b = await invoke("backend_get");
-  for (const name of ["base_url", "model", "transport", "push_url", "max_output_tokens", "temperature"]) {
+  for (const name of ["base_url", "model", "transport", "push_url", "realtime_url", "max_output_tokens", "temperature"]) {
     const el = backendForm.elements[name];
     if (el) el.value = b?.[name] ?? "";
   }
@@ -102,6 +102,7 @@ function formChange() {
     model: f.model.value.trim(),
     transport: f.transport.value,
     push_url: f.push_url.value.trim() || null,
+    realtime_url: f.realtime_url.value.trim() || null,
     ...(tokens ? { max_output_tokens: Number(tokens) } : {}),
     temperature: temp === "" ? null : Number(temp),
   };
@@ -117,7 +118,12 @@ testButton.addEventListener("click", async () => {
   document.getElementById("test-summary").textContent = "Testing… (at most a minute)";
   try {
     const report = await invoke("backend_test", {
-      overrides: { base_url: c.base_url, model: c.model, transport: c.transport === "push" ? null : c.transport },
+      overrides: {
+        base_url: c.base_url,
+        model: c.model,
+        transport: c.transport === "push" ? null : c.transport,
+        realtime_url: c.realtime_url,
+      },
     });
     showReport(report);
   } catch (err) {

@@ -14,6 +14,7 @@ mod settings_cmd;
 mod tool_cmd;
 mod tools_cmd;
 mod transcript_cmd;
+mod turn_audio;
 mod turn_cmd;
 mod vocab_cmd;
 mod voice_cmd;

@@ -19,12 +19,12 @@ pub struct TurnArgs {
     /// The user's message.
     #[arg(long, required_unless_present = "audio_in")]
     pub message: Option<String>,
-    /// Realtime: send this WAV (any rate, mono or stereo) as the microphone instead of
-    /// --message, committed at its end; the user's words are stored as the server transcribed
-    /// them.
-    #[arg(long, value_name = "FILE.wav", conflicts_with = "message")]
+    /// Realtime only: send this WAV file (16-bit PCM, any rate, mono or stereo) as the user's
+    /// spoken turn instead of --message (committed at its end).
+    #[arg(long, value_name = "FILE.wav")]
     pub audio_in: Option<std::path::PathBuf>,
-    /// Realtime: write the reply's audio (pcm16 24 kHz) to this WAV; the session asks for audio.
+    /// Realtime only: write the reply's audio to this WAV file (24 kHz mono) instead of playing
+    /// it. With --audio-in and no --audio-out the reply plays on the default output device.
     #[arg(long, value_name = "FILE.wav")]
     pub audio_out: Option<std::path::PathBuf>,
     #[command(flatten)]
@@ -166,17 +166,7 @@ async fn one_turn(
     s: &Setup,
     window: WindowKind,
     message: &str,
-    on_event: impl FnMut(&TurnEvent),
-) -> Result<turn::TurnOutcome, CoreError> {
-    one_turn_with(s, window, message, None, on_event).await
-}
-
-/// [`one_turn`] with realtime audio in and out (`--audio-in`, `--audio-out`).
-async fn one_turn_with(
-    s: &Setup,
-    window: WindowKind,
-    message: &str,
-    audio: Option<AudioIo>,
+    audio: Option<&crate::turn_audio::TurnAudio>,
     mut on_event: impl FnMut(&TurnEvent),
 ) -> Result<turn::TurnOutcome, CoreError> {
     if yui_core::tools::registry::declares_client_tools(window) {
@@ -194,8 +184,7 @@ async fn one_turn_with(
     req.timeouts = s.timeouts;
     let mut deps = TurnDeps::new(s.store.clone(), s.clock.clone(), &s.timeouts)?;
     if let Some(a) = audio {
-        deps.audio_in = a.input.map(Arc::new);
-        deps.audio_out = a.output;
+        a.attach(&mut deps)?;
     }
     let mut handle = turn::start(deps, req, registry);
     let ctrl_c = cancel_on_ctrl_c(handle.stopper());
@@ -209,59 +198,30 @@ async fn one_turn_with(
         .map_err(|e| CoreError::internal(format!("the turn task failed: {e}")))
 }
 
-/// `--audio-in` and `--audio-out` of a realtime turn.
-struct AudioIo {
-    input: Option<Vec<String>>,
-    output: Option<Arc<dyn yui_core::voice::realtime_audio::RealtimeAudioOut>>,
-}
-
-fn audio_io(s: &Setup, args: &TurnArgs) -> Result<Option<AudioIo>, CoreError> {
-    if args.audio_in.is_none() && args.audio_out.is_none() {
-        return Ok(None);
-    }
-    if s.backend.transport != Transport::Realtime {
-        return Err(CoreError::invalid(
-            "--audio-in and --audio-out need the realtime transport: add --transport realtime",
-        ));
-    }
-    let input = match &args.audio_in {
-        None => None,
-        Some(p) => {
-            let bytes = std::fs::read(p)
-                .map_err(|e| CoreError::invalid(format!("cannot read {}: {e}", p.display())))?;
-            let what = p.display().to_string();
-            let payloads = yui_core::voice::realtime_audio::wav_payloads(&bytes, &what)
-                .map_err(|e| CoreError::invalid(e.0))?;
-            Some(payloads)
-        }
-    };
-    let output = args.audio_out.as_ref().map(|p| {
-        Arc::new(yui_core::voice::realtime_audio::ReplyRecorder::new(
-            p.clone(),
-        )) as Arc<dyn yui_core::voice::realtime_audio::RealtimeAudioOut>
-    });
-    Ok(Some(AudioIo { input, output }))
-}
-
 /// `yui turn`: JSON lines on stdout; the exit code says how the turn ended.
 pub fn run_turn(paths: &Paths, args: &TurnArgs) -> Result<u8, CoreError> {
     let s = setup(paths, &args.target)?;
-    let audio = audio_io(&s, args)?;
-    let message = args.message.clone().unwrap_or_default();
     let rt = runtime()?;
-    let outcome = rt.block_on(one_turn_with(
-        &s,
-        args.target.window,
-        &message,
-        audio,
-        |ev| {
+    let message = match (&args.message, &args.audio_in) {
+        (Some(m), _) => m.clone(),
+        (None, Some(f)) => crate::turn_audio::spoken_message(f),
+        (None, None) => String::new(),
+    };
+    let outcome = rt.block_on(async {
+        let audio = crate::turn_audio::TurnAudio::from_args(&s, args)?;
+        let outcome = one_turn(&s, args.target.window, &message, audio.as_ref(), |ev| {
             let mut out = std::io::stdout().lock();
             if let Ok(line) = serde_json::to_string(ev) {
                 let _ = writeln!(out, "{line}");
                 let _ = out.flush();
             }
-        },
-    ));
+        })
+        .await;
+        match &audio {
+            Some(a) => a.end(outcome).await,
+            None => outcome,
+        }
+    });
     rt.block_on(yui_core::tools::mcp::shutdown());
     let outcome = outcome?;
     Ok(match outcome.status {
@@ -303,7 +263,7 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
         }
         print!("{name}> ");
         let _ = std::io::stdout().flush();
-        let outcome = rt.block_on(one_turn(&s, args.target.window, msg, |ev| {
+        let outcome = rt.block_on(one_turn(&s, args.target.window, msg, None, |ev| {
             let mut out = std::io::stdout().lock();
             let _ = match ev {
                 TurnEvent::Speech { delta } => write!(out, "{delta}"),

@@ -12,6 +12,7 @@ mod crash_cli;
 mod doctor_cli;
 mod memory_cli;
 mod push_cli;
+mod realtime_audio_cli;
 mod realtime_cli;
 mod relation_cli;
 mod secrets_cli;

@@ -14,16 +14,16 @@ use yui_testkit::speech::{patterned_tone, SpeechReply, SpeechServer};
 
 /// One audio test at a time: two real-time audio loops beside each other (and the rest of the
 /// suite) starve each other's playback into gaps.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A PulseAudio daemon with a null sink, stopped when dropped.
-struct Pulse {
+pub(crate) struct Pulse {
     child: Child,
     runtime: tempfile::TempDir,
 }
 
 impl Pulse {
-    fn start() -> Pulse {
+    pub(crate) fn start() -> Pulse {
         let runtime = tempfile::tempdir().unwrap();
         let dir = runtime.path().to_path_buf();
         std::fs::create_dir_all(dir.join("home")).unwrap();
@@ -66,7 +66,7 @@ impl Pulse {
         p
     }
 
-    fn env(&self) -> Vec<(&'static str, PathBuf)> {
+    pub(crate) fn env(&self) -> Vec<(&'static str, PathBuf)> {
         vec![
             ("XDG_RUNTIME_DIR", self.runtime.path().to_path_buf()),
             ("PULSE_SERVER", self.runtime.path().join("pulse/native")),

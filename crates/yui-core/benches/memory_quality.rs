@@ -321,6 +321,7 @@ fn main() {
     let (mut bm25, mut fused, mut lines) = (0usize, 0usize, 0usize);
     let (mut bm25_changed, mut fused_changed) = (0usize, 0usize);
     let mut misses = Vec::new();
+    let mut line_misses = Vec::new();
     for (i, f) in facts.iter().enumerate() {
         let q = &f.2;
         let top = |v: Option<(&str, &[f32])>| {
@@ -353,6 +354,9 @@ fn main() {
             })
             .unwrap();
         lines += hit as usize;
+        if !hit {
+            line_misses.push(q.clone());
+        }
     }
     let n = facts.len() as f64;
     println!(
@@ -375,5 +379,8 @@ fn main() {
     );
     for m in misses {
         println!("  BM25 miss: {m}");
+    }
+    for m in line_misses {
+        println!("  transcript miss: {m}");
     }
 }

@@ -1,7 +1,9 @@
 //! Recall cost on a real SQLite file (WAL) with 100,000 transcript lines and 10,000 memories of
 //! one character (plus another character's rows the queries must skip): p50 / p99 / max of
 //! `longterm::recall::build` (history window by token budget + recall within 400 tokens) and of
-//! `turn::prepare` with and without memory, then criterion's estimate of the recall.
+//! `turn::prepare` with and without memory, each in wall time and in the thread's CPU time (on a
+//! loaded machine wall time mostly measures the wait for a core), the steps of a recall alone
+//! (where the time goes), then criterion's estimate of the recall.
 //!
 //! Run: `cargo bench -p yui-core --bench memory_recall` (sizes from `YUI_BENCH_LINES`,
 //! `YUI_BENCH_MEMORIES`; samples from `YUI_BENCH_CALLS`, default 2000). Figures in
@@ -13,7 +15,7 @@ use rusqlite::params;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use yui_core::clock::{ManualClock, SharedClock};
-use yui_core::longterm::{self, recall};
+use yui_core::longterm::{self, recall, search};
 use yui_core::turn::{self, Backend};
 use yui_core::{Store, WindowKind};
 
@@ -106,19 +108,42 @@ const WORDS: &[&str] = &[
     "chocolate",
 ];
 
-fn pct(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+/// This thread's CPU time: on a machine shared with other work, wall time mostly measures the
+/// wait for a core; CPU time is what the code costs.
+fn cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-fn report(what: &str, mut samples: Vec<Duration>) {
-    samples.sort();
+/// Wall and CPU time of `f`.
+fn timed(f: impl FnOnce()) -> (Duration, Duration) {
+    let (w, c) = (Instant::now(), cpu());
+    f();
+    (w.elapsed(), cpu().saturating_sub(c))
+}
+
+/// p50 / p99 of wall and CPU time.
+fn report2(what: &str, samples: Vec<(Duration, Duration)>) {
+    let (mut wall, mut cp): (Vec<_>, Vec<_>) = samples.into_iter().unzip();
+    wall.sort();
+    cp.sort();
     println!(
-        "{what:<44} n={:<6} p50={:>9.1?} p99={:>9.1?} max={:>9.1?}",
-        samples.len(),
-        pct(&samples, 0.50),
-        pct(&samples, 0.99),
-        samples[samples.len() - 1]
+        "{what:<44} n={:<6} p50={:>9.1?} p99={:>9.1?} | cpu p50={:>9.1?} p99={:>9.1?}",
+        wall.len(),
+        pct(&wall, 0.50),
+        pct(&wall, 0.99),
+        pct(&cp, 0.50),
+        pct(&cp, 0.99)
     );
+}
+
+fn pct(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 /// A deterministic sentence of `n` words from the vocabulary.
@@ -132,6 +157,9 @@ fn sentence(seed: &mut u64, n: usize) -> String {
     }
     format!("I think the {} was nice today.", out.join(" "))
 }
+
+/// Words in 1,000 lines each (see the fill).
+const RARE: &[&str] = &["harmonica", "lighthouse", "origami", "telescope"];
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -160,7 +188,13 @@ fn main() {
                 let preset = if i % 10 == 9 { "kai" } else { "yui" };
                 let role = if i % 2 == 0 { "user" } else { "assistant" };
                 let at = (t0 + CDuration::seconds(i as i64 * 30)).to_rfc3339();
-                ins.execute(params![preset, role, sentence(&mut seed, 6), at])?;
+                let mut text = sentence(&mut seed, 6);
+                // One line in 25 also names one of four rarer things (each in 1,000 lines,
+                // under search::COMMON): the transcript's index at its most-read.
+                if i % 25 == 0 {
+                    text.push_str(&format!(" Also the {}.", RARE[(i / 25) % RARE.len()]));
+                }
+                ins.execute(params![preset, role, text, at])?;
             }
             let mut mem = tx.prepare(
                 "INSERT INTO memories (preset_id, kind, text, created_at, updated_at, pinned)
@@ -184,16 +218,16 @@ fn main() {
         .map(|_| format!("do you remember the {}?", sentence(&mut qseed, 3)))
         .collect();
     let mut recalled = 0usize;
-    report(
+    report2(
         "recall::build (window + recall 400 tok)",
         (0..calls)
             .map(|i| {
-                let t = Instant::now();
-                let (_, r) = recall::build(&store, &cfg, "yui", &queries[i % queries.len()], None)
-                    .expect("recall");
-                let d = t.elapsed();
-                recalled += r.lines.len();
-                d
+                timed(|| {
+                    let (_, r) =
+                        recall::build(&store, &cfg, "yui", &queries[i % queries.len()], None)
+                            .expect("recall");
+                    recalled += r.lines.len();
+                })
             })
             .collect(),
     );
@@ -201,19 +235,56 @@ fn main() {
         "  lines recalled per turn (mean): {:.1}",
         recalled as f64 / calls as f64
     );
-
-    // Its first step alone: the newest 400 lines the history window is cut from.
-    report(
-        "  of which transcript::recent (400 lines)",
-        (0..calls)
-            .map(|_| {
-                let t = Instant::now();
-                let r = yui_core::transcript::recent(&store, "yui", recall::MAX_HISTORY_LINES);
-                std::hint::black_box(r.expect("recent"));
-                t.elapsed()
+    // Where the time goes: each step of a recall alone, on the query `build` makes.
+    let recent =
+        yui_core::transcript::recent(&store, "yui", recall::MAX_HISTORY_LINES).expect("recent");
+    let n = recall::window_len(&recent, cfg.history_tokens);
+    let window = &recent[recent.len() - n..];
+    let below = window.first().map_or(i64::MAX, |e| e.id);
+    let full: Vec<String> = queries
+        .iter()
+        .map(|q| {
+            let mut q = q.clone();
+            for e in window.iter().rev().take(2) {
+                q.push('\n');
+                q.push_str(&e.text);
+            }
+            q
+        })
+        .collect();
+    let step = |what: &str, f: &dyn Fn(&rusqlite::Connection, &str)| {
+        let samples = (0..calls)
+            .map(|i| {
+                store
+                    .read(|c| Ok(timed(|| f(c, &full[i % full.len()]))))
+                    .expect("read")
             })
-            .collect(),
+            .collect();
+        report2(what, samples);
+    };
+    step("  transcript::recent (400 lines)", &|_, _| {
+        let r = yui_core::transcript::recent(&store, "yui", recall::MAX_HISTORY_LINES);
+        std::hint::black_box(r.expect("recent"));
+    });
+    step("  search::lists over memories", &|c, q| {
+        let t = search::Terms::of(q);
+        std::hint::black_box(search::lists(c, "memories", "yui", &t, i64::MAX).expect("lists"));
+    });
+    step("  search::lists over transcript lines", &|c, q| {
+        let t = search::Terms::of(q);
+        std::hint::black_box(search::lists(c, "transcript", "yui", &t, below).expect("lists"));
+    });
+    step(
+        "  search::lists over lines, 4 words in 1,000 each",
+        &|c, _| {
+            let t = search::Terms::of(&RARE.join(" "));
+            std::hint::black_box(search::lists(c, "transcript", "yui", &t, below).expect("lists"));
+        },
     );
+    step("  recall::recall (searches + rows + budget)", &|c, q| {
+        let r = recall::recall(c, "yui", q, below, cfg.recall_tokens, None);
+        std::hint::black_box(r.expect("recall"));
+    });
 
     let clock: SharedClock = Arc::new(ManualClock::new(t0, 0));
     let backend = Backend {
@@ -226,35 +297,22 @@ fn main() {
         push_url: None,
         realtime_url: None,
     };
-    let prep = |q: &str| {
-        let t = Instant::now();
-        let out = turn::prepare(&store, &clock, "yui", WindowKind::Main, q, backend.clone());
-        std::hint::black_box(out.expect("prepare"));
-        t.elapsed()
+    let prep = |preset: &str, q: &str| {
+        timed(|| {
+            let out = turn::prepare(&store, &clock, preset, WindowKind::Main, q, backend.clone());
+            std::hint::black_box(out.expect("prepare"));
+        })
     };
-    let with: Vec<Duration> = (0..calls.min(500))
-        .map(|i| prep(&queries[i % queries.len()]))
+    let with: Vec<_> = (0..calls.min(500))
+        .map(|i| prep("yui", &queries[i % queries.len()]))
         .collect();
-    report("turn::prepare with memory (recall + record)", with);
+    report2("turn::prepare with memory (recall + record)", with);
     // The same turn for a character with no memory and no transcript: the baseline.
     let bare = yui_core::presets::add(&store, "Bare").expect("preset");
-    let empty: Vec<Duration> = (0..calls.min(500))
-        .map(|i| {
-            let q = &queries[i % queries.len()];
-            let t = Instant::now();
-            let out = turn::prepare(
-                &store,
-                &clock,
-                &bare.id,
-                WindowKind::Main,
-                q,
-                backend.clone(),
-            );
-            std::hint::black_box(out.expect("prepare"));
-            t.elapsed()
-        })
+    let empty: Vec<_> = (0..calls.min(500))
+        .map(|i| prep(&bare.id, &queries[i % queries.len()]))
         .collect();
-    report("turn::prepare, character without memory", empty);
+    report2("turn::prepare, character without memory", empty);
 
     let mut c = Criterion::default()
         .configure_from_args()

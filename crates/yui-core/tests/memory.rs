@@ -265,6 +265,87 @@ fn a_long_message_keeps_its_rare_word_and_new_words_count_at_once() {
     assert_eq!(found(q)[0], "The user's dog is called Pochi.");
 }
 
+/// The ranking computed from postings (`longterm::bm25`) orders rows as FTS5's own `bm25()`
+/// does when no row says a word twice, keeps only the asking character's rows even when
+/// another character's rows hold the best matches, and the summary lookup uses its index.
+#[test]
+fn bm25_from_postings_ranks_as_fts5_does() {
+    let h = Harness::new();
+    let words = ["otter", "lantern", "violet", "harbour", "pepper"];
+    let mut seed = 11u64;
+    for i in 0..120 {
+        let mut text = format!("Memory {i}:");
+        for (k, w) in words.iter().enumerate() {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if (seed >> 33).is_multiple_of(k as u64 + 2) {
+                text.push_str(&format!(" {w}"));
+            }
+        }
+        // Lengths vary so that length normalisation decides between rows of the same words.
+        for f in 0..(i % 9) {
+            text.push_str(&format!(" filler{f}"));
+        }
+        remember(
+            &h,
+            if i % 4 == 3 { "kai" } else { "yui" },
+            Kind::Fact,
+            &text,
+        );
+    }
+    for i in 0..300 {
+        remember(&h, "kai", Kind::Fact, &format!("Kai's note {i}: quokka"));
+    }
+    let quokka = remember(
+        &h,
+        "yui",
+        Kind::Fact,
+        "A quokka smiled at the user in Perth, long ago",
+    );
+    h.store
+        .read(|c| {
+            let count = |t: &str| -> usize {
+                c.query_row(
+                    "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1",
+                    [format!("\"{t}\"")],
+                    |r| r.get::<_, i64>(0),
+                )
+                .unwrap() as usize
+            };
+            let terms: Vec<(String, usize)> = words[..4]
+                .iter()
+                .map(|w| (w.to_string(), count(w)))
+                .collect();
+            let ours =
+                longterm::bm25::ranked(c, "memories_fts", "memories", "yui", &terms, i64::MAX, 30)?;
+            let mut stmt = c.prepare(
+                "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid
+                 WHERE memories_fts MATCH ?1 AND m.preset_id = 'yui'
+                 ORDER BY bm25(memories_fts), m.id LIMIT 30",
+            )?;
+            let theirs: Vec<i64> = stmt
+                .query_map(["otter OR lantern OR violet OR harbour"], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            assert_eq!(ours.len(), 30);
+            assert_eq!(ours, theirs);
+            // 300 of kai's rows hold the word before yui's one does.
+            let q = vec![("quokka".to_string(), count("quokka"))];
+            let only =
+                longterm::bm25::ranked(c, "memories_fts", "memories", "yui", &q, i64::MAX, 30)?;
+            assert_eq!(only, vec![quokka]);
+            let plan: String = c.query_row(
+                "EXPLAIN QUERY PLAN SELECT id FROM memories WHERE preset_id = 'yui'
+                 AND kind = 'summary' ORDER BY id DESC LIMIT 1",
+                [],
+                |r| r.get(3),
+            )?;
+            assert!(plan.contains("memories_kind"), "{plan}");
+            Ok(())
+        })
+        .unwrap();
+}
+
 #[tokio::test]
 async fn two_characters_memories_are_kept_apart() {
     let h = Harness::new();

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
 use yui_core::voice::pcm::Pcm;
 use yui_core::voice::realtime_audio::{
-    decode_delta, encode_pcm16, wav_payloads, EnvelopeBatch, MicEncoder, RealtimeAudioOut,
+    decode_delta, decode_pcm16, encode_pcm16, wav_chunks, wav_payloads, EnvelopeBatch, MicEncoder,
     ReplyPlayer, ReplyRecorder, CHUNK_SAMPLES, RATE,
 };
 use yui_core::voice::stream_out::{OpenStream, StreamFeed};
@@ -42,6 +42,13 @@ fn decode_all(payloads: &[String]) -> Vec<f32> {
         .collect()
 }
 
+fn decode_chunks(chunks: &[Vec<u8>]) -> Vec<f32> {
+    chunks
+        .iter()
+        .flat_map(|c| decode_pcm16(c).unwrap())
+        .collect()
+}
+
 #[test]
 fn microphone_blocks_at_16_and_48_khz_become_20_ms_payloads_at_24_khz() {
     for rate in [16_000u32, 44_100, 48_000, 24_000] {
@@ -55,11 +62,10 @@ fn microphone_blocks_at_16_and_48_khz_become_20_ms_payloads_at_24_khz() {
         // One block in, about one payload out: nothing is held back for long.
         assert!(before_flush >= 46, "{rate} Hz: {before_flush} payloads");
         payloads.extend(enc.flush());
-        let bytes = base64::engine::general_purpose::STANDARD;
         for p in &payloads[..payloads.len() - 1] {
-            assert_eq!(bytes.decode(p).unwrap().len(), CHUNK_SAMPLES * 2, "{rate}");
+            assert_eq!(p.len(), CHUNK_SAMPLES * 2, "{rate}");
         }
-        let out = decode_all(&payloads);
+        let out = decode_chunks(&payloads);
         // 1 s in → 1 s out, plus at most the flush's 20 ms of silence.
         assert!(
             (24_000..=24_000 + 480 + 64).contains(&out.len()),
@@ -101,6 +107,8 @@ fn payloads_are_base64_pcm16_little_endian_and_bad_deltas_are_plain_words() {
     let odd = base64::engine::general_purpose::STANDARD.encode([1u8, 2, 3]);
     let e = decode_delta(&odd).unwrap_err().0;
     assert!(e.contains("3 bytes of reply audio, an odd number"), "{e}");
+    assert_eq!(decode_pcm16(&[1, 2, 3]).unwrap_err().0, e);
+    assert_eq!(decode_pcm16(&raw).unwrap(), back);
 }
 
 fn wav(rate: u32, channels: u16, frames: &[f32]) -> Vec<u8> {
@@ -127,6 +135,10 @@ fn a_wav_file_at_any_rate_becomes_the_same_payloads_and_the_reply_round_trips_to
     let payloads = wav_payloads(&stereo, "question.wav").unwrap();
     assert!((25..=26).contains(&payloads.len()), "{}", payloads.len());
     let out = decode_all(&payloads);
+    assert_eq!(
+        decode_chunks(&wav_chunks(&stereo, "question.wav").unwrap()),
+        out
+    );
     assert!((out.len() as i64 - 12_000).abs() <= 100, "{}", out.len());
     assert!((frequency(&out[1200..10_800], RATE) - 300.0).abs() < 3.0);
     let e = wav_payloads(b"RIFFnope", "question.wav").unwrap_err().0;
@@ -146,7 +158,9 @@ fn a_wav_file_at_any_rate_becomes_the_same_payloads_and_the_reply_round_trips_to
         rec.delta("item_a", &encode_pcm16(piece)).unwrap();
     }
     assert!(rec.delta("item_a", "%%%").is_err());
-    rec.delta("item_b", &encode_pcm16(&b)).unwrap();
+    rec.pcm16("item_b", &yui_core::voice::realtime_audio::pcm16_bytes(&b))
+        .unwrap();
+    assert!(rec.pcm16("item_b", &[0]).is_err());
     rec.finish().unwrap();
     let back = Pcm::from_wav(&std::fs::read(&path).unwrap(), "reply.wav").unwrap();
     assert_eq!(back.rate, RATE);
@@ -160,7 +174,7 @@ fn a_wav_file_at_any_rate_becomes_the_same_payloads_and_the_reply_round_trips_to
         .fold(0f32, f32::max);
     assert!(worst < 1e-4, "{worst}");
     assert_eq!(rec.played_ms("item_a"), 300);
-    assert_eq!(rec.stop(), Some(("item_b".into(), 200)));
+    assert_eq!(rec.stop_cut(), Some(("item_b".into(), 200)));
     let bad = ReplyRecorder::new(dir.path().join("no/such/dir/x.wav"));
     let e = bad.finish().unwrap_err().0;
     assert!(e.starts_with("cannot write the reply's audio to"), "{e}");
@@ -316,7 +330,7 @@ async fn played_ms_is_what_the_device_was_given_minus_what_it_holds_and_stop_cut
     );
     assert_eq!(player.played_ms_at("unknown", t0), 0);
     // Barge-in: 300 ms were handed to the device, which plays them out; the rest is dropped.
-    assert_eq!(player.stop(), Some(("item_1".into(), 300)));
+    assert_eq!(player.stop_cut(), Some(("item_1".into(), 300)));
     assert_eq!(feed.queued(), 0);
     feed.pull(
         &mut buf,
@@ -329,7 +343,7 @@ async fn played_ms_is_what_the_device_was_given_minus_what_it_holds_and_stop_cut
         player.played_ms_at("item_1", t0 + Duration::from_secs(2)),
         300
     );
-    assert_eq!(player.stop(), None, "nothing plays any more");
+    assert_eq!(player.stop_cut(), None, "nothing plays any more");
     // The mouth: 100 ms batches, then a stop.
     let b = seen.lock().unwrap().clone();
     assert_eq!(b.len(), 6, "{b:?}");
@@ -363,6 +377,18 @@ async fn played_ms_is_what_the_device_was_given_minus_what_it_holds_and_stop_cut
         .0
         .contains("not base64"));
     assert_eq!(feed.pushed(), before);
+    // Through the transport's seam: bytes in, an odd count logged and skipped, stop.
+    let seam: &dyn yui_core::shared::realtime_audio::RealtimeAudioOut = &player;
+    seam.on_audio("item_3", &[1, 2, 3]);
+    assert_eq!(feed.pushed(), before);
+    seam.on_audio(
+        "item_3",
+        &yui_core::voice::realtime_audio::pcm16_bytes(&[0.2; 480]),
+    );
+    assert_eq!(feed.pushed(), before + 480);
+    assert_eq!(seam.played_ms("item_3"), 0);
+    seam.stop();
+    assert_eq!(feed.queued(), 0);
 }
 
 #[tokio::test]
@@ -428,7 +454,7 @@ async fn a_device_that_cannot_open_is_one_plain_sentence_and_the_next_reply_trie
     tokio::time::timeout(Duration::from_secs(2), player.drained())
         .await
         .expect("drained returns");
-    assert_eq!(player.stop(), None);
+    assert_eq!(player.stop_cut(), None);
     assert!(ReplyPlayer::new(host, None, None).is_ok());
 }
 
@@ -438,4 +464,65 @@ fn a_player_needs_the_runtime_and_says_so() {
         .err()
         .unwrap();
     assert!(e.0.contains("outside the async runtime"), "{e}");
+}
+
+#[tokio::test]
+async fn an_open_microphone_streams_chunks_until_released_and_a_failing_one_says_so() {
+    use yui_core::voice::realtime_audio::pump_capture;
+    // Push-to-talk: 200 ms of 16 kHz blocks, then the key is released.
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    let cap = Capture::new(16_000, "Mic".into(), rx, Box::new(()));
+    for b in tone(16_000, 200, 440.0, 0.5).chunks(320) {
+        tx.send(Ok(b.to_vec())).await.unwrap();
+    }
+    let release = CancellationToken::new();
+    let sent = Arc::new(Mutex::new(Vec::<Vec<u8>>::new()));
+    let s = sent.clone();
+    let pump = tokio::spawn({
+        let release = release.clone();
+        async move {
+            pump_capture(cap, &release, |c| {
+                s.lock().unwrap().push(c);
+                async { true }
+            })
+            .await
+        }
+    });
+    let t = Instant::now();
+    while sent.lock().unwrap().len() < 8 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "chunks did not stream"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    release.cancel();
+    pump.await.unwrap().unwrap();
+    let all = sent.lock().unwrap().clone();
+    let samples = decode_chunks(&all);
+    // 200 ms in, 200 ms (+ the flush's 20 ms of silence) out.
+    assert!(
+        (4800..=4800 + 480 + 64).contains(&samples.len()),
+        "{}",
+        samples.len()
+    );
+    drop(tx);
+
+    // A device that fails mid-way: what was heard went out, then the error.
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    let cap = Capture::new(48_000, "Mic".into(), rx, Box::new(()));
+    tx.send(Ok(vec![0.1; 960])).await.unwrap();
+    tx.send(Err(AudioError("the microphone \"Mic\" went away".into())))
+        .await
+        .unwrap();
+    let n = Arc::new(Mutex::new(0usize));
+    let n2 = n.clone();
+    let e = pump_capture(cap, &CancellationToken::new(), |_| {
+        *n2.lock().unwrap() += 1;
+        async { true }
+    })
+    .await
+    .unwrap_err();
+    assert_eq!(e.0, "the microphone \"Mic\" went away");
+    assert!(*n.lock().unwrap() >= 1);
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use yui_core::voice::audio::AudioHost;
 use yui_core::voice::realtime_audio::{
-    encode_pcm16, EnvelopeBatch, EnvelopeSink, RealtimeAudioOut, ReplyPlayer, RATE,
+    encode_pcm16, EnvelopeBatch, EnvelopeSink, ReplyPlayer, RATE,
 };
 
 fn tone(rate: u32, ms: u32, hz: f32, amp: f32) -> Vec<f32> {
@@ -173,7 +173,7 @@ async fn null_sink_child() {
     }
     tokio::time::sleep(Duration::from_millis(800)).await;
     let heard_before = player.played_ms("item_b");
-    let (item, ms) = player.stop().expect("item_b was playing");
+    let (item, ms) = player.stop_cut().expect("item_b was playing");
     let at = t.elapsed().as_millis() as u64;
     assert_eq!(item, "item_b");
     // What the device was given by the stop: what was heard plus at most its buffer (100 ms,

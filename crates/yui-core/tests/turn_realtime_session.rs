@@ -26,29 +26,20 @@ struct FakeAudio {
     items: Mutex<Vec<String>>,
 }
 
-#[async_trait::async_trait]
 impl RealtimeAudioOut for FakeAudio {
-    fn delta(&self, item_id: &str, b64: &str) -> Result<(), yui_core::voice::audio::AudioError> {
-        let pcm = yui_core::voice::realtime_audio::decode_delta(b64)?;
-        self.bytes.fetch_add(pcm.len() as u64 * 2, Ordering::SeqCst);
+    fn on_audio(&self, item_id: &str, pcm16: &[u8]) {
+        self.bytes.fetch_add(pcm16.len() as u64, Ordering::SeqCst);
         let mut items = self.items.lock().unwrap();
         if items.last().map(String::as_str) != Some(item_id) {
             items.push(item_id.to_string());
         }
-        Ok(())
     }
     fn played_ms(&self, _: &str) -> u64 {
         self.heard_ms.load(Ordering::SeqCst)
     }
-    fn stop(&self) -> Option<(String, u64)> {
+    fn stop(&self) {
         self.stopped.store(true, Ordering::SeqCst);
-        let item = self.items.lock().unwrap().last().cloned()?;
-        Some((item, self.heard_ms.load(Ordering::SeqCst)))
     }
-    fn finish(&self) -> Result<(), yui_core::voice::audio::AudioError> {
-        Ok(())
-    }
-    async fn drained(&self) {}
 }
 
 fn session(h: &Harness, url: &str, audio: Option<Arc<dyn RealtimeAudioOut>>) -> RealtimeClient {

@@ -6,9 +6,8 @@
 //!   set up (`session.created` sent, `session.update` read, `session.updated` sent); the test
 //!   reads the client's events and plays the server's (the builders below);
 //! - automatically: [`RealtimeServer::auto`] answers every connection itself and plays the next
-//!   scripted response on each `response.create` (then a default text reply); a committed
-//!   audio buffer is "transcribed" as `heard <N> ms of audio`. Every client event of every
-//!   connection is recorded ([`RealtimeServer::events`]).
+//!   scripted response on each `response.create` (then a default text reply). Every client event
+//!   of every connection is recorded ([`RealtimeServer::events`]).
 
 use crate::ws::{WsConn, WsServer};
 use base64::Engine as _;
@@ -124,7 +123,6 @@ async fn serve_auto(
 ) {
     c.send(&json!({"type": "session.created", "session": {"type": "realtime", "id": format!("sess_{n}")}}));
     let mut replies = 0;
-    let mut appended = 0usize;
     while let Some(t) = c.recv_text(Duration::from_secs(3600)).await {
         let v: Value = serde_json::from_str(&t).unwrap_or(Value::String(t));
         rec.lock()
@@ -133,24 +131,6 @@ async fn serve_auto(
         match v["type"].as_str().unwrap_or("") {
             "session.update" => {
                 c.send(&json!({"type": "session.updated", "session": v["session"]}));
-            }
-            "input_audio_buffer.append" => {
-                let b64 = v["audio"].as_str().unwrap_or("");
-                appended += base64::engine::general_purpose::STANDARD
-                    .decode(b64)
-                    .map(|b| b.len())
-                    .unwrap_or(0);
-            }
-            // It cannot transcribe: the user's item says how much audio it got.
-            "input_audio_buffer.commit" => {
-                let item = format!("item_in_{n}_{replies}");
-                c.send(&json!({"type": "input_audio_buffer.committed", "item_id": item}));
-                c.send(
-                    &json!({"type": "conversation.item.input_audio_transcription.completed",
-                               "item_id": item, "content_index": 0,
-                               "transcript": format!("heard {} ms of audio", appended / 48)}),
-                );
-                appended = 0;
             }
             "conversation.item.create" => {
                 c.send(&json!({"type": "conversation.item.added", "item": v["item"]}));

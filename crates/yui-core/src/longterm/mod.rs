@@ -5,7 +5,8 @@
 //! - this file: the stored [`Memory`], and what the user (Settings → Memory, `yui memory`) does
 //!   with them: list, add, edit, pin, forget, forget all, export, the last turn's recall;
 //! - `config.rs`: the `yui.memory` setting;
-//! - `search.rs`: BM25 over the FTS5 indexes (words and trigrams), RRF fusion, cosine;
+//! - `search.rs`: the query terms over the FTS5 indexes (words and trigrams), RRF fusion, cosine;
+//! - `bm25.rs`: BM25 ranking of an index's matches from their postings (cheaper than `rank`);
 //! - `recall.rs`: what a turn recalls within its token budget, and the history window's size;
 //! - `extract.rs`: the extraction request, its parsing and applying;
 //! - `export.rs`: saving the export as a file;
@@ -15,6 +16,7 @@
 //! Every write goes through the store's one writer; the FTS indexes follow by trigger in the same
 //! transaction, and a memory's vector goes with it by cascade.
 
+pub mod bm25;
 pub mod config;
 pub mod embed;
 pub mod export;

@@ -6,7 +6,7 @@
 //! (cut into overlapping trigrams; a two-character run is looked up with `LIKE` among memories).
 //! Every term is a quoted FTS5 string, so nothing the user typed is read as query syntax.
 
-use super::{from_row, Memory, COLUMNS};
+use super::{bm25, from_row, Memory, COLUMNS};
 use crate::error::Result;
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
@@ -15,9 +15,6 @@ use std::collections::HashMap;
 pub const RRF_K: f64 = 60.0;
 /// Candidates each ranked list contributes.
 pub const CANDIDATES: usize = 30;
-/// How many times [`CANDIDATES`] the index ranks before its matches are joined to their rows
-/// (other characters' rows and the history window's lines are dropped there).
-const OVERFETCH: usize = 8;
 /// The most word terms and trigram terms one query uses (bounds the cost of a long message).
 const MAX_WORDS: usize = 24;
 const MAX_TRIGRAMS: usize = 48;
@@ -134,19 +131,25 @@ static DF: std::sync::LazyLock<std::sync::Mutex<HashMap<DfKey, (i64, usize)>>> =
     std::sync::LazyLock::new(Default::default);
 
 /// The most terms one FTS5 query keeps: the rarest (fewest rows), earlier ones (the message's
-/// own words come before the last exchange's) first on a tie. Every term OR-ed in adds its
-/// whole doclist to what FTS5 steps through and BM25 scores; the rare ones say the most.
+/// own words come before the last exchange's) first on a tie. Every term adds its whole
+/// doclist to what ranking reads; the rare ones say the most.
 pub const MAX_QUERY_TERMS: usize = 6;
 
+/// The most postings (rows holding a term, summed over the terms) one ranking reads: the
+/// rarest terms are kept until the next would pass it (the rarest is always kept). Reading a
+/// posting costs about 0.2 µs, so this bounds a query of common words (a CJK sentence's 48
+/// trigrams, six words each in 2,000 lines) at about a millisecond per index.
+pub const MAX_POSTINGS: usize = 4000;
+
 /// `terms` without those found in more than [`COMMON`] rows of the index `fts` over `table`,
-/// rarest first, at most `keep`.
+/// rarest first, at most `keep` and [`MAX_POSTINGS`] rows in all; each with its row count.
 fn rare(
     c: &Connection,
     fts: &str,
     table: &str,
     terms: &[String],
     keep: usize,
-) -> Result<Vec<String>> {
+) -> Result<Vec<(String, usize)>> {
     if terms.is_empty() {
         return Ok(Vec::new());
     }
@@ -192,78 +195,16 @@ fn rare(
     }
     out.sort_by_key(|(n, _)| *n); // stable: ties keep the query's order
     out.truncate(keep);
-    Ok(out.into_iter().map(|(_, t)| t).collect())
-}
-
-/// `"a" OR "b"`: each term quoted (a `"` doubled), so no user text is FTS5 syntax.
-fn or_query(terms: &[String]) -> Option<String> {
-    if terms.is_empty() {
-        return None;
+    let mut postings = 0;
+    let mut kept = Vec::with_capacity(out.len());
+    for (n, t) in out {
+        postings += n;
+        if !kept.is_empty() && postings > MAX_POSTINGS {
+            break;
+        }
+        kept.push((t, n));
     }
-    Some(
-        terms
-            .iter()
-            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" OR "),
-    )
-}
-
-/// Ids of `preset_id`'s rows in `table` (`memories` or `transcript`) matching `query` in its
-/// FTS5 index `fts`, best BM25 first. `below`: only rows with a smaller id (transcript lines
-/// older than the history window); cut lines are never found.
-///
-/// The index ranks its best [`OVERFETCH`] × `limit` matches by itself (FTS5's `rank`, no join
-/// per match), and only those are joined to their rows to keep this character's; when too few
-/// of them are, the whole match set is ranked with the join.
-fn ranked(
-    c: &Connection,
-    fts: &str,
-    table: &str,
-    preset_id: &str,
-    query: &str,
-    below: i64,
-    limit: usize,
-) -> Result<Vec<i64>> {
-    let extra = if table == "transcript" {
-        " AND t.cut = 0"
-    } else {
-        ""
-    };
-    let first = format!(
-        "SELECT t.id FROM (SELECT rowid AS id, rank FROM {fts} WHERE {fts} MATCH ?1
-                           ORDER BY rank LIMIT ?5) f
-         JOIN {table} t ON t.id = f.id
-         WHERE t.preset_id = ?2 AND t.id < ?3{extra}
-         ORDER BY f.rank LIMIT ?4"
-    );
-    let inner = (limit * OVERFETCH) as i64;
-    let mut stmt = c.prepare_cached(&first)?;
-    let rows = stmt.query_map(params![query, preset_id, below, limit as i64, inner], |r| {
-        r.get::<_, i64>(0)
-    })?;
-    let ids = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-    if ids.len() >= limit {
-        return Ok(ids);
-    }
-    let all: i64 = c
-        .prepare_cached(&format!(
-            "SELECT count(*) FROM (SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 LIMIT ?2)"
-        ))?
-        .query_row(params![query, inner + 1], |r| r.get(0))?;
-    if all <= inner {
-        return Ok(ids); // every match was ranked: that is all there is
-    }
-    let sql = format!(
-        "SELECT t.id FROM {fts} JOIN {table} t ON t.id = {fts}.rowid
-         WHERE {fts} MATCH ?1 AND t.preset_id = ?2 AND t.id < ?3{extra}
-         ORDER BY bm25({fts}) LIMIT ?4"
-    );
-    let mut stmt = c.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params![query, preset_id, below, limit as i64], |r| {
-        r.get::<_, i64>(0)
-    })?;
-    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    Ok(kept)
 }
 
 /// Ranked id lists for `terms` over `table` (`memories` or `transcript`).
@@ -276,11 +217,16 @@ pub fn lists(
 ) -> Result<Vec<Vec<i64>>> {
     let mut out = Vec::new();
     let (fts, tri) = (format!("{table}_fts"), format!("{table}_tri"));
-    if let Some(q) = or_query(&rare(c, &fts, table, &terms.words, MAX_QUERY_TERMS)?) {
-        out.push(ranked(c, &fts, table, preset_id, &q, below, CANDIDATES)?);
-    }
-    if let Some(q) = or_query(&rare(c, &tri, table, &terms.trigrams, MAX_TRIGRAMS)?) {
-        out.push(ranked(c, &tri, table, preset_id, &q, below, CANDIDATES)?);
+    for (index, words, keep) in [
+        (&fts, &terms.words, MAX_QUERY_TERMS),
+        (&tri, &terms.trigrams, MAX_TRIGRAMS),
+    ] {
+        let kept = rare(c, index, table, words, keep)?;
+        if !kept.is_empty() {
+            out.push(bm25::ranked(
+                c, index, table, preset_id, &kept, below, CANDIDATES,
+            )?);
+        }
     }
     if table == "memories" && !terms.pairs.is_empty() {
         // Few rows per character: a scan is cheap, and the trigram index cannot match 2 chars.

@@ -258,10 +258,7 @@ async fn run_turn(
         _ => transcript::recent(store, &req.preset_id, req.history_limit)
             .map_err(|e| End::Failed(format!("the transcript could not be read: {e}")))?,
     };
-    // Words spoken to a realtime session are stored when the server has transcribed them.
-    let spoken = req.message.is_empty() && deps.audio_in.is_some();
     match &req.addressed_by {
-        _ if spoken => Ok(0),
         Some(speaker) => transcript::append_from(
             store,
             &req.preset_id,

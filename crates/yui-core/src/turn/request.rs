@@ -51,12 +51,12 @@ pub struct TurnDeps {
     pub push: Option<Arc<super::transport::push::conn::PushClient>>,
     /// The window's realtime session; without one a realtime turn connects for itself.
     pub realtime: Option<Arc<super::transport::realtime::conn::RealtimeClient>>,
-    /// Realtime, a session made for the turn: the user's turn as microphone audio (base64 pcm16
-    /// 24 kHz payloads), sent instead of the message and committed at its end; their words are
-    /// stored as the server transcribes them (`yui turn --audio-in`).
-    pub audio_in: Option<Arc<Vec<String>>>,
-    /// Realtime, a session made for the turn: where the reply's audio goes (`--audio-out`).
-    pub audio_out: Option<Arc<dyn crate::voice::realtime_audio::RealtimeAudioOut>>,
+    /// Realtime without a window's session (the CLI): the user's turn as microphone audio
+    /// (pcm16 24 kHz chunks, appended then committed) instead of the message's text.
+    pub audio_in: Option<Arc<Vec<Vec<u8>>>>,
+    /// Realtime without a window's session: where the reply's audio goes (the session is then
+    /// an audio one).
+    pub audio_out: Option<Arc<dyn crate::shared::realtime_audio::RealtimeAudioOut>>,
 }
 
 impl TurnDeps {

@@ -66,6 +66,11 @@ const STEPS: &[Step] = &[
         name: "memory",
         sql: memory::V1,
     },
+    Step {
+        version: 10,
+        name: "memory_kind_index",
+        sql: memory::V2,
+    },
 ];
 
 /// The schema version this build writes.

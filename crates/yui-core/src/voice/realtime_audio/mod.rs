@@ -7,11 +7,15 @@
 //!   [`pump_capture`]). Push-to-talk: the caller sends the payloads while the key is held, then
 //!   [`MicEncoder::flush`]'s rest and an explicit `input_audio_buffer.commit`; hands-free: the
 //!   payloads stream and the server's voice activity decides.
-//! - **Out** ([`RealtimeAudioOut`]): base64 pcm16 24 kHz deltas per item, played at once as one
-//!   continuous stream ([`ReplyPlayer`], on the process's [`super::audio::AudioHost`]) or written
-//!   to a WAV file ([`ReplyRecorder`]); the exact milliseconds heard per item (for
-//!   `conversation.item.truncate`'s `audio_end_ms`) and a lip-sync envelope in small batches
-//!   ([`EnvelopeBatch`]).
+//! - **Out**: pcm16 24 kHz pieces per item (decoded by the session, or base64 through `delta`),
+//!   played at once as one continuous stream ([`ReplyPlayer`], on the process's
+//!   [`super::audio::AudioHost`]) or written to a WAV file ([`ReplyRecorder`]); the exact
+//!   milliseconds heard per item (for `conversation.item.truncate`'s `audio_end_ms`) and a
+//!   lip-sync envelope in small batches ([`EnvelopeBatch`]). Both implement the transport's seam,
+//!   [`crate::shared::realtime_audio::RealtimeAudioOut`] (`on_audio`, `played_ms`, `stop`), and
+//!   add what the caller of a turn needs: `stop` returning the cut (`stop_cut`), `finish` at
+//!   `response.done` (the last lip-sync batch; the recorder writes its file) and `drained`
+//!   (everything heard: "playback finished").
 //!
 //! Floor 2 (domain): nothing here imports the turn, the tools or the stage; the transport
 //! (engine floor) imports this.
@@ -22,12 +26,11 @@ mod player;
 mod recorder;
 
 pub use envelope::{EnvelopeBatch, LiveEnvelope, BATCH_LEVELS};
-pub use input::{pump_capture, wav_payloads, MicEncoder};
+pub use input::{pump_capture, send_paced, wav_chunks, wav_payloads, MicEncoder};
 pub use player::{EnvelopeSink, ReplyPlayer, IDLE_CLOSE};
 pub use recorder::ReplyRecorder;
 
 use super::audio::AudioError;
-use async_trait::async_trait;
 use base64::Engine as _;
 
 /// The realtime API's audio rate (`audio/pcm` is 24 kHz, 16-bit, mono, little-endian).
@@ -57,7 +60,27 @@ pub fn decode_delta(b64: &str) -> Result<Vec<f32>, AudioError> {
                 "the realtime server sent reply audio that is not base64 ({e}); that piece was skipped"
             ))
         })?;
-    if bytes.len() % 2 != 0 {
+    decode_pcm16(&bytes)
+}
+
+/// Samples as pcm16 little-endian bytes (what `input_audio_buffer.append` carries, before
+/// base64).
+pub fn pcm16_bytes(samples: &[f32]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(samples.len() * 2);
+    for s in samples {
+        bytes.extend_from_slice(&super::pcm::to_i16(*s).to_le_bytes());
+    }
+    bytes
+}
+
+/// Samples as one base64 pcm16 payload.
+pub fn encode_pcm16(samples: &[f32]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(pcm16_bytes(samples))
+}
+
+/// pcm16 little-endian bytes → samples in −1…1; an odd number of bytes is a plain-words error.
+pub fn decode_pcm16(bytes: &[u8]) -> Result<Vec<f32>, AudioError> {
+    if !bytes.len().is_multiple_of(2) {
         return Err(AudioError(format!(
             "the realtime server sent {} bytes of reply audio, an odd number (16-bit audio has two bytes a sample); that piece was skipped",
             bytes.len()
@@ -67,51 +90,4 @@ pub fn decode_delta(b64: &str) -> Result<Vec<f32>, AudioError> {
         .chunks_exact(2)
         .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
         .collect())
-}
-
-/// Encode 24 kHz samples as one base64 pcm16 payload.
-pub fn encode_pcm16(samples: &[f32]) -> String {
-    let mut bytes = Vec::with_capacity(samples.len() * 2);
-    for s in samples {
-        bytes.extend_from_slice(&super::pcm::to_i16(*s).to_le_bytes());
-    }
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// Where a realtime reply's audio goes: the transport calls this and knows no device.
-///
-/// The transport's side, event by event:
-/// - `response.output_audio.delta` (or the beta `response.audio.delta`) → [`delta`](Self::delta)
-///   with the event's `item_id` and `delta`. Returns at once (decoding and queueing cost
-///   microseconds; a device is opened in the background on the first delta). An `Err` is one
-///   plain sentence (bad base64, an odd byte count, the device gone): log it or show it once;
-///   the reply's text goes on.
-/// - `input_audio_buffer.speech_started` while the reply plays (barge-in) → [`stop`](Self::stop):
-///   the audio stops within one output buffer, and the returned `(item_id, ms)` goes into
-///   `conversation.item.truncate {item_id, content_index: 0, audio_end_ms: ms}`. `None`: nothing
-///   was playing, so there is nothing to truncate.
-/// - [`played_ms`](Self::played_ms): the milliseconds of an item heard so far (e.g. to cut the
-///   stored transcript, or a truncate the user asked for).
-/// - `response.done` → [`finish`](Self::finish) (the last envelope batch goes out; a recorder
-///   writes its file); then, to know when the user has heard it all ("playback finished"),
-///   await [`drained`](Self::drained).
-#[async_trait]
-pub trait RealtimeAudioOut: Send + Sync {
-    /// Queue one base64 pcm16 24 kHz piece of `item_id`'s audio; it plays right after what is
-    /// queued (a new item continues the same stream).
-    fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError>;
-
-    /// Milliseconds of `item_id`'s audio heard so far (0 for an unknown item).
-    fn played_ms(&self, item_id: &str) -> u64;
-
-    /// Stop now: drop what is queued; returns the item that was playing and the milliseconds of
-    /// it the user hears (what the device had been given; it plays out its last buffer).
-    fn stop(&self) -> Option<(String, u64)>;
-
-    /// The response is done: no more deltas for now.
-    fn finish(&self) -> Result<(), AudioError>;
-
-    /// Returns once everything queued has been heard (at once for a recorder), the device failed,
-    /// or a bound past the queued audio's length.
-    async fn drained(&self);
 }

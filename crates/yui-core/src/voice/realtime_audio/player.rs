@@ -8,10 +8,10 @@
 //! nothing to play, so an idle realtime session holds no device and runs no audio thread.
 
 use super::envelope::{EnvelopeBatch, LiveEnvelope};
-use super::{decode_delta, ms_of, RealtimeAudioOut, RATE};
+use super::{decode_delta, decode_pcm16, ms_of, RATE};
+use crate::shared::realtime_audio::RealtimeAudioOut;
 use crate::voice::audio::{AudioError, AudioHost};
 use crate::voice::stream_out::StreamFeed;
-use async_trait::async_trait;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -128,6 +128,57 @@ impl ReplyPlayer {
             .find(|sp| sp.item_id == item_id)
             .map_or(0, |sp| ms_of(heard.clamp(sp.start, sp.end) - sp.start))
     }
+
+    /// One piece of `item_id`'s audio as pcm16 little-endian bytes (the base64 already decoded):
+    /// [`RealtimeAudioOut::delta`] without the base64.
+    pub fn pcm16(&self, item_id: &str, bytes: &[u8]) -> Result<(), AudioError> {
+        self.queue(item_id, &decode_pcm16(bytes)?)
+    }
+
+    fn queue(&self, item_id: &str, samples: &[f32]) -> Result<(), AudioError> {
+        let sh = &self.shared;
+        let (batches, spawn) = {
+            let mut st = sh.state();
+            if let Some(e) = st.failed.take() {
+                return Err(e);
+            }
+            let mut batches = Vec::with_capacity(2);
+            let new_item = st.spans.last().is_none_or(|s| s.item_id != item_id);
+            if new_item {
+                if let Some(mut env) = st.envelope.take() {
+                    batches.push(env.end());
+                }
+                st.envelope = Some(LiveEnvelope::new(item_id, RATE));
+                let start = sh.feed.pushed();
+                st.spans.push(Span {
+                    item_id: item_id.to_string(),
+                    start,
+                    end: start,
+                });
+                if st.spans.len() > ITEMS_KEPT {
+                    st.spans.remove(0);
+                }
+            }
+            let end = sh.feed.push(samples);
+            if let Some(sp) = st.spans.last_mut() {
+                sp.end = end;
+            }
+            if let Some(env) = st.envelope.as_mut() {
+                batches.extend(env.feed(samples));
+            }
+            st.last_push = Some(Instant::now());
+            let spawn = !st.open;
+            st.open = true;
+            (batches, spawn)
+        };
+        if spawn {
+            self.runtime.spawn(keep_device(Arc::downgrade(sh)));
+        }
+        for b in batches {
+            self.emit(Some(b));
+        }
+        Ok(())
+    }
 }
 
 /// Holds the device open while there is audio, closes it after [`IDLE_CLOSE`] of none, and
@@ -175,59 +226,21 @@ async fn keep_device(shared: Weak<Shared>) {
     drop(stream);
 }
 
-#[async_trait]
-impl RealtimeAudioOut for ReplyPlayer {
-    fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
-        let samples = decode_delta(b64)?;
-        let sh = &self.shared;
-        let (batches, spawn) = {
-            let mut st = sh.state();
-            if let Some(e) = st.failed.take() {
-                return Err(e);
-            }
-            let mut batches = Vec::with_capacity(2);
-            let new_item = st.spans.last().is_none_or(|s| s.item_id != item_id);
-            if new_item {
-                if let Some(mut env) = st.envelope.take() {
-                    batches.push(env.end());
-                }
-                st.envelope = Some(LiveEnvelope::new(item_id, RATE));
-                let start = sh.feed.pushed();
-                st.spans.push(Span {
-                    item_id: item_id.to_string(),
-                    start,
-                    end: start,
-                });
-                if st.spans.len() > ITEMS_KEPT {
-                    st.spans.remove(0);
-                }
-            }
-            let end = sh.feed.push(&samples);
-            if let Some(sp) = st.spans.last_mut() {
-                sp.end = end;
-            }
-            if let Some(env) = st.envelope.as_mut() {
-                batches.extend(env.feed(&samples));
-            }
-            st.last_push = Some(Instant::now());
-            let spawn = !st.open;
-            st.open = true;
-            (batches, spawn)
-        };
-        if spawn {
-            self.runtime.spawn(keep_device(Arc::downgrade(sh)));
-        }
-        for b in batches {
-            self.emit(Some(b));
-        }
-        Ok(())
+impl ReplyPlayer {
+    /// One `response.output_audio.delta` payload (base64 pcm16 24 kHz) of `item_id`.
+    pub fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
+        self.queue(item_id, &decode_delta(b64)?)
     }
 
-    fn played_ms(&self, item_id: &str) -> u64 {
+    /// Milliseconds of `item_id`'s audio heard so far (0 for an unknown item).
+    pub fn played_ms(&self, item_id: &str) -> u64 {
         self.played_ms_at(item_id, Instant::now())
     }
 
-    fn stop(&self) -> Option<(String, u64)> {
+    /// Stop now (barge-in): drop what is queued; the item that was playing and the milliseconds
+    /// of it the user hears (what the device had been given: it plays out its last buffer), for
+    /// `conversation.item.truncate`. `None`: nothing was playing.
+    pub fn stop_cut(&self) -> Option<(String, u64)> {
         let sh = &self.shared;
         let (cut, batch) = {
             let mut st = sh.state();
@@ -256,13 +269,16 @@ impl RealtimeAudioOut for ReplyPlayer {
         cut
     }
 
-    fn finish(&self) -> Result<(), AudioError> {
+    /// The response is done (`response.done`): no more audio for now.
+    pub fn finish(&self) -> Result<(), AudioError> {
         let batch = self.shared.state().envelope.take().map(|mut e| e.end());
         self.emit(batch);
         Ok(())
     }
 
-    async fn drained(&self) {
+    /// Returns once everything queued has been heard, the device failed, or a bound past the
+    /// queued audio's length.
+    pub async fn drained(&self) {
         let feed = &self.shared.feed;
         let queued_ms = ms_of(feed.pushed().saturating_sub(feed.heard()));
         let deadline = Instant::now() + Duration::from_millis(queued_ms) + Duration::from_secs(5);
@@ -280,5 +296,21 @@ impl Drop for ReplyPlayer {
         // The keeper sees the player gone at its next tick and closes the device; what is
         // queued is not played to no one.
         self.shared.feed.clear();
+    }
+}
+
+impl RealtimeAudioOut for ReplyPlayer {
+    fn on_audio(&self, item_id: &str, pcm16: &[u8]) {
+        if let Err(e) = self.pcm16(item_id, pcm16) {
+            tracing::warn!("realtime audio: {e}");
+        }
+    }
+
+    fn played_ms(&self, item_id: &str) -> u64 {
+        ReplyPlayer::played_ms(self, item_id)
+    }
+
+    fn stop(&self) {
+        let _ = self.stop_cut();
     }
 }

@@ -3,10 +3,10 @@
 //! at each [`RealtimeAudioOut::finish`] (so the file holds everything received so far, written
 //! whole: a temporary file renamed over it).
 
-use super::{decode_delta, ms_of, RealtimeAudioOut, RATE};
+use super::{decode_delta, decode_pcm16, ms_of, RATE};
+use crate::shared::realtime_audio::RealtimeAudioOut;
 use crate::voice::audio::AudioError;
 use crate::voice::pcm::Pcm;
-use async_trait::async_trait;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
@@ -48,24 +48,33 @@ impl ReplyRecorder {
             .map(|(id, _, n)| (id.clone(), ms_of(*n as u64)))
             .collect()
     }
-}
 
-#[async_trait]
-impl RealtimeAudioOut for ReplyRecorder {
-    fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
-        let samples = decode_delta(b64)?;
+    /// One piece of `item_id`'s audio as pcm16 little-endian bytes.
+    pub fn pcm16(&self, item_id: &str, bytes: &[u8]) -> Result<(), AudioError> {
+        self.queue(item_id, &decode_pcm16(bytes)?);
+        Ok(())
+    }
+
+    fn queue(&self, item_id: &str, samples: &[f32]) {
         let mut s = self.state();
         let start = s.samples.len();
         match s.items.last_mut() {
             Some((id, _, n)) if id == item_id => *n += samples.len(),
             _ => s.items.push((item_id.to_string(), start, samples.len())),
         }
-        s.samples.extend_from_slice(&samples);
+        s.samples.extend_from_slice(samples);
+    }
+}
+
+impl ReplyRecorder {
+    /// One `response.output_audio.delta` payload (base64 pcm16 24 kHz) of `item_id`.
+    pub fn delta(&self, item_id: &str, b64: &str) -> Result<(), AudioError> {
+        self.queue(item_id, &decode_delta(b64)?);
         Ok(())
     }
 
     /// Everything received of the item counts as played: a file hears it all.
-    fn played_ms(&self, item_id: &str) -> u64 {
+    pub fn played_ms(&self, item_id: &str) -> u64 {
         self.state()
             .items
             .iter()
@@ -75,14 +84,18 @@ impl RealtimeAudioOut for ReplyRecorder {
     }
 
     /// A file is never cut: the last item and all of it.
-    fn stop(&self) -> Option<(String, u64)> {
+    /// Stop now (barge-in): drop what is queued; the item that was playing and the milliseconds
+    /// of it the user hears (what the device had been given: it plays out its last buffer), for
+    /// `conversation.item.truncate`. `None`: nothing was playing.
+    pub fn stop_cut(&self) -> Option<(String, u64)> {
         let s = self.state();
         s.items
             .last()
             .map(|(id, _, n)| (id.clone(), ms_of(*n as u64)))
     }
 
-    fn finish(&self) -> Result<(), AudioError> {
+    /// The response is done (`response.done`): no more audio for now.
+    pub fn finish(&self) -> Result<(), AudioError> {
         let wav = Pcm::new(RATE, self.state().samples.clone()).to_wav();
         let tmp = self.path.with_extension("wav.part");
         std::fs::write(&tmp, &wav)
@@ -96,5 +109,23 @@ impl RealtimeAudioOut for ReplyRecorder {
             })
     }
 
-    async fn drained(&self) {}
+    /// Returns once everything queued has been heard, the device failed, or a bound past the
+    /// queued audio's length.
+    pub async fn drained(&self) {}
+}
+
+impl RealtimeAudioOut for ReplyRecorder {
+    fn on_audio(&self, item_id: &str, pcm16: &[u8]) {
+        if let Err(e) = self.pcm16(item_id, pcm16) {
+            tracing::warn!("realtime audio: {e}");
+        }
+    }
+
+    fn played_ms(&self, item_id: &str) -> u64 {
+        ReplyRecorder::played_ms(self, item_id)
+    }
+
+    fn stop(&self) {
+        let _ = self.stop_cut();
+    }
 }

@@ -10,9 +10,9 @@
 
 use super::wire::{self, ServerEvent, BYTES_PER_MS};
 pub use crate::backend::realtime::url_with_model;
+use crate::shared::realtime_audio::RealtimeAudioOut;
 use crate::turn::transport::push::conn::backoff;
 pub use crate::turn::transport::push::conn::ConnState;
-use crate::voice::realtime_audio::RealtimeAudioOut;
 use base64::Engine as _;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
@@ -147,12 +147,8 @@ impl RealtimeClient {
     /// Microphone audio (pcm16 mono 24 kHz) as one `input_audio_buffer.append`; `false` when the
     /// session is gone or its queue is full (the frame is dropped, never waited for).
     pub fn append(&self, pcm16: &[u8]) -> bool {
-        self.append_b64(&base64::engine::general_purpose::STANDARD.encode(pcm16))
-    }
-
-    /// The same with the payload already base64 (`voice::realtime_audio::MicEncoder`'s).
-    pub fn append_b64(&self, b64: &str) -> bool {
-        self.cmd.try_send(Cmd::Send(wire::append(b64))).is_ok()
+        let b64 = base64::engine::general_purpose::STANDARD.encode(pcm16);
+        self.cmd.try_send(Cmd::Send(wire::append(&b64))).is_ok()
     }
 
     /// End the user's utterance (push-to-talk, no server VAD): `input_audio_buffer.commit`.
@@ -370,11 +366,14 @@ impl Serve {
                         }
                     }
                     Some(Cmd::Register { events, ack }) => {
-                        // One turn at a time: a new turn takes the session (the stage stops the
-                        // one it replaces first).
-                        self.next_id += 1;
-                        self.turn = Some((self.next_id, events));
-                        let _ = ack.send(Ok(self.next_id));
+                        let busy = self.turn.as_ref().is_some_and(|(_, t)| !t.is_closed());
+                        if busy {
+                            let _ = ack.send(Err("another turn is running on this realtime session".into()));
+                        } else {
+                            self.next_id += 1;
+                            self.turn = Some((self.next_id, events));
+                            let _ = ack.send(Ok(self.next_id));
+                        }
                     }
                     Some(Cmd::Unregister(id)) => {
                         if self.turn.as_ref().is_some_and(|(t, _)| *t == id) {
@@ -383,7 +382,7 @@ impl Serve {
                     }
                     Some(Cmd::Cancel) => {
                         if let Some(a) = &self.audio {
-                            let _ = a.stop();
+                            a.stop();
                         }
                         self.playing = None;
                         if self.responding {
@@ -421,12 +420,7 @@ impl Serve {
             ev => {
                 match &ev {
                     ServerEvent::ResponseCreated { .. } => self.responding = true,
-                    ServerEvent::ResponseDone { .. } => {
-                        self.responding = false;
-                        if let Some(Err(e)) = self.audio.as_ref().map(|a| a.finish()) {
-                            tracing::warn!(error = %e.0, "realtime: the reply's audio");
-                        }
-                    }
+                    ServerEvent::ResponseDone { .. } => self.responding = false,
                     ServerEvent::Error { message, .. } => {
                         tracing::warn!(%message, "realtime: server error")
                     }
@@ -449,15 +443,18 @@ impl Serve {
 
     fn audio_delta(&mut self, item_id: Option<String>, delta: &str) {
         let Some(audio) = &self.audio else { return };
+        let pcm = match base64::engine::general_purpose::STANDARD.decode(delta) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!(error = %e, "realtime: audio that is not base64 skipped");
+                return;
+            }
+        };
         let id = item_id.unwrap_or_default();
-        if let Err(e) = audio.delta(&id, delta) {
-            tracing::warn!(error = %e.0, "realtime: reply audio skipped");
-            return;
-        }
-        let bytes = b64_len(delta);
+        audio.on_audio(&id, &pcm);
         match &mut self.playing {
-            Some((p, n)) if *p == id => *n += bytes,
-            _ => self.playing = Some((id, bytes)),
+            Some((p, n)) if *p == id => *n += pcm.len() as u64,
+            _ => self.playing = Some((id, pcm.len() as u64)),
         }
     }
 
@@ -475,11 +472,7 @@ impl Serve {
         if played_ms >= total_ms && !self.responding {
             return Vec::new(); // the reply was heard whole
         }
-        // The player says what it had handed to the device when it stopped.
-        let (item_id, played_ms) = match audio.stop() {
-            Some((id, ms)) if id == item_id => (id, ms.min(total_ms)),
-            _ => (item_id, played_ms),
-        };
+        audio.stop();
         let mut out = vec![wire::truncate(&item_id, played_ms)];
         if self.responding {
             self.responding = false;
@@ -492,11 +485,4 @@ impl Serve {
         });
         out
     }
-}
-
-/// The bytes a base64 text decodes to (what the player was given), without decoding it again.
-fn b64_len(b64: &str) -> u64 {
-    let t = b64.trim();
-    let pad = t.bytes().rev().take_while(|b| *b == b'=').count();
-    ((t.len() / 4 * 3).saturating_sub(pad)) as u64
 }

@@ -16,7 +16,7 @@ pub mod map;
 pub mod wire;
 
 pub use crate::backend::realtime::{RealtimeSettings, TurnDetection};
-pub use crate::voice::realtime_audio::RealtimeAudioOut;
+pub use crate::shared::realtime_audio::RealtimeAudioOut;
 pub use conn::{
     url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, SessionFn,
 };
@@ -150,17 +150,13 @@ pub(crate) async fn realtime_turn(
         None => {
             let mut settings = crate::backend::realtime::load(&deps.store);
             if deps.audio_in.is_some() {
-                // The file ends the user's turn: an explicit commit, no server voice activity.
+                // The whole utterance is there: committed at its end, not cut by voice activity.
                 settings.turn_detection = TurnDetection::PushToTalk;
             }
-            let audio = deps.audio_out.clone();
-            let s = session_from(
-                registry,
-                instructions.as_deref(),
-                &settings,
-                audio.is_some(),
-            );
-            own = RealtimeClient::spawn(config(req, audio), Arc::new(move || Ok(s.clone())));
+            let audio = deps.audio_out.is_some();
+            let s = session_from(registry, instructions.as_deref(), &settings, audio);
+            let cfg = config(req, deps.audio_out.clone());
+            own = RealtimeClient::spawn(cfg, Arc::new(move || Ok(s.clone())));
             &own
         }
     };
@@ -184,8 +180,16 @@ pub(crate) async fn realtime_turn(
         None => req.message.clone(),
     };
     match &deps.audio_in {
-        Some(payloads) => {
-            first.extend(payloads.iter().map(|p| wire::append(p)));
+        // Spoken: the audio, its end, and the response (the server's transcription of it
+        // reaches the transcript through `audio.input.transcription`).
+        Some(chunks) => {
+            for c in chunks.iter() {
+                use base64::Engine as _;
+                let b64 = base64::engine::general_purpose::STANDARD.encode(c);
+                if !link.send(wire::append(&b64)).await {
+                    return Err(lost().into());
+                }
+            }
             first.push(wire::commit());
         }
         None => first.push(wire::user_text(&text)),
@@ -198,22 +202,9 @@ pub(crate) async fn realtime_turn(
     }
     let mut source = RealtimeSource::new(link, req.timeouts.stall);
     let cancel = d.cancel;
-    let res = responses(d, &mut source, cancel).await;
-    if deps.audio_in.is_some() {
-        store_heard(deps, req, &mut source).await;
-    }
-    res
-}
-
-/// Read the turn's responses, answering their calls while the round-trip rules say so.
-async fn responses(
-    d: &mut Dispatch<'_>,
-    source: &mut RealtimeSource,
-    cancel: &tokio_util::sync::CancellationToken,
-) -> std::result::Result<(), End> {
     let mut continuations = 0;
     loop {
-        let round = read(d, cancel, source, &mut RealtimeMapper::new()).await?;
+        let round = read(d, cancel, &mut source, &mut RealtimeMapper::new()).await?;
         if let Some((played, total)) = source.interrupted.take() {
             let earlier = d.text.len().saturating_sub(round.text.len());
             let mut heard = d.text[..earlier].to_string();
@@ -238,40 +229,6 @@ async fn responses(
                 return Err(lost().into());
             }
         }
-    }
-}
-
-/// The user's spoken words as the server transcribed them, stored as their line of the turn
-/// (waiting up to 3 s for a transcription that comes after the reply).
-async fn store_heard(deps: &TurnDeps, req: &TurnRequest, source: &mut RealtimeSource) {
-    if source.heard_user.is_none() {
-        let wait = async {
-            while let Some(ev) = source.link.recv().await {
-                if let ServerEvent::InputTranscript { transcript, .. } = ev {
-                    return Some(transcript);
-                }
-            }
-            None
-        };
-        source.heard_user = tokio::time::timeout(Duration::from_secs(3), wait)
-            .await
-            .ok()
-            .flatten();
-    }
-    let Some(words) = source.heard_user.take().filter(|w| !w.trim().is_empty()) else {
-        tracing::warn!("realtime: the user's speech was not transcribed; it is not stored");
-        return;
-    };
-    let stored = crate::transcript::append(
-        &deps.store,
-        &req.preset_id,
-        crate::transcript::Role::User,
-        words.trim(),
-        Some(&req.turn_id),
-        deps.clock.now(),
-    );
-    if let Err(e) = stored {
-        tracing::warn!(error = %e, "the user's spoken words could not be stored");
     }
 }
 
@@ -326,8 +283,6 @@ pub(crate) struct RealtimeSource {
     stall: Duration,
     /// The user spoke over the reply: played and total milliseconds of its audio.
     interrupted: Option<(u64, u64)>,
-    /// The user's spoken words, as the server transcribed them.
-    heard_user: Option<String>,
 }
 
 impl RealtimeSource {
@@ -336,7 +291,6 @@ impl RealtimeSource {
             link,
             stall,
             interrupted: None,
-            heard_user: None,
         }
     }
 }
@@ -353,9 +307,6 @@ impl FrameSource for RealtimeSource {
         } = &ev
         {
             self.interrupted = Some((*played_ms, *total_ms));
-        }
-        if let ServerEvent::InputTranscript { transcript, .. } = &ev {
-            self.heard_user = Some(transcript.clone());
         }
         Some(Ok(ev))
     }
