@@ -27,6 +27,7 @@ mod relations;
 mod settings_layers;
 mod sprites;
 mod stage;
+mod stage_realtime;
 mod stage_routes;
 mod stage_voice;
 mod store;

@@ -22,6 +22,7 @@
 mod barge;
 mod events;
 mod mic;
+mod realtime;
 mod run;
 mod speech;
 
@@ -133,6 +134,12 @@ struct Seat {
     speech: Option<speech::Voice>,
     /// The push connection, with the URL and window it was made for.
     push: Option<(String, WindowKind, Arc<PushClient>)>,
+    /// The realtime session, with the URL and window it was made for.
+    realtime: Option<(
+        String,
+        WindowKind,
+        Arc<crate::turn::transport::realtime::RealtimeClient>,
+    )>,
 }
 
 /// One character's push connection as the quick controls show it.
@@ -313,17 +320,22 @@ impl Stage {
         }
     }
 
-    /// Every open character's push connection and its state now (none on other transports).
+    /// Every open character's push connection or realtime session and its state now (none on
+    /// the request transports).
     pub fn connections(&self) -> Vec<Connection> {
         let mut out: Vec<Connection> = self
             .0
             .seats()
             .iter()
             .filter_map(|(id, seat)| {
-                let (_, _, client) = seat.push.as_ref()?;
+                let state = match (&seat.push, &seat.realtime) {
+                    (Some((_, _, c)), _) => c.state().borrow().clone(),
+                    (None, Some((_, _, c))) => c.state().borrow().clone(),
+                    (None, None) => return None,
+                };
                 Some(Connection {
                     preset_id: id.clone(),
-                    state: client.state().borrow().clone(),
+                    state,
                 })
             })
             .collect();
@@ -371,7 +383,7 @@ impl Stage {
         speech::stop(&self.0, preset_id)
     }
 
-    /// A character window opened (or its backend changed): with the push transport, connect
+    /// A character window opened (or its backend changed): with the push or realtime transport, connect
     /// now, so the quick controls show the connection before the first turn.
     pub fn opened(&self, preset_id: &str, window: WindowKind) {
         // The user's MCP servers start in the background with the first window that declares them.
@@ -379,6 +391,9 @@ impl Stage {
             crate::tools::mcp::warm();
         }
         run::ensure_push(&self.0, preset_id, window, None);
+        if let Ok((b, t)) = run::backend_for(&self.0) {
+            realtime::ensure(&self.0, preset_id, window, &b, &t);
+        }
     }
 
     /// `preset_id`'s window closed: its turn, speech and microphone stop, its connection closes,

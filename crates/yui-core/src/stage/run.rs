@@ -24,7 +24,7 @@ pub fn addressed_lines(from_name: &str, text: &str) -> Vec<String> {
     ]
 }
 
-fn backend_for(inner: &Inner) -> Result<(Backend, Timeouts)> {
+pub(super) fn backend_for(inner: &Inner) -> Result<(Backend, Timeouts)> {
     backend_of(&inner.store, &inner.paths, &inner.opts.backend)
 }
 
@@ -141,6 +141,7 @@ pub(super) fn start(
         m.turn_started(preset_id);
     }
     let push = ensure_push(inner, preset_id, window, Some((&backend, &timeouts)));
+    let realtime = super::realtime::ensure(inner, preset_id, window, &backend, &timeouts);
     let (mut req, registry) =
         turn::prepare(&inner.store, &inner.clock, preset_id, window, text, backend)?;
     req.timeouts = timeouts;
@@ -152,6 +153,7 @@ pub(super) fn start(
     }
     let mut deps = TurnDeps::new(inner.store.clone(), inner.clock.clone(), &req.timeouts)?;
     deps.push = push;
+    deps.realtime = realtime;
     let handle = turn::start(deps, req, registry);
     let turn_id = handle.turn_id.clone();
     let addressed = matches!(origin, Origin::Addressed { .. });

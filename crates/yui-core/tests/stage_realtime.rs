@@ -1,0 +1,105 @@
+//! The stage with the realtime transport, against the test kit's realtime server: a character
+//! window keeps one session that its turns share, its state is reported like push's, the turn's
+//! client context goes in as instructions, and closing the window closes the session.
+
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use yui_core::backend::Transport;
+use yui_core::clock::SystemClock;
+use yui_core::paths::Paths;
+use yui_core::stage::{BackendSource, Stage, StageEvent, StageOptions};
+use yui_core::turn::{Backend, Timeouts, TurnEvent, TurnStatus};
+use yui_core::{Store, WindowKind};
+use yui_testkit::realtime::{self as rt, RealtimeServer};
+
+fn realtime(url: &str) -> BackendSource {
+    BackendSource::Fixed {
+        backend: Backend {
+            transport: Transport::Realtime,
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "m".into(),
+            api_key: None,
+            max_output_tokens: None,
+            temperature: None,
+            push_url: None,
+            realtime_url: Some(url.into()),
+        },
+        timeouts: Timeouts {
+            connect: Duration::from_secs(2),
+            headers: Duration::from_secs(5),
+            stall: Duration::from_secs(5),
+        },
+    }
+}
+
+#[tokio::test]
+async fn with_realtime_each_character_window_keeps_one_session_its_turns_share() {
+    let mut srv = RealtimeServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = Store::open(paths.db_path()).unwrap();
+    let opts = StageOptions {
+        backend: realtime(&srv.url),
+        headless: true,
+        ..StageOptions::default()
+    };
+    let (stage, mut rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+    // The window opens: its session opens with it, before any turn.
+    stage.opened("kai", WindowKind::Pet);
+    let (mut c, session) = srv.accept_session().await;
+    let names = yui_core::turn::transport::realtime::tool_names(&session);
+    assert_eq!(
+        names,
+        [
+            "generate_express",
+            "rate_relation",
+            "address_character",
+            "browser"
+        ]
+    );
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let StageEvent::Connection { preset_id, state } = ev {
+            assert_eq!(preset_id, "kai");
+            if serde_json::to_value(&state).unwrap()["state"] == "connected" {
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        serde_json::to_value(stage.connections()).unwrap(),
+        json!([{"preset_id":"kai","state":{"state":"connected"}}])
+    );
+    for word in ["one", "two"] {
+        stage.user_turn("kai", WindowKind::Pet, word).unwrap();
+        let up = c.recv_type("session.update").await.unwrap();
+        let i = up["session"]["instructions"].as_str().unwrap();
+        assert!(i.contains("[client context]"), "{i}");
+        assert_eq!(c.user_turn().await, word);
+        c.play(&rt::text_reply(&format!("r_{word}"), &["ok"]));
+        let end = loop {
+            let ev = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if let StageEvent::Turn {
+                event: TurnEvent::TurnEnd { status, text, .. },
+                ..
+            } = ev
+            {
+                break (status, text);
+            }
+        };
+        assert_eq!(end, (TurnStatus::Ok, "ok".to_string()));
+    }
+    assert!(
+        srv.accept(Duration::from_millis(300)).await.is_none(),
+        "one session per window"
+    );
+    stage.closed("kai");
+    assert!(stage.connections().is_empty());
+}
