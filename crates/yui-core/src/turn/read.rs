@@ -158,3 +158,55 @@ impl FrameSource for SseSource {
         self.0 = None;
     }
 }
+
+/// Run frame texts (as a transport's socket reads them) through one response's mapping and
+/// dispatch, with no socket: `parse` each (unparsable ones skipped, as the socket skips them),
+/// map, dispatch, events out. Returns how many parsed. What the transports' `replay_*` entry
+/// points (the benchmarks and the fuzz targets) run.
+pub(crate) async fn replay<M: Mapper>(
+    deps: &super::request::TurnDeps,
+    req: &super::request::TurnRequest,
+    registry: &crate::tools::registry::ToolRegistry,
+    texts: &[String],
+    parse: fn(&str) -> Option<M::Frame>,
+    mut mapper: M,
+    tx: &tokio::sync::mpsc::Sender<super::TurnEvent>,
+) -> usize {
+    let cancel = CancellationToken::new();
+    let ctx = super::request::tool_context(deps, req);
+    let mut d = Dispatch::new(
+        tx,
+        registry,
+        &cancel,
+        ctx,
+        super::request::unregistered(req),
+    );
+    let mut source = Replay {
+        texts: texts.iter(),
+        parse,
+        parsed: 0,
+    };
+    let _ = read(&mut d, &cancel, &mut source, &mut mapper).await;
+    source.parsed
+}
+
+/// Frame texts as a source.
+struct Replay<'a, F> {
+    texts: std::slice::Iter<'a, String>,
+    parse: fn(&str) -> Option<F>,
+    parsed: usize,
+}
+
+impl<F> FrameSource for Replay<'_, F> {
+    type Frame = F;
+
+    async fn next(&mut self) -> Option<Result<F, BackendError>> {
+        for t in self.texts.by_ref() {
+            if let Some(frame) = (self.parse)(t) {
+                self.parsed += 1;
+                return Some(Ok(frame));
+            }
+        }
+        None
+    }
+}

@@ -217,39 +217,14 @@ pub async fn replay_frames(
     frames: &[String],
     tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
 ) -> usize {
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let ctx = crate::turn::request::tool_context(deps, req);
-    let mut d = Dispatch::new(
-        tx,
+    crate::turn::read::replay(
+        deps,
+        req,
         registry,
-        &cancel,
-        ctx,
-        crate::turn::request::unregistered(req),
-    );
-    let mut source = Replay {
-        frames: frames.iter(),
-        parsed: 0,
-    };
-    let _ = read(&mut d, &cancel, &mut source, &mut PushMapper::new()).await;
-    source.parsed
-}
-
-/// Frame texts as a source, parsed as the connection parses them (the benchmark's socket).
-struct Replay<'a> {
-    frames: std::slice::Iter<'a, String>,
-    parsed: usize,
-}
-
-impl FrameSource for Replay<'_> {
-    type Frame = ServerFrame;
-
-    async fn next(&mut self) -> Option<Result<ServerFrame, BackendError>> {
-        for f in self.frames.by_ref() {
-            if let Ok(frame) = ServerFrame::parse(f) {
-                self.parsed += 1;
-                return Some(Ok(frame));
-            }
-        }
-        None
-    }
+        frames,
+        |t| ServerFrame::parse(t).ok(),
+        PushMapper::new(),
+        tx,
+    )
+    .await
 }

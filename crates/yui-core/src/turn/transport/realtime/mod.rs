@@ -349,41 +349,16 @@ pub async fn replay_events(
     events: &[String],
     tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
 ) -> usize {
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let ctx = crate::turn::request::tool_context(deps, req);
-    let mut d = Dispatch::new(
-        tx,
+    crate::turn::read::replay(
+        deps,
+        req,
         registry,
-        &cancel,
-        ctx,
-        crate::turn::request::unregistered(req),
-    );
-    let mut source = Replay {
-        events: events.iter(),
-        parsed: 0,
-    };
-    let _ = read(&mut d, &cancel, &mut source, &mut RealtimeMapper::new()).await;
-    source.parsed
-}
-
-/// Event texts as a source, parsed as the session parses them.
-struct Replay<'a> {
-    events: std::slice::Iter<'a, String>,
-    parsed: usize,
-}
-
-impl FrameSource for Replay<'_> {
-    type Frame = ServerEvent;
-
-    async fn next(&mut self) -> Option<std::result::Result<ServerEvent, BackendError>> {
-        for e in self.events.by_ref() {
-            if let Ok(ev) = ServerEvent::parse(e) {
-                self.parsed += 1;
-                return Some(Ok(ev));
-            }
-        }
-        None
-    }
+        events,
+        |t| ServerEvent::parse(t).ok(),
+        RealtimeMapper::new(),
+        tx,
+    )
+    .await
 }
 
 #[cfg(test)]
