@@ -58,6 +58,11 @@ pub fn plugin<R: Runtime>() -> TauriPlugin<R> {
         })
         .on_webview_ready(|webview| {
             if let Some(w) = WindowLabel::parse(webview.label()).and_then(|l| l.window()) {
+                // This hook runs on the event loop's thread, outside the async runtime, and a
+                // window opening starts its push or realtime session's task there (without the
+                // runtime entered the app panicked at start with either transport configured).
+                let rt = tauri::async_runtime::handle();
+                let _in_runtime = rt.inner().enter();
                 shell(webview.app_handle()).stage.window_opened(w);
             }
         })
@@ -69,6 +74,8 @@ pub fn plugin<R: Runtime>() -> TauriPlugin<R> {
             } = ev
             {
                 if let Some(w) = WindowLabel::parse(label).and_then(|l| l.window()) {
+                    let rt = tauri::async_runtime::handle();
+                    let _in_runtime = rt.inner().enter();
                     shell(app).stage.window_closed(w);
                 }
             }
