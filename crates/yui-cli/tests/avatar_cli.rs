@@ -131,8 +131,9 @@ fn cli_look_sees_windows_and_screens_and_body_action_is_unsupported() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let args = |at: &str| format!(r#"{{"at":"{at}"}}"#);
-    // Until openbox manages the window (a fixed wait was too short on a loaded machine).
-    let until = Instant::now() + Duration::from_secs(10);
+    // Until openbox manages the window (a fixed wait was too short on a loaded machine, and 10 s
+    // was once too short at load 10 on a fresh root: the loop ends as soon as it is there).
+    let until = Instant::now() + Duration::from_secs(30);
     let perch: Value = loop {
         let out = result(&yui(
             data,
