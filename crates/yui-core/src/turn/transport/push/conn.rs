@@ -160,6 +160,44 @@ fn jitter_seed() -> u64 {
     h.finish()
 }
 
+/// Between two connection attempts (push's and the realtime session's): count the attempt, say
+/// so (the log and the state), then wait out the backoff while `on_cmd` answers the commands that
+/// arrive (a turn that asks is told what is wrong). False when the client is gone (its command
+/// channel closed, the state set to closed): the connection's task ends.
+pub(crate) async fn retry_after<C>(
+    what: &str,
+    url: &str,
+    attempt: &mut u32,
+    error: &str,
+    state: &watch::Sender<ConnState>,
+    cmd: &mut mpsc::Receiver<C>,
+    mut on_cmd: impl FnMut(C),
+) -> bool {
+    *attempt = attempt.saturating_add(1);
+    let wait = backoff(*attempt, jitter_seed());
+    let wait_ms = wait.as_millis() as u64;
+    tracing::warn!(%url, %error, attempt = *attempt, wait_ms, "{what}: reconnecting");
+    let _ = state.send(ConnState::Reconnecting {
+        attempt: *attempt,
+        retry_in_ms: wait_ms,
+        error: error.to_string(),
+    });
+    let sleep = tokio::time::sleep(wait);
+    tokio::pin!(sleep);
+    loop {
+        tokio::select! {
+            _ = &mut sleep => return true,
+            c = cmd.recv() => match c {
+                None => {
+                    let _ = state.send(ConnState::Closed);
+                    return false;
+                }
+                Some(c) => on_cmd(c),
+            },
+        }
+    }
+}
+
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
@@ -192,26 +230,23 @@ async fn run(
             }
             Err(e) => e,
         };
-        attempt = attempt.saturating_add(1);
-        let wait = backoff(attempt, jitter_seed());
-        tracing::warn!(url = %cfg.url, %error, attempt, wait_ms = wait.as_millis() as u64, "push: reconnecting");
-        let _ = state.send(ConnState::Reconnecting {
-            attempt,
-            retry_in_ms: wait.as_millis() as u64,
-            error: error.clone(),
-        });
-        // While waiting, a turn that asks is told what is wrong.
-        let sleep = tokio::time::sleep(wait);
-        tokio::pin!(sleep);
-        loop {
-            tokio::select! {
-                _ = &mut sleep => break,
-                c = cmd.recv() => match c {
-                    None => { let _ = state.send(ConnState::Closed); return; }
-                    Some(Cmd::Register { ack, .. }) => { let _ = ack.send(Err(error.clone())); }
-                    Some(_) => {}
-                },
+        let answer = |c: Cmd| {
+            if let Cmd::Register { ack, .. } = c {
+                let _ = ack.send(Err(error.clone()));
             }
+        };
+        if !retry_after(
+            "push",
+            &cfg.url,
+            &mut attempt,
+            &error,
+            &state,
+            &mut cmd,
+            answer,
+        )
+        .await
+        {
+            return;
         }
     }
 }

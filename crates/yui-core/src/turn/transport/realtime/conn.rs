@@ -11,7 +11,7 @@
 use super::wire::{self, ServerEvent, BYTES_PER_MS};
 pub use crate::backend::realtime::url_with_model;
 use crate::shared::realtime_audio::RealtimeAudioOut;
-use crate::turn::transport::push::conn::backoff;
+use crate::turn::transport::push::conn::retry_after;
 pub use crate::turn::transport::push::conn::ConnState;
 use base64::Engine as _;
 use futures_util::{SinkExt, StreamExt};
@@ -167,13 +167,6 @@ impl RealtimeClient {
     }
 }
 
-fn jitter_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(1);
-    h.finish()
-}
-
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
@@ -200,25 +193,23 @@ async fn run(
             }
             Err(e) => e,
         };
-        attempt = attempt.saturating_add(1);
-        let wait = backoff(attempt, jitter_seed());
-        tracing::warn!(url = %cfg.url, %error, attempt, wait_ms = wait.as_millis() as u64, "realtime: reconnecting");
-        let _ = state.send(ConnState::Reconnecting {
-            attempt,
-            retry_in_ms: wait.as_millis() as u64,
-            error: error.clone(),
-        });
-        let sleep = tokio::time::sleep(wait);
-        tokio::pin!(sleep);
-        loop {
-            tokio::select! {
-                _ = &mut sleep => break,
-                c = cmd.recv() => match c {
-                    None => { let _ = state.send(ConnState::Closed); return; }
-                    Some(Cmd::Register { ack, .. }) => { let _ = ack.send(Err(error.clone())); }
-                    Some(_) => {}
-                },
+        let answer = |c: Cmd| {
+            if let Cmd::Register { ack, .. } = c {
+                let _ = ack.send(Err(error.clone()));
             }
+        };
+        if !retry_after(
+            "realtime",
+            &cfg.url,
+            &mut attempt,
+            &error,
+            &state,
+            &mut cmd,
+            answer,
+        )
+        .await
+        {
+            return;
         }
     }
 }
