@@ -154,8 +154,9 @@ fn with_buffer(supported: &cpal::SupportedStreamConfig, ms: u32) -> cpal::Stream
 /// server still held (the `barge_in` bench: the null sink's monitor is quiet 22–78 ms after the
 /// user's speech started). Smaller would only add underruns on a loaded machine.
 const PLAY_BUFFER_MS: u32 = 100;
-/// Capture buffer: one voice-activity frame.
-const CAPTURE_BUFFER_MS: u32 = 20;
+/// Capture buffer: two voice-activity frames. 20 ms woke the app 50 times a second and hands-free
+/// idled at 1.18 % of a core; 40 ms: 0.77 % (docs/PERFORMANCE.md), barge-in onset up to 20 ms later.
+const CAPTURE_BUFFER_MS: u32 = 40;
 
 enum PlayEvent {
     /// The callback wrote the last sample; it reaches the speaker after this much.
