@@ -321,3 +321,14 @@ pub fn close() -> Value {
 pub fn sleep(ms: u64) -> Value {
     json!({"test.sleep_ms": ms})
 }
+
+/// The user's words as the server transcribed them (server voice activity or a commit):
+/// `conversation.item.input_audio_transcription.completed` for user item `item`.
+pub fn input_transcript(item: &str, text: &str) -> Value {
+    json!({"type": "conversation.item.input_audio_transcription.completed", "item_id": item, "content_index": 0, "transcript": text})
+}
+
+/// `input_audio_buffer.speech_started` (server voice activity heard the user begin).
+pub fn speech_started(item: &str, audio_start_ms: u64) -> Value {
+    json!({"type": "input_audio_buffer.speech_started", "item_id": item, "audio_start_ms": audio_start_ms})
+}

@@ -12,6 +12,8 @@
 //!   (sensitivity, hang-over) cuts utterances, each transcribed as soon as it ends. Half duplex
 //!   unless the sound server cancels echo: while a character speaks the audio is dropped. In
 //!   full duplex the user starting to speak over a character is a barge-in.
+//! - A character whose backend is realtime hears the audio itself (`stage/rtmic.rs`): the
+//!   microphone's chunks go to its session as appends instead of through speech-to-text.
 //! - A device that fails or vanishes ends the session with one sentence in [`MicStatus`];
 //!   text chat is not touched. Audio stays in memory; only the recognised text is stored.
 
@@ -188,7 +190,7 @@ impl Stage {
 }
 
 /// Change the status with `f` (only if session `id` is still the live one, when given) and tell.
-fn set(inner: &Inner, id: Option<u64>, f: impl FnOnce(&mut MicStatus)) {
+pub(super) fn set(inner: &Inner, id: Option<u64>, f: impl FnOnce(&mut MicStatus)) {
     let status = {
         let mut slot = inner.mic();
         if id.is_some() && slot.session.as_ref().map(|s| s.id) != id {
@@ -205,7 +207,7 @@ fn set(inner: &Inner, id: Option<u64>, f: impl FnOnce(&mut MicStatus)) {
 }
 
 /// Session `id` ended (its capture dropped): off, with `message`.
-fn ended(inner: &Inner, id: u64, message: Option<String>) {
+pub(super) fn ended(inner: &Inner, id: u64, message: Option<String>) {
     let status = {
         let mut slot = inner.mic();
         if slot.session.as_ref().map(|s| s.id) != Some(id) {
@@ -271,17 +273,17 @@ fn start(
     inner.mic().status.clone()
 }
 
-struct Job {
-    inner: Arc<Inner>,
-    id: u64,
-    preset_id: String,
-    window: WindowKind,
-    listen: ListenSettings,
-    stop: CancellationToken,
+pub(super) struct Job {
+    pub inner: Arc<Inner>,
+    pub id: u64,
+    pub preset_id: String,
+    pub window: WindowKind,
+    pub listen: ListenSettings,
+    pub stop: CancellationToken,
 }
 
 impl Job {
-    fn host(&self) -> Arc<dyn AudioHost> {
+    pub(super) fn host(&self) -> Arc<dyn AudioHost> {
         self.inner
             .opts
             .mic_audio
@@ -317,11 +319,16 @@ impl Job {
         }
     }
 
-    fn state(&self, state: MicState) {
+    pub(super) fn state(&self, state: MicState) {
         set(&self.inner, Some(self.id), |st| st.state = state);
     }
 
     async fn push_to_talk(self, release: CancellationToken) {
+        // A realtime character hears the audio itself: it goes to the session, not to STT.
+        if let Some(client) = super::realtime::client_for(&self.inner, &self.preset_id, self.window)
+        {
+            return super::rtmic::push_to_talk(self, client, release).await;
+        }
         let Some((mut cap, mut rs)) = self.open().await else {
             return;
         };
@@ -371,6 +378,10 @@ impl Job {
             None => crate::voice::echo::detect().await.found,
         };
         set(&self.inner, Some(self.id), |st| st.full_duplex = full);
+        if let Some(client) = super::realtime::client_for(&self.inner, &self.preset_id, self.window)
+        {
+            return super::rtmic::hands_free(self, client, full).await;
+        }
         let Some((mut cap, mut rs)) = self.open().await else {
             return;
         };

@@ -313,4 +313,8 @@ impl RealtimeAudioOut for ReplyPlayer {
     fn stop(&self) {
         let _ = self.stop_cut();
     }
+
+    fn finish(&self) {
+        let _ = ReplyPlayer::finish(self);
+    }
 }

@@ -68,6 +68,10 @@ impl RealtimeLink {
     pub async fn recv(&mut self) -> Option<ServerEvent> {
         self.events.recv().await
     }
+    /// The next event if one is there already.
+    pub fn try_recv(&mut self) -> Result<ServerEvent, mpsc::error::TryRecvError> {
+        self.events.try_recv()
+    }
     /// Send a client event; `false` when the connection is gone.
     pub async fn send(&self, v: Value) -> bool {
         self.cmd.send(Cmd::Send(v)).await.is_ok()
@@ -89,9 +93,24 @@ const CLOSED: &str = "the realtime session is closed";
 impl RealtimeClient {
     /// Start connecting (on the current tokio runtime) and keep the session up.
     pub fn spawn(cfg: RealtimeConfig, session: SessionFn) -> Self {
+        Self::spawn_with(cfg, session, None)
+    }
+
+    /// [`RealtimeClient::spawn`], with the responses the server starts by itself (server voice
+    /// activity, or a commit and `response.create` sent outside a turn) handed to `server_turns`
+    /// as links of their own, instead of being dropped. A link is made at the first event of such
+    /// a response (`conversation.item.input_audio_transcription.completed` or `response.created`
+    /// with no turn running) and gets that response's events from there on.
+    pub fn spawn_with(
+        cfg: RealtimeConfig,
+        session: SessionFn,
+        server_turns: Option<mpsc::UnboundedSender<RealtimeLink>>,
+    ) -> Self {
         let (cmd_tx, cmd_rx) = mpsc::channel(256);
         let (state_tx, state_rx) = watch::channel(ConnState::Connecting);
-        tokio::spawn(run(cfg, session, cmd_rx, state_tx));
+        // Weak: the session still ends when the client and every link are dropped.
+        let adopt = server_turns.map(|t| (t, cmd_tx.downgrade()));
+        tokio::spawn(run(cfg, session, cmd_rx, state_tx, adopt));
         Self {
             cmd: cmd_tx,
             state: state_rx,
@@ -175,15 +194,20 @@ async fn run(
     session: SessionFn,
     mut cmd: mpsc::Receiver<Cmd>,
     state: watch::Sender<ConnState>,
+    adopt: Option<Adopt>,
 ) {
     let mut attempt: u32 = 0;
+    let mut next_id = 0;
     loop {
         let error = match connect(&cfg, &session).await {
             Ok(ws) => {
                 attempt = 0;
                 let _ = state.send(ConnState::Connected);
                 tracing::info!(url = %cfg.url, "realtime: session ready");
-                match Serve::new(cfg.audio.clone()).run(ws, &mut cmd).await {
+                let mut serve = Serve::new(cfg.audio.clone(), adopt.clone(), next_id);
+                let lost = serve.run(ws, &mut cmd).await;
+                next_id = serve.next_id;
+                match lost {
                     None => {
                         let _ = state.send(ConnState::Closed);
                         return;
@@ -299,9 +323,13 @@ async fn send(ws: &mut Ws, v: &Value) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// Where the server's own responses go, and the session's commands (for their links).
+type Adopt = (mpsc::UnboundedSender<RealtimeLink>, mpsc::WeakSender<Cmd>);
+
 /// A live connection's routing state.
 struct Serve {
     audio: Option<Arc<dyn RealtimeAudioOut>>,
+    adopt: Option<Adopt>,
     turn: Option<(u64, mpsc::UnboundedSender<ServerEvent>)>,
     next_id: u64,
     /// The assistant audio item last received and how many bytes of it came.
@@ -311,18 +339,19 @@ struct Serve {
 }
 
 impl Serve {
-    fn new(audio: Option<Arc<dyn RealtimeAudioOut>>) -> Self {
+    fn new(audio: Option<Arc<dyn RealtimeAudioOut>>, adopt: Option<Adopt>, next_id: u64) -> Self {
         Self {
             audio,
+            adopt,
             turn: None,
-            next_id: 0,
+            next_id,
             playing: None,
             responding: false,
         }
     }
 
     /// Serve until the socket is lost (`Some(why)`) or the client is dropped (`None`).
-    async fn run(mut self, mut ws: Ws, cmd: &mut mpsc::Receiver<Cmd>) -> Option<String> {
+    async fn run(&mut self, mut ws: Ws, cmd: &mut mpsc::Receiver<Cmd>) -> Option<String> {
         let broke = |e: String| Some(format!("the realtime connection broke: {e}"));
         loop {
             tokio::select! {
@@ -372,6 +401,12 @@ impl Serve {
                         }
                     }
                     Some(Cmd::Cancel) => {
+                        // A reply still being heard is cut where the user stopped hearing it.
+                        for out in self.barge_in() {
+                            if let Err(e) = send(&mut ws, &out).await {
+                                return broke(e);
+                            }
+                        }
                         if let Some(a) = &self.audio {
                             a.stop();
                         }
@@ -411,7 +446,12 @@ impl Serve {
             ev => {
                 match &ev {
                     ServerEvent::ResponseCreated { .. } => self.responding = true,
-                    ServerEvent::ResponseDone { .. } => self.responding = false,
+                    ServerEvent::ResponseDone { .. } => {
+                        self.responding = false;
+                        if let Some(a) = &self.audio {
+                            a.finish();
+                        }
+                    }
                     ServerEvent::Error { message, .. } => {
                         tracing::warn!(%message, "realtime: server error")
                     }
@@ -424,11 +464,37 @@ impl Serve {
     }
 
     fn forward(&mut self, ev: ServerEvent) {
+        if self.turn.as_ref().is_none_or(|(_, t)| t.is_closed()) {
+            self.turn = None;
+            let starts = matches!(
+                ev,
+                ServerEvent::InputTranscript { .. } | ServerEvent::ResponseCreated { .. }
+            );
+            if starts {
+                self.adopt_turn();
+            }
+        }
         match &self.turn {
             Some((_, t)) => {
                 let _ = t.send(ev);
             }
             None => tracing::debug!(event = ?ev, "realtime: event for no running turn ignored"),
+        }
+    }
+
+    /// The server started a response by itself: a link of its own for whoever takes such turns.
+    fn adopt_turn(&mut self) {
+        let Some((to, cmd)) = &self.adopt else { return };
+        let Some(cmd) = cmd.upgrade() else { return };
+        self.next_id += 1;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let link = RealtimeLink {
+            id: self.next_id,
+            events: rx,
+            cmd,
+        };
+        if to.send(link).is_ok() {
+            self.turn = Some((self.next_id, tx));
         }
     }
 

@@ -37,9 +37,34 @@ use crate::turn::MAX_TOOL_ROUND_TRIPS;
 use crate::window::WindowKind;
 use map::RealtimeMapper;
 use serde_json::{json, Value};
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use wire::ServerEvent;
+
+/// A response the server started by itself, handed to the turn that plays it: its link and the
+/// events already read from it (the stage reads up to the user's transcribed words first). Taken
+/// once; a clone shares it.
+#[derive(Clone, Default)]
+pub struct ServerStarted(Arc<Mutex<Option<Started>>>);
+
+/// A server-started response's link and the events already read from it.
+type Started = (RealtimeLink, Vec<ServerEvent>);
+
+impl ServerStarted {
+    pub fn new(link: RealtimeLink, read: Vec<ServerEvent>) -> Self {
+        Self(Arc::new(Mutex::new(Some((link, read)))))
+    }
+    fn take(&self) -> Option<Started> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+impl std::fmt::Debug for ServerStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ServerStarted")
+    }
+}
 
 /// The `session` object of `session.update`: `type: "realtime"`, the instructions, text or
 /// audio out, pcm16 24 kHz in and out, turn detection, input transcription, the voice, and the
@@ -160,6 +185,13 @@ pub(crate) async fn realtime_turn(
             &own
         }
     };
+    let started = deps.realtime_started.as_ref().and_then(ServerStarted::take);
+    if let Some((link, read_already)) = started {
+        // The server is answering already: nothing to send before reading.
+        let mut source = RealtimeSource::new(link, req.timeouts.stall);
+        source.pending = read_already.into();
+        return read_rounds(d, source).await;
+    }
     let url = req.backend.realtime_endpoint();
     let wait = req.timeouts.connect + req.timeouts.headers;
     let link = tokio::select! {
@@ -200,7 +232,16 @@ pub(crate) async fn realtime_turn(
             return Err(lost().into());
         }
     }
-    let mut source = RealtimeSource::new(link, req.timeouts.stall);
+    read_rounds(d, RealtimeSource::new(link, req.timeouts.stall)).await
+}
+
+/// Read the turn's responses: each one, its calls answered and one `response.create` when the
+/// round-trip rules say results go back (at most three continuations); a barge-in ends the turn
+/// with what was heard.
+async fn read_rounds(
+    d: &mut Dispatch<'_>,
+    mut source: RealtimeSource,
+) -> std::result::Result<(), End> {
     let cancel = d.cancel;
     let mut continuations = 0;
     loop {
@@ -283,6 +324,8 @@ pub(crate) struct RealtimeSource {
     stall: Duration,
     /// The user spoke over the reply: played and total milliseconds of its audio.
     interrupted: Option<(u64, u64)>,
+    /// Events read from the link before the turn started (a server-started response).
+    pending: VecDeque<ServerEvent>,
 }
 
 impl RealtimeSource {
@@ -291,6 +334,7 @@ impl RealtimeSource {
             link,
             stall,
             interrupted: None,
+            pending: VecDeque::new(),
         }
     }
 }
@@ -299,7 +343,10 @@ impl FrameSource for RealtimeSource {
     type Frame = ServerEvent;
 
     async fn next(&mut self) -> Option<std::result::Result<ServerEvent, BackendError>> {
-        let ev = self.link.recv().await?;
+        let ev = match self.pending.pop_front() {
+            Some(e) => e,
+            None => self.link.recv().await?,
+        };
         if let ServerEvent::Interrupted {
             played_ms,
             total_ms,
