@@ -231,6 +231,7 @@ function onSpeech(p) {
     voicing = false;
     character.endSpeech();
     stage.dataset.speechEnded = p.turn_id ?? "";
+    stage.dataset.heardMs = String(p.heard_ms ?? 0);
     if (p.note) showVoiceNote(p.note);
     if (!bubble.hidden && !turnRunning) {
       clearTimeout(bubbleTimer);

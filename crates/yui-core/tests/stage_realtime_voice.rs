@@ -33,6 +33,15 @@ struct Rig {
 /// A stage whose backend is the scripted realtime server; `voice`: voice output on, replies
 /// playing on `out`; the microphone in memory says `mic` (push-to-talk).
 async fn rig(voice: bool, out: Option<Arc<FakeOut>>, mic: Vec<crate::mic::Step>) -> Rig {
+    rig_in(voice, out, mic, "push_to_talk").await
+}
+
+async fn rig_in(
+    voice: bool,
+    out: Option<Arc<FakeOut>>,
+    mic: Vec<crate::mic::Step>,
+    mode: &str,
+) -> Rig {
     let srv = RealtimeServer::start().await;
     let dir = tempfile::tempdir().unwrap();
     let paths = Paths::resolve(Some(dir.path().to_path_buf()));
@@ -62,7 +71,7 @@ async fn rig(voice: bool, out: Option<Arc<FakeOut>>, mic: Vec<crate::mic::Step>)
         ..StageOptions::default()
     };
     let (stage, rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
-    settings::set(&store, "yui.voice.listen", &json!({"mode": "push_to_talk"})).unwrap();
+    settings::set(&store, "yui.voice.listen", &json!({ "mode": mode })).unwrap();
     if voice {
         settings::set(
             &store,
@@ -319,4 +328,69 @@ async fn an_output_device_that_fails_mid_reply_is_one_note_and_the_text_goes_on(
         }
         e => panic!("{e:?}"),
     }
+}
+
+#[tokio::test]
+async fn hands_free_streams_to_the_server_and_its_speech_started_stops_the_reply_where_it_was_heard(
+) {
+    let out = FakeOut::new(Mode::RealTime);
+    let mut r = rig_in(true, Some(out), vec![quiet(100_000)], "hands_free").await;
+    let (mut c, _) = r.open_kai().await;
+    r.stage.mic_listen("kai", WindowKind::Pet).unwrap();
+    // The session's own voice activity decides (server VAD by default); the audio streams.
+    let up = c.recv_type("session.update").await.unwrap();
+    assert_eq!(
+        up["session"]["audio"]["input"]["turn_detection"]["type"],
+        "server_vad"
+    );
+    for _ in 0..5 {
+        c.recv_type("input_audio_buffer.append").await.unwrap();
+    }
+    r.stage
+        .user_turn("kai", WindowKind::Pet, "tell me a story")
+        .unwrap();
+    assert_eq!(c.user_turn().await, "tell me a story");
+    // Two seconds of speech; the user speaks over it after about 400 ms.
+    c.play(&rt::audio_reply(
+        "r1",
+        &["Once upon a time ", "there was a fox."],
+        1000,
+    ));
+    until(&mut r.rx, |e| matches!(e, StageEvent::LipSync { .. })).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    c.send(&rt::speech_started("item_u2", 5000));
+    let cut = c.recv_type("conversation.item.truncate").await.unwrap();
+    let ms = cut["audio_end_ms"].as_u64().unwrap();
+    assert!(
+        (250..=900).contains(&ms),
+        "{ms} ms heard when the user spoke"
+    );
+    assert_eq!(cut["item_id"], "msg_r1");
+    let seen = until(&mut r.rx, |e| matches!(e, StageEvent::SpeechEnded { .. })).await;
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, StageEvent::LipSync { batch, .. } if batch.stopped)),
+        "the mouth shuts at once"
+    );
+    // The reply had all arrived (audio comes faster than it plays): the turn had ended.
+    assert_eq!(
+        seen.iter().find_map(turn_end).map(|t| t.0),
+        Some(TurnStatus::Ok)
+    );
+    match seen.last().unwrap() {
+        StageEvent::SpeechEnded {
+            complete, heard_ms, ..
+        } => {
+            assert!(!complete);
+            assert!(*heard_ms < 1000, "{heard_ms}");
+        }
+        e => panic!("{e:?}"),
+    }
+    let stored = r.stored();
+    let reply = &stored.last().unwrap().1;
+    assert!(
+        reply.ends_with(yui_core::transcript::INTERRUPTED_MARKER) && !reply.contains("fox"),
+        "the stored reply is what was heard: {reply}"
+    );
+    assert!(r.stage.mic_stop());
 }

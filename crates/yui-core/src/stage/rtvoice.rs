@@ -274,12 +274,32 @@ impl RtSpeaking {
             }
         }
         self.heard_tx.send_replace(Some(heard.clone()));
-        super::barge::after_speech(
+        let barged = super::barge::after_speech(
             &self.inner,
             self.generation,
             &self.preset_id,
             &self.turn_id,
             &heard.text,
         );
+        // Stopped by the session, not by us, after the reply had all arrived: the server heard
+        // the user speak over it (its audio arrives faster than it plays, so this is the usual
+        // barge-in). The turn stored the whole reply; it becomes what was heard.
+        let by_server = cut.is_some() && !self.cancel.is_cancelled() && status == TurnStatus::Ok;
+        if barged.is_none() && by_server {
+            let store = &self.inner.store;
+            match crate::transcript::interrupt_reply(
+                store,
+                &self.preset_id,
+                &self.turn_id,
+                &heard.text,
+            ) {
+                Ok(_) => {
+                    tracing::info!(turn = %self.turn_id, "realtime barge-in: the stored reply is what was heard")
+                }
+                Err(e) => {
+                    tracing::warn!(turn = %self.turn_id, error = %e.message, "realtime barge-in: reply not cut")
+                }
+            }
+        }
     }
 }
