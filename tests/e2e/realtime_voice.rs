@@ -14,6 +14,7 @@ use super::voice_listen::spoken_wav;
 use super::{launch_showing, read_store, seed};
 use serde_json::{json, Value};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use yui_core::backend::{BackendChange, Transport};
 use yui_core::settings;
@@ -122,9 +123,9 @@ async fn push_to_talk_to_a_realtime_backend_is_answered_aloud_with_the_mouth_mov
     assert!(played.success());
     // The null sink's loopback lags the playback by a few seconds (voice_loop_cli.rs).
     tokio::time::sleep(Duration::from_secs(5)).await;
-    // From here on the sink carries only the answer: its monitor is recorded.
+    // From here on the sink carries only the answer: its monitor is recorded, each 20 ms block
+    // stamped as it arrives (the figures below are wall-clock, not parec's start).
     let pulse = std::env::var("PULSE_SERVER").unwrap();
-    let rec_file = dir.path().join("answer.raw");
     let mut rec = Command::new("parec")
         .args([
             "--device=yuisink.monitor",
@@ -132,24 +133,38 @@ async fn push_to_talk_to_a_realtime_backend_is_answered_aloud_with_the_mouth_mov
             "--rate=16000",
             "--channels=1",
             "--raw",
-            "--latency-msec=20",
+            "--latency-msec=10",
         ])
         .env("PULSE_SERVER", &pulse)
-        .stdout(std::fs::File::create(&rec_file).unwrap())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("parec (pulseaudio-utils)");
+    let blocks = Arc::new(Mutex::new(Vec::<(Instant, f32)>::new()));
+    let mut out = rec.stdout.take().unwrap();
+    let into = blocks.clone();
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let mut buf = [0u8; 640];
+        while out.read_exact(&mut buf).is_ok() {
+            let f: Vec<f32> = buf
+                .chunks_exact(2)
+                .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
+                .collect();
+            let level = yui_core::voice::pcm::rms(&f);
+            into.lock().unwrap().push((Instant::now(), level));
+        }
+    });
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let recording_from = Instant::now();
+    let release = Instant::now();
     hands.key(F9, false).unwrap();
-    let released = recording_from.elapsed();
     s.wait_script(
         "return Number(document.getElementById('stage').dataset.lipBatches || 0) >= 1",
         T,
     )
     .await
     .expect("the reply's lip-sync batches reach the window");
-    let first_batch = recording_from.elapsed();
+    let first_batch = release.elapsed();
     if let Some(path) = std::env::var_os("YUI_E2E_RT_SHOT") {
         let _ = s
             .wait_script(
@@ -233,30 +248,27 @@ async fn push_to_talk_to_a_realtime_backend_is_answered_aloud_with_the_mouth_mov
     tokio::time::sleep(Duration::from_millis(800)).await;
     let _ = rec.kill();
     let _ = rec.wait();
-    let raw = std::fs::read(&rec_file).unwrap();
-    let heard: Vec<f32> = raw
-        .chunks_exact(2)
-        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
+    let _ = reader.join();
+    let blocks = blocks.lock().unwrap().clone();
+    let loud: Vec<Instant> = blocks
+        .iter()
+        .filter(|(_, l)| *l > 0.05)
+        .map(|(t, _)| *t)
         .collect();
-    let frames: Vec<bool> = heard
-        .chunks(320)
-        .map(|f| yui_core::voice::pcm::rms(f) > 0.05)
-        .collect();
-    let loud = frames.iter().filter(|l| **l).count();
     // 5 × 240 ms of tone: 60 frames of 20 ms.
     assert!(
-        loud >= 45,
-        "the monitor heard {loud} loud 20 ms frames of the answer in {} ms",
-        heard.len() / 16
+        loud.len() >= 45,
+        "the monitor heard {} loud 20 ms frames of the answer in {} blocks",
+        loud.len(),
+        blocks.len()
     );
-    // Figures: the recording's clock starts at parec's first sample (about when it was spawned).
-    let first_loud_ms = frames.iter().position(|l| *l).unwrap() as u64 * 20;
-    let release_ms = released.as_millis() as u64 + 500;
+    let first_loud = loud[0].saturating_duration_since(release);
     eprintln!(
-        "realtime voice e2e: appends {appends}; heard {heard_ms} ms; loud frames {loud}; \
-         release → first lip-sync batch seen {} ms; release → first reply audio at the monitor ≈ {} ms",
-        (first_batch - released).as_millis(),
-        first_loud_ms.saturating_sub(release_ms)
+        "realtime voice e2e: appends {appends}; heard {heard_ms} ms; loud frames {}; \
+         release → first lip-sync batch seen {} ms; release → first reply audio read at the monitor {} ms",
+        loud.len(),
+        first_batch.as_millis(),
+        first_loud.as_millis()
     );
     let _ = s.delete().await;
 }
