@@ -394,3 +394,42 @@ async fn hands_free_streams_to_the_server_and_its_speech_started_stops_the_reply
     );
     assert!(r.stage.mic_stop());
 }
+
+#[tokio::test]
+async fn push_to_talk_over_a_reply_still_playing_stops_it_and_tells_the_server_what_was_heard() {
+    let out = FakeOut::new(Mode::RealTime);
+    let mut r = rig(true, Some(out), vec![quiet(100_000)]).await;
+    let (mut c, _) = r.open_kai().await;
+    r.stage
+        .user_turn("kai", WindowKind::Pet, "a long one")
+        .unwrap();
+    assert_eq!(c.user_turn().await, "a long one");
+    c.play(&rt::audio_reply(
+        "r1",
+        &["One two three ", "four five six."],
+        1000,
+    ));
+    // The reply has all arrived (the turn ends) while its audio still plays.
+    let seen = until(&mut r.rx, |e| turn_end(e).is_some()).await;
+    assert_eq!(seen.iter().find_map(turn_end).unwrap().0, TurnStatus::Ok);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    r.stage.mic_press("kai", WindowKind::Pet).unwrap();
+    let cut = c.recv_type("conversation.item.truncate").await.unwrap();
+    let ms = cut["audio_end_ms"].as_u64().unwrap();
+    assert!((300..=1100).contains(&ms), "{ms} ms heard at the press");
+    let seen = until(&mut r.rx, |e| matches!(e, StageEvent::SpeechEnded { .. })).await;
+    assert!(matches!(
+        seen.last(),
+        Some(StageEvent::SpeechEnded {
+            complete: false,
+            ..
+        })
+    ));
+    let stored = r.stored();
+    let reply = &stored.last().unwrap().1;
+    assert!(
+        reply.ends_with(yui_core::transcript::INTERRUPTED_MARKER) && !reply.contains("six"),
+        "the stored reply is what was heard: {reply}"
+    );
+    assert!(r.stage.mic_release());
+}

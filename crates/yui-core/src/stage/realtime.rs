@@ -38,6 +38,8 @@ pub(super) struct RtSeat {
     pub client: Arc<RealtimeClient>,
     /// The reply's audio (`None`: text mode).
     pub audio: Option<Arc<SeatAudio>>,
+    /// Made with voice output on.
+    pub voice: bool,
 }
 
 fn config(backend: &Backend, timeouts: &Timeouts) -> Option<RealtimeConfig> {
@@ -75,7 +77,7 @@ pub(super) fn ensure(
     {
         let seats = inner.seats();
         if let Some(r) = seats.get(preset_id).and_then(|s| s.realtime.as_ref()) {
-            if r.url == cfg.url && r.window == window && r.audio.is_some() == voice {
+            if r.url == cfg.url && r.window == window && r.voice == voice {
                 return Some(r.client.clone());
             }
         }
@@ -136,6 +138,7 @@ pub(super) fn ensure(
         window,
         client: client.clone(),
         audio,
+        voice,
     });
     Some(client)
 }

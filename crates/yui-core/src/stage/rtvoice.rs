@@ -16,6 +16,7 @@
 use super::speech::{Heard, Voice};
 use super::{Inner, StageEvent, Window};
 use crate::shared::realtime_audio::RealtimeAudioOut;
+use crate::turn::transport::realtime::RealtimeClient;
 use crate::turn::{CancellationToken, TurnEvent, TurnStatus};
 use crate::voice::audio::AudioHost;
 use crate::voice::realtime_audio::{EnvelopeSink, ReplyPlayer};
@@ -175,6 +176,7 @@ pub(super) fn begin(
     preset_id: &str,
     turn_id: &str,
     audio: Arc<SeatAudio>,
+    client: Arc<RealtimeClient>,
 ) -> RtSpeaking {
     let generation = inner.speech_gen.fetch_add(1, Ordering::Relaxed);
     let (cancel, done) = (CancellationToken::new(), CancellationToken::new());
@@ -200,7 +202,11 @@ pub(super) fn begin(
     let (c, d, a) = (cancel.clone(), done.clone(), audio.clone());
     tokio::spawn(async move {
         tokio::select! {
-            _ = c.cancelled() => a.stop(),
+            _ = c.cancelled() => {
+                a.stop();
+                // The server learns what was heard (a running turn's stop says it too).
+                client.stop_audio().await;
+            }
             _ = d.cancelled() => {}
         }
     });

@@ -159,7 +159,7 @@ pub(super) fn start(
     // The session's audio is the character's voice (no text-to-speech) while it has one.
     let rt_audio = realtime
         .as_ref()
-        .and_then(|_| super::rtvoice::audio_of(inner, preset_id));
+        .and_then(|c| super::rtvoice::audio_of(inner, preset_id).map(|a| (a, c.clone())));
     deps.realtime = realtime;
     deps.realtime_started = started;
     let handle = turn::start(deps, req, registry);
@@ -226,7 +226,10 @@ struct Pump {
     origin: Origin,
     epoch: u64,
     speech: bool,
-    rt_audio: Option<Arc<super::rtvoice::SeatAudio>>,
+    rt_audio: Option<(
+        Arc<super::rtvoice::SeatAudio>,
+        Arc<crate::turn::transport::realtime::RealtimeClient>,
+    )>,
 }
 
 /// A turn's voice: text-to-speech of its words, or its realtime session's own audio.
@@ -256,11 +259,12 @@ impl Pump {
         let turn_id = handle.turn_id.clone();
         // Speaking starts with the first complete sentence, while the turn still streams.
         let mut speaking = match self.rt_audio.take() {
-            Some(a) => Some(Voicing::Rt(super::rtvoice::begin(
+            Some((a, c)) => Some(Voicing::Rt(super::rtvoice::begin(
                 inner,
                 &self.preset_id,
                 &turn_id,
                 a,
+                c,
             ))),
             None => self
                 .speech

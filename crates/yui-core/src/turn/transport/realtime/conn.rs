@@ -48,6 +48,9 @@ enum Cmd {
     Unregister(u64),
     /// The user stopped the turn: stop the audio, cancel the response in flight.
     Cancel,
+    /// The reply's audio was stopped outside a turn (its turn had ended; the user pressed
+    /// push-to-talk or Escape): tell the server what was heard.
+    StopAudio,
 }
 
 /// A running session. Dropping it (and every [`RealtimeLink`]) closes the socket.
@@ -178,6 +181,13 @@ impl RealtimeClient {
     /// Drop the audio appended since the last commit.
     pub async fn clear(&self) -> bool {
         self.cmd.send(Cmd::Send(wire::clear())).await.is_ok()
+    }
+
+    /// The reply's audio stops here (the stage stopped it after its turn ended): stop the
+    /// player and, if some of it was not heard, `conversation.item.truncate` with the
+    /// milliseconds heard (and `response.cancel` while a response runs).
+    pub async fn stop_audio(&self) -> bool {
+        self.cmd.send(Cmd::StopAudio).await.is_ok()
     }
 
     /// Send any client event (the doctor's probes, `response.create` after a commit).
@@ -398,6 +408,13 @@ impl Serve {
                     Some(Cmd::Unregister(id)) => {
                         if self.turn.as_ref().is_some_and(|(t, _)| *t == id) {
                             self.turn = None;
+                        }
+                    }
+                    Some(Cmd::StopAudio) => {
+                        for out in self.barge_in() {
+                            if let Err(e) = send(&mut ws, &out).await {
+                                return broke(e);
+                            }
                         }
                     }
                     Some(Cmd::Cancel) => {
