@@ -287,11 +287,11 @@ impl RtSpeaking {
             &self.turn_id,
             &heard.text,
         );
-        // Stopped by the session, not by us, after the reply had all arrived: the server heard
-        // the user speak over it (its audio arrives faster than it plays, so this is the usual
-        // barge-in). The turn stored the whole reply; it becomes what was heard.
-        let by_server = cut.is_some() && !self.cancel.is_cancelled() && status == TurnStatus::Ok;
-        if barged.is_none() && by_server {
+        // Stopped after the reply had all arrived (its audio arrives faster than it plays): by
+        // the server hearing the user, push-to-talk, Escape or a new turn. The session was told
+        // what was heard (truncate); the stored reply, whole so far, becomes the same.
+        let stopped_after = cut.is_some() && status == TurnStatus::Ok;
+        if barged.is_none() && stopped_after {
             let store = &self.inner.store;
             match crate::transcript::interrupt_reply(
                 store,
