@@ -125,12 +125,11 @@ async fn a_turn_the_server_starts_is_the_users_turn_stored_shown_and_its_tools_r
     let mut r = rig(false, None, vec![]).await;
     let (mut c, session) = r.open_kai().await;
     assert_eq!(session["output_modalities"], json!(["text"]), "voice off");
-    // Server voice activity heard the user: their words, then the reply with a cue beside it.
-    let mut events = vec![
-        rt::speech_started("item_u1", 0),
-        rt::input_transcript("item_u1", "what time is it"),
-    ];
+    // Server voice activity heard the user and answers at once: its words come after the
+    // response started (the push-to-talk test has them before), then the reply with a cue.
+    let mut events = vec![rt::speech_started("item_u1", 0)];
     let mut reply = rt::text_reply("r1", &["It is ", "noon."]);
+    reply.insert(1, rt::input_transcript("item_u1", "what time is it"));
     let done = reply.pop().unwrap();
     reply.extend(rt::call_events(
         "call_1",

@@ -101,9 +101,10 @@ impl RealtimeClient {
 
     /// [`RealtimeClient::spawn`], with the responses the server starts by itself (server voice
     /// activity, or a commit and `response.create` sent outside a turn) handed to `server_turns`
-    /// as links of their own, instead of being dropped. A link is made at the first event of such
-    /// a response (`conversation.item.input_audio_transcription.completed` or `response.created`
-    /// with no turn running) and gets that response's events from there on.
+    /// as links of their own, instead of being dropped. A link is made at `response.created`
+    /// with no turn running and gets that response's events from there on, led by the user's
+    /// transcribed words if they came first
+    /// (`conversation.item.input_audio_transcription.completed`).
     pub fn spawn_with(
         cfg: RealtimeConfig,
         session: SessionFn,
@@ -346,6 +347,9 @@ struct Serve {
     playing: Option<(String, u64)>,
     /// A response runs (between `response.created` and `response.done`).
     responding: bool,
+    /// The user's transcribed words that came with no turn running, for the response the
+    /// server starts next (dropped when the user starts speaking again).
+    words: Option<ServerEvent>,
 }
 
 impl Serve {
@@ -357,6 +361,7 @@ impl Serve {
             next_id,
             playing: None,
             responding: false,
+            words: None,
         }
     }
 
@@ -391,6 +396,9 @@ impl Serve {
                         return None;
                     }
                     Some(Cmd::Send(v)) => {
+                        if v["type"] == "input_audio_buffer.clear" {
+                            self.words = None; // push-to-talk: a new utterance
+                        }
                         if let Err(e) = send(&mut ws, &v).await {
                             return broke(e);
                         }
@@ -448,7 +456,10 @@ impl Serve {
                 self.audio_delta(item_id, &delta);
                 Vec::new()
             }
-            ServerEvent::SpeechStarted { .. } => self.barge_in(),
+            ServerEvent::SpeechStarted { .. } => {
+                self.words = None; // a new utterance: earlier words are not its
+                self.barge_in()
+            }
             ServerEvent::Unknown(kind) => {
                 tracing::info!(%kind, "realtime: unknown event ignored");
                 Vec::new()
@@ -483,12 +494,20 @@ impl Serve {
     fn forward(&mut self, ev: ServerEvent) {
         if self.turn.as_ref().is_none_or(|(_, t)| t.is_closed()) {
             self.turn = None;
-            let starts = matches!(
-                ev,
-                ServerEvent::InputTranscript { .. } | ServerEvent::ResponseCreated { .. }
-            );
-            if starts {
-                self.adopt_turn();
+            match ev {
+                // Kept for the response it belongs to (the server may transcribe before or
+                // after it starts answering); a turn is only made for a response.
+                ServerEvent::InputTranscript { .. } if self.adopt.is_some() => {
+                    self.words = Some(ev);
+                    return;
+                }
+                ServerEvent::ResponseCreated { .. } => {
+                    self.adopt_turn();
+                    if let (Some(w), Some((_, t))) = (self.words.take(), &self.turn) {
+                        let _ = t.send(w);
+                    }
+                }
+                _ => {}
             }
         }
         match &self.turn {
