@@ -6,7 +6,10 @@
 //! monitor), the mouth opens and shuts with it by the streamed lip-sync batches, playback
 //! finishes, and the transcript has the user's words and the reply.
 //!
-//! Prints the figures docs/PERFORMANCE.md quotes (release → first reply audio at the monitor,
+//! Hands-free: the scripted server's own voice activity (`auto_vad`) hears the question in the
+//! appends and starts the response itself; the turn is the user's, stored and answered aloud.
+//!
+//! Prints the figures docs/PERFORMANCE.md quotes (release or end of speech → first reply audio,
 //! appends, heard ms). `YUI_E2E_RT_SHOT=path.png` saves a screenshot while the reply plays
 //! (docs/img/realtime-voice.png).
 
@@ -125,36 +128,7 @@ async fn push_to_talk_to_a_realtime_backend_is_answered_aloud_with_the_mouth_mov
     tokio::time::sleep(Duration::from_secs(5)).await;
     // From here on the sink carries only the answer: its monitor is recorded, each 20 ms block
     // stamped as it arrives (the figures below are wall-clock, not parec's start).
-    let pulse = std::env::var("PULSE_SERVER").unwrap();
-    let mut rec = Command::new("parec")
-        .args([
-            "--device=yuisink.monitor",
-            "--format=s16le",
-            "--rate=16000",
-            "--channels=1",
-            "--raw",
-            "--latency-msec=10",
-        ])
-        .env("PULSE_SERVER", &pulse)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("parec (pulseaudio-utils)");
-    let blocks = Arc::new(Mutex::new(Vec::<(Instant, f32)>::new()));
-    let mut out = rec.stdout.take().unwrap();
-    let into = blocks.clone();
-    let reader = std::thread::spawn(move || {
-        use std::io::Read;
-        let mut buf = [0u8; 640];
-        while out.read_exact(&mut buf).is_ok() {
-            let f: Vec<f32> = buf
-                .chunks_exact(2)
-                .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
-                .collect();
-            let level = yui_core::voice::pcm::rms(&f);
-            into.lock().unwrap().push((Instant::now(), level));
-        }
-    });
+    let (mut rec, blocks, reader) = stamp_monitor();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let release = Instant::now();
     hands.key(F9, false).unwrap();
@@ -269,6 +243,135 @@ async fn push_to_talk_to_a_realtime_backend_is_answered_aloud_with_the_mouth_mov
         loud.len(),
         first_batch.as_millis(),
         first_loud.as_millis()
+    );
+    let _ = s.delete().await;
+}
+
+/// The monitor's 20 ms blocks: when each arrived, and its RMS.
+type Blocks = Arc<Mutex<Vec<(Instant, f32)>>>;
+
+/// Each 20 ms block of the null sink's monitor, stamped with the wall clock as `parec` delivers
+/// it: its RMS. Ends when `rec` is killed.
+fn stamp_monitor() -> (std::process::Child, Blocks, std::thread::JoinHandle<()>) {
+    let pulse = std::env::var("PULSE_SERVER").expect("the suite's PulseAudio");
+    let mut rec = Command::new("parec")
+        .args([
+            "--device=yuisink.monitor",
+            "--format=s16le",
+            "--rate=16000",
+            "--channels=1",
+            "--raw",
+            "--latency-msec=10",
+        ])
+        .env("PULSE_SERVER", &pulse)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("parec (pulseaudio-utils)");
+    let blocks = Arc::new(Mutex::new(Vec::new()));
+    let mut out = rec.stdout.take().unwrap();
+    let into = blocks.clone();
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let mut buf = [0u8; 640];
+        while out.read_exact(&mut buf).is_ok() {
+            let f: Vec<f32> = buf
+                .chunks_exact(2)
+                .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
+                .collect();
+            into.lock()
+                .unwrap()
+                .push((Instant::now(), yui_core::voice::pcm::rms(&f)));
+        }
+    });
+    (rec, blocks, reader)
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver + PulseAudio: run tests/e2e/run.sh"]
+async fn hands_free_to_a_realtime_backend_the_servers_voice_activity_starts_the_turn() {
+    let (dir, question) = spoken_wav("What time is it?");
+    let mut answer = spoken_answer();
+    answer[0] = rt::input_transcript("item_u1", "What time is it?");
+    let srv = RealtimeServer::auto_vad(vec![answer]).await;
+    let url = srv.url.clone();
+    seed(dir.path(), |st| {
+        let change = BackendChange {
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            model: Some("fake-realtime".into()),
+            transport: Some(Transport::Realtime),
+            realtime_url: Some(Some(url.clone())),
+            ..Default::default()
+        };
+        yui_core::backend::update(st, &change).unwrap();
+        settings::set(st, "yui.voice.listen", &json!({"mode": "hands_free"})).unwrap();
+        settings::set(
+            st,
+            "yui.voice",
+            &json!({"enabled": true, "engine": "openai"}),
+        )
+        .unwrap();
+    });
+    let s = launch_showing(dir.path(), &["main"]).await;
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        "const d = document.getElementById('stage').dataset; return ['listening', 'hearing', 'paused'].includes(d.mic) && !!document.querySelector('#character .yui-char')",
+        T,
+    )
+    .await
+    .expect("hands-free: the microphone is live");
+    let (mut rec, blocks, reader) = stamp_monitor();
+    let played = Command::new("paplay").arg(&question).status().unwrap();
+    assert!(played.success());
+    s.wait_script(
+        "const d = document.getElementById('stage').dataset; return d.heard === 'What time is it?' && !!d.voiceTurnId && d.voiceReply === 'Sleep well, see you tomorrow.' && d.playbackFinished === d.voiceTurnId",
+        T,
+    )
+    .await
+    .expect("the server's voice activity started the turn; its reply was heard to its end");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let _ = rec.kill();
+    let _ = rec.wait();
+    let _ = reader.join();
+    let commit = *srv
+        .commits()
+        .first()
+        .expect("the server ended the utterance");
+    let blocks = blocks.lock().unwrap().clone();
+    let loud: Vec<Instant> = blocks
+        .iter()
+        .filter(|(t, l)| *t > commit && *l > 0.05)
+        .map(|(t, _)| *t)
+        .collect();
+    assert!(
+        loud.len() >= 45,
+        "the reply at the monitor: {} loud blocks",
+        loud.len()
+    );
+    let sent = srv.events();
+    let appends = sent
+        .iter()
+        .filter(|e| e["type"] == "input_audio_buffer.append")
+        .count();
+    assert!(
+        !sent
+            .iter()
+            .any(|e| e["type"] == "input_audio_buffer.commit" || e["type"] == "response.create"),
+        "hands-free leaves the turn to the server"
+    );
+    let lines = transcript::lines(&read_store(dir.path()), "yui", 10).unwrap();
+    let said: Vec<(Role, &str)> = lines.iter().map(|l| (l.role, l.text.as_str())).collect();
+    assert_eq!(
+        said[..2],
+        [
+            (Role::User, "What time is it?"),
+            (Role::Assistant, "Sleep well, see you tomorrow.")
+        ]
+    );
+    eprintln!(
+        "realtime hands-free e2e: appends {appends}; server commit (end of speech + 500 ms) → first reply audio read at the monitor {} ms; lines stored {}",
+        loud[0].saturating_duration_since(commit).as_millis(),
+        said.len()
     );
     let _ = s.delete().await;
 }

@@ -499,7 +499,14 @@ impl Inner {
         self.mic.lock().unwrap_or_else(|p| p.into_inner())
     }
     fn any_speaking(&self) -> bool {
-        self.seats().values().any(|s| s.speech.is_some())
+        // A realtime reply plays from its first delta, a moment before its turn takes the seat.
+        self.seats().values().any(|s| {
+            s.speech.is_some()
+                || s.realtime
+                    .as_ref()
+                    .and_then(|r| r.audio.as_ref())
+                    .is_some_and(|a| a.is_playing())
+        })
     }
     fn shown(&self) -> std::sync::MutexGuard<'_, HashMap<Window, String>> {
         self.shown.lock().unwrap_or_else(|p| p.into_inner())

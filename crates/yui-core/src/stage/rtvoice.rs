@@ -93,6 +93,11 @@ impl SeatAudio {
         }
     }
 
+    /// Whether reply audio is playing or waiting to play (half duplex pauses the microphone).
+    pub fn is_playing(&self) -> bool {
+        self.player.is_playing()
+    }
+
     /// Milliseconds of this turn's audio so far, and heard (when it was stopped).
     fn totals(&self) -> (u64, Option<u64>) {
         let a = self.account();
