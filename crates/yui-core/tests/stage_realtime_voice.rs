@@ -432,3 +432,28 @@ async fn push_to_talk_over_a_reply_still_playing_stops_it_and_tells_the_server_w
     );
     assert!(r.stage.mic_release());
 }
+
+#[tokio::test]
+async fn without_transcription_a_spoken_turn_stores_a_placeholder_for_the_words() {
+    let mut r = rig(false, None, vec![]).await;
+    settings::set(
+        &r.store,
+        yui_core::backend::realtime::KEY,
+        &json!({"transcription_model": null}),
+    )
+    .unwrap();
+    let (c, _) = r.open_kai().await;
+    c.play(&rt::text_reply("r1", &["Hello."]));
+    let seen = until(&mut r.rx, |e| turn_end(e).is_some()).await;
+    assert_eq!(
+        seen.iter().find_map(turn_end),
+        Some((TurnStatus::Ok, "Hello.".to_string()))
+    );
+    assert_eq!(
+        r.stored(),
+        [
+            (Role::User, yui_core::stage::UNHEARD.to_string()),
+            (Role::Assistant, "Hello.".to_string())
+        ]
+    );
+}

@@ -31,6 +31,7 @@ mod speech;
 pub use barge::{heard_part, CHARS_PER_SECOND};
 pub use events::{StageEvent, To, Window};
 pub use mic::{AudioChoice, MicState, MicStatus};
+pub use realtime::UNHEARD;
 pub use speech::{heard_text, Heard};
 
 use crate::clock::SharedClock;
