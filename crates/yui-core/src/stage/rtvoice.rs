@@ -99,7 +99,7 @@ impl SeatAudio {
     }
 
     /// Milliseconds of this turn's audio so far, and heard (when it was stopped).
-    fn totals(&self) -> (u64, Option<u64>) {
+    fn totals(&self) -> Totals {
         let a = self.account();
         let now = a.item.as_ref().map_or(0, |(_, b)| b / BYTES_PER_MS);
         (a.earlier_ms + now, a.cut_ms.map(|c| a.earlier_ms + c))
@@ -163,7 +163,12 @@ pub(super) struct RtSpeaking {
     playing: Arc<AtomicBool>,
     text: String,
     to: Vec<Window>,
+    /// The audio's totals when it was stopped (a next turn may start a new account at once).
+    at_stop: Arc<Mutex<Option<Totals>>>,
 }
+
+/// Milliseconds of a turn's audio, and heard when it was stopped.
+type Totals = (u64, Option<u64>);
 
 /// The seat's realtime audio, if its session has one.
 pub(super) fn audio_of(inner: &Inner, preset_id: &str) -> Option<Arc<SeatAudio>> {
@@ -205,10 +210,13 @@ pub(super) fn begin(
     audio.reset();
     // Escape, push-to-talk or the user speaking: the audio stops at once, not at the turn's end.
     let (c, d, a) = (cancel.clone(), done.clone(), audio.clone());
+    let at_stop: Arc<Mutex<Option<Totals>>> = Arc::default();
+    let snap = at_stop.clone();
     tokio::spawn(async move {
         tokio::select! {
             _ = c.cancelled() => {
                 a.stop();
+                *snap.lock().unwrap_or_else(|p| p.into_inner()) = Some(a.totals());
                 // The server learns what was heard (a running turn's stop says it too).
                 client.stop_audio().await;
             }
@@ -227,6 +235,7 @@ pub(super) fn begin(
         heard_tx,
         playing,
         text: String::new(),
+        at_stop,
     }
 }
 
@@ -244,13 +253,24 @@ impl RtSpeaking {
         if status == TurnStatus::Stopped {
             self.cancel.cancel();
         }
-        tokio::select! {
-            _ = self.cancel.cancelled() => self.audio.stop(),
-            _ = self.audio.player.drained() => {}
-        }
+        let stopped = tokio::select! {
+            _ = self.cancel.cancelled() => {
+                self.audio.stop();
+                true
+            }
+            _ = self.audio.player.drained() => false,
+        };
         self.done.cancel();
         self.playing.store(false, Ordering::Relaxed);
-        let (total, cut) = self.audio.totals();
+        let snapshot = *self.at_stop.lock().unwrap_or_else(|p| p.into_inner());
+        let (total, cut) = match snapshot {
+            Some(t) => t,
+            None if stopped => {
+                let (total, cut) = self.audio.totals();
+                (total, Some(cut.unwrap_or(total)))
+            }
+            None => self.audio.totals(),
+        };
         let failure = self.audio.account().failure.take();
         let complete = cut.is_none() && failure.is_none() && status == TurnStatus::Ok;
         let ms = cut.unwrap_or(total).min(total);
