@@ -190,7 +190,7 @@ impl Stage {
 }
 
 /// Change the status with `f` (only if session `id` is still the live one, when given) and tell.
-pub(super) fn set(inner: &Inner, id: Option<u64>, f: impl FnOnce(&mut MicStatus)) {
+fn set(inner: &Inner, id: Option<u64>, f: impl FnOnce(&mut MicStatus)) {
     let status = {
         let mut slot = inner.mic();
         if id.is_some() && slot.session.as_ref().map(|s| s.id) != id {
@@ -207,7 +207,7 @@ pub(super) fn set(inner: &Inner, id: Option<u64>, f: impl FnOnce(&mut MicStatus)
 }
 
 /// Session `id` ended (its capture dropped): off, with `message`.
-pub(super) fn ended(inner: &Inner, id: u64, message: Option<String>) {
+fn ended(inner: &Inner, id: u64, message: Option<String>) {
     let status = {
         let mut slot = inner.mic();
         if slot.session.as_ref().map(|s| s.id) != Some(id) {
@@ -273,17 +273,36 @@ fn start(
     inner.mic().status.clone()
 }
 
-pub(super) struct Job {
-    pub inner: Arc<Inner>,
-    pub id: u64,
-    pub preset_id: String,
-    pub window: WindowKind,
-    pub listen: ListenSettings,
-    pub stop: CancellationToken,
+struct Job {
+    inner: Arc<Inner>,
+    id: u64,
+    preset_id: String,
+    window: WindowKind,
+    listen: ListenSettings,
+    stop: CancellationToken,
 }
 
 impl Job {
-    pub(super) fn host(&self) -> Arc<dyn AudioHost> {
+    /// The character's realtime session if its backend is realtime now (made if needed).
+    fn realtime(&self) -> Option<Arc<crate::turn::transport::realtime::RealtimeClient>> {
+        let (b, t) = super::run::backend_for(&self.inner).ok()?;
+        super::realtime::ensure(&self.inner, &self.preset_id, self.window, &b, &t)
+    }
+
+    /// This session as the realtime microphone sees it.
+    fn rt(self) -> super::rtmic::RtJob {
+        let host = self.host();
+        super::rtmic::RtJob {
+            inner: self.inner,
+            id: self.id,
+            preset_id: self.preset_id,
+            input_device: self.listen.input_device,
+            stop: self.stop,
+            host,
+        }
+    }
+
+    fn host(&self) -> Arc<dyn AudioHost> {
         self.inner
             .opts
             .mic_audio
@@ -319,15 +338,14 @@ impl Job {
         }
     }
 
-    pub(super) fn state(&self, state: MicState) {
+    fn state(&self, state: MicState) {
         set(&self.inner, Some(self.id), |st| st.state = state);
     }
 
     async fn push_to_talk(self, release: CancellationToken) {
         // A realtime character hears the audio itself: it goes to the session, not to STT.
-        if let Some(client) = super::realtime::client_for(&self.inner, &self.preset_id, self.window)
-        {
-            return super::rtmic::push_to_talk(self, client, release).await;
+        if let Some(client) = self.realtime() {
+            return super::rtmic::push_to_talk(self.rt(), client, release).await;
         }
         let Some((mut cap, mut rs)) = self.open().await else {
             return;
@@ -378,9 +396,8 @@ impl Job {
             None => crate::voice::echo::detect().await.found,
         };
         set(&self.inner, Some(self.id), |st| st.full_duplex = full);
-        if let Some(client) = super::realtime::client_for(&self.inner, &self.preset_id, self.window)
-        {
-            return super::rtmic::hands_free(self, client, full).await;
+        if let Some(client) = self.realtime() {
+            return super::rtmic::hands_free(self.rt(), client, full).await;
         }
         let Some((mut cap, mut rs)) = self.open().await else {
             return;
@@ -472,5 +489,15 @@ impl Job {
 impl Inner {
     fn emit_barge(&self) {
         super::barge::barge_in(self);
+    }
+
+    /// Change microphone session `id`'s status with `f` (if it is still the live one) and tell.
+    pub(super) fn mic_set(&self, id: u64, f: impl FnOnce(&mut MicStatus)) {
+        set(self, Some(id), f);
+    }
+
+    /// Microphone session `id` ended (its capture dropped): off, with `message`.
+    pub(super) fn mic_ended(&self, id: u64, message: Option<String>) {
+        ended(self, id, message);
     }
 }

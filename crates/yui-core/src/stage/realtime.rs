@@ -143,16 +143,6 @@ pub(super) fn ensure(
     Some(client)
 }
 
-/// `preset_id`'s realtime session in `window` if its backend is realtime now (made if needed).
-pub(super) fn client_for(
-    inner: &Arc<Inner>,
-    preset_id: &str,
-    window: WindowKind,
-) -> Option<Arc<RealtimeClient>> {
-    let (b, t) = super::run::backend_for(inner).ok()?;
-    ensure(inner, preset_id, window, &b, &t)
-}
-
 /// The responses `preset_id`'s session started by itself, each made the user's turn. Ends when
 /// the session is dropped.
 async fn server_turns(

@@ -14,10 +14,10 @@
 //!   character speaks, so the character's own voice is never heard as the user.
 //! - A device that fails ends the microphone session with one sentence; text goes on.
 
-use super::mic::{ended, set, Job};
-use super::MicState;
+use super::{Inner, MicState};
 use crate::backend::realtime::TurnDetection;
 use crate::turn::transport::realtime::{wire, RealtimeClient};
+use crate::voice::audio::AudioHost;
 use crate::voice::realtime_audio::MicEncoder;
 use serde_json::json;
 use std::sync::Arc;
@@ -26,6 +26,22 @@ use tokio_util::sync::CancellationToken;
 /// The longest push-to-talk hold streamed (a stuck key must not stream for ever): 60 s.
 const PTT_MAX_CHUNKS: u64 = 3_000;
 
+/// A microphone session for a realtime character (made by `stage/mic.rs`).
+pub(super) struct RtJob {
+    pub inner: Arc<Inner>,
+    pub id: u64,
+    pub preset_id: String,
+    pub input_device: Option<String>,
+    pub stop: CancellationToken,
+    pub host: Arc<dyn AudioHost>,
+}
+
+impl RtJob {
+    fn state(&self, state: MicState) {
+        self.inner.mic_set(self.id, |st| st.state = state);
+    }
+}
+
 fn detection(d: TurnDetection) -> serde_json::Value {
     wire::session_update(
         json!({"type": "realtime", "audio": {"input": {"turn_detection": d.wire()}}}),
@@ -33,24 +49,25 @@ fn detection(d: TurnDetection) -> serde_json::Value {
 }
 
 /// Open the device and its encoder; `None` (the session ended with why) when it cannot.
-async fn open(job: &Job) -> Option<(crate::voice::audio::Capture, MicEncoder)> {
-    let host = job.host();
-    let device = job.listen.input_device.as_deref();
+async fn open(job: &RtJob) -> Option<(crate::voice::audio::Capture, MicEncoder)> {
+    let device = job.input_device.as_deref();
     let cap = tokio::select! {
         _ = job.stop.cancelled() => return None,
-        c = host.capture(device) => c,
+        c = job.host.capture(device) => c,
     };
     let cap = match cap {
         Ok(c) => c,
         Err(e) => {
-            ended(&job.inner, job.id, Some(format!("{e}; text chat goes on")));
+            job.inner
+                .mic_ended(job.id, Some(format!("{e}; text chat goes on")));
             return None;
         }
     };
     match MicEncoder::new(cap.rate) {
         Ok(enc) => Some((cap, enc)),
         Err(e) => {
-            ended(&job.inner, job.id, Some(format!("{e}; text chat goes on")));
+            job.inner
+                .mic_ended(job.id, Some(format!("{e}; text chat goes on")));
             None
         }
     }
@@ -58,12 +75,12 @@ async fn open(job: &Job) -> Option<(crate::voice::audio::Capture, MicEncoder)> {
 
 /// Push-to-talk into the session: stream while held, commit and ask for the answer at release.
 pub(super) async fn push_to_talk(
-    job: Job,
+    job: RtJob,
     client: Arc<RealtimeClient>,
     release: CancellationToken,
 ) {
     if !client.send(detection(TurnDetection::PushToTalk)).await || !client.clear().await {
-        ended(&job.inner, job.id, Some(lost()));
+        job.inner.mic_ended(job.id, Some(lost()));
         return;
     }
     let Some((mut cap, mut enc)) = open(&job).await else {
@@ -92,11 +109,12 @@ pub(super) async fn push_to_talk(
     drop(cap);
     sent += append(&client, enc.flush());
     if sent == 0 {
-        ended(&job.inner, job.id, Some("nothing was heard".into()));
+        job.inner
+            .mic_ended(job.id, Some("nothing was heard".into()));
         return;
     }
     // The device is closed: the badge goes while the session answers.
-    set(&job.inner, Some(job.id), |st| {
+    job.inner.mic_set(job.id, |st| {
         st.state = MicState::Transcribing;
         st.live = false;
     });
@@ -106,21 +124,18 @@ pub(super) async fn push_to_talk(
         appends = sent,
         "realtime mic: push-to-talk released; committed"
     );
-    ended(
-        &job.inner,
-        job.id,
-        if asked { failure } else { Some(lost()) },
-    );
+    job.inner
+        .mic_ended(job.id, if asked { failure } else { Some(lost()) });
 }
 
 /// Hands-free into the session: every block goes on as chunks; the server hears the turns.
-pub(super) async fn hands_free(job: Job, client: Arc<RealtimeClient>, full_duplex: bool) {
+pub(super) async fn hands_free(job: RtJob, client: Arc<RealtimeClient>, full_duplex: bool) {
     let mut d = crate::backend::realtime::load(&job.inner.store).turn_detection;
     if d == TurnDetection::PushToTalk {
         d = TurnDetection::ServerVad;
     }
     if !client.send(detection(d)).await {
-        ended(&job.inner, job.id, Some(lost()));
+        job.inner.mic_ended(job.id, Some(lost()));
         return;
     }
     let Some((mut cap, mut enc)) = open(&job).await else {
@@ -152,7 +167,7 @@ pub(super) async fn hands_free(job: Job, client: Arc<RealtimeClient>, full_duple
     drop(cap);
     tracing::info!(preset = %job.preset_id, appends = sent, "realtime mic: hands-free ended");
     if let Some(m) = message {
-        ended(&job.inner, job.id, Some(m));
+        job.inner.mic_ended(job.id, Some(m));
     }
 }
 

@@ -18,7 +18,8 @@ pub mod wire;
 pub use crate::backend::realtime::{RealtimeSettings, TurnDetection};
 pub use crate::shared::realtime_audio::RealtimeAudioOut;
 pub use conn::{
-    url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, SessionFn,
+    url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, ServerStarted,
+    SessionFn,
 };
 
 use crate::clock::SharedClock;
@@ -38,33 +39,9 @@ use crate::window::WindowKind;
 use map::RealtimeMapper;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use wire::ServerEvent;
-
-/// A response the server started by itself, handed to the turn that plays it: its link and the
-/// events already read from it (the stage reads up to the user's transcribed words first). Taken
-/// once; a clone shares it.
-#[derive(Clone, Default)]
-pub struct ServerStarted(Arc<Mutex<Option<Started>>>);
-
-/// A server-started response's link and the events already read from it.
-type Started = (RealtimeLink, Vec<ServerEvent>);
-
-impl ServerStarted {
-    pub fn new(link: RealtimeLink, read: Vec<ServerEvent>) -> Self {
-        Self(Arc::new(Mutex::new(Some((link, read)))))
-    }
-    fn take(&self) -> Option<Started> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
-}
-
-impl std::fmt::Debug for ServerStarted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ServerStarted")
-    }
-}
 
 /// The `session` object of `session.update`: `type: "realtime"`, the instructions, text or
 /// audio out, pcm16 24 kHz in and out, turn detection, input transcription, the voice, and the
