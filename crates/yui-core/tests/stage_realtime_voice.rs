@@ -9,6 +9,7 @@
 
 use crate::mic::{host, quiet, spoken, turn_end, until};
 use crate::realtime_audio::{FakeOut, Mode};
+use crate::turn_support::backends::{backend, short_waits};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
 use yui_core::stage::{AudioChoice, BackendSource, Stage, StageEvent, StageOptions, Window};
 use yui_core::transcript::{self, Role};
-use yui_core::turn::{Backend, Timeouts, TurnEvent, TurnStatus};
+use yui_core::turn::{Backend, TurnEvent, TurnStatus};
 use yui_core::{settings, Store, WindowKind};
 use yui_testkit::realtime::{self as rt, RealtimeServer, RtConn};
 
@@ -49,20 +50,10 @@ async fn rig_in(
     let opts = StageOptions {
         backend: BackendSource::Fixed {
             backend: Backend {
-                transport: Transport::Realtime,
-                base_url: "http://127.0.0.1:9/v1".into(),
-                model: "m".into(),
-                api_key: None,
-                max_output_tokens: None,
-                temperature: None,
-                push_url: None,
                 realtime_url: Some(srv.url.clone()),
+                ..backend(Transport::Realtime, "http://127.0.0.1:9/v1")
             },
-            timeouts: Timeouts {
-                connect: Duration::from_secs(2),
-                headers: Duration::from_secs(5),
-                stall: Duration::from_secs(5),
-            },
+            timeouts: short_waits(),
         },
         headless: !voice,
         audio: out.map(|o| o as Arc<dyn yui_core::voice::audio::AudioHost>),

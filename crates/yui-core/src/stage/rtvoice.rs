@@ -165,6 +165,7 @@ pub(super) struct RtSpeaking {
     to: Vec<Window>,
     /// The audio's totals when it was stopped (a next turn may start a new account at once).
     at_stop: Arc<Mutex<Option<Totals>>>,
+    client: Arc<RealtimeClient>,
 }
 
 /// Milliseconds of a turn's audio, and heard when it was stopped.
@@ -212,8 +213,12 @@ pub(super) fn begin(
     let (c, d, a) = (cancel.clone(), done.clone(), audio.clone());
     let at_stop: Arc<Mutex<Option<Totals>>> = Arc::default();
     let snap = at_stop.clone();
+    let watcher_client = client.clone();
     tokio::spawn(async move {
+        let client = watcher_client;
         tokio::select! {
+            // A stop wins over the end: `finish` ends the watcher right after a stop too.
+            biased;
             _ = c.cancelled() => {
                 a.stop();
                 *snap.lock().unwrap_or_else(|p| p.into_inner()) = Some(a.totals());
@@ -236,6 +241,7 @@ pub(super) fn begin(
         playing,
         text: String::new(),
         at_stop,
+        client,
     }
 }
 
@@ -256,6 +262,8 @@ impl RtSpeaking {
         let stopped = tokio::select! {
             _ = self.cancel.cancelled() => {
                 self.audio.stop();
+                // The server learns what was heard (once: the session forgets what it told).
+                self.client.stop_audio().await;
                 true
             }
             _ = self.audio.player.drained() => false,
