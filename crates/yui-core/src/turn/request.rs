@@ -59,7 +59,7 @@ pub struct TurnDeps {
     pub audio_out: Option<Arc<dyn crate::shared::realtime_audio::RealtimeAudioOut>>,
     /// A response the realtime server started by itself (the user spoke): the turn reads it
     /// from this link (and the events already read from it) instead of sending the user's words.
-    pub realtime_started: Option<super::transport::realtime::conn::ServerStarted>,
+    pub realtime_started: Option<super::transport::realtime::started::ServerStarted>,
 }
 
 impl TurnDeps {

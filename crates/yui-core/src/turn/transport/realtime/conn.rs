@@ -16,7 +16,7 @@ pub use crate::turn::transport::push::conn::ConnState;
 use base64::Engine as _;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -88,30 +88,6 @@ impl RealtimeLink {
 impl Drop for RealtimeLink {
     fn drop(&mut self) {
         let _ = self.cmd.try_send(Cmd::Unregister(self.id));
-    }
-}
-
-/// A response the server started by itself, handed to the turn that plays it: its link and the
-/// events already read from it (the stage reads up to the user's transcribed words first). Taken
-/// once; a clone shares it.
-#[derive(Clone, Default)]
-pub struct ServerStarted(Arc<Mutex<Option<Started>>>);
-
-/// A server-started response's link and the events already read from it.
-type Started = (RealtimeLink, Vec<ServerEvent>);
-
-impl ServerStarted {
-    pub fn new(link: RealtimeLink, read: Vec<ServerEvent>) -> Self {
-        Self(Arc::new(Mutex::new(Some((link, read)))))
-    }
-    pub(crate) fn take(&self) -> Option<Started> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
-}
-
-impl std::fmt::Debug for ServerStarted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ServerStarted")
     }
 }
 

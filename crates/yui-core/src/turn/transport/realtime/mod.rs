@@ -9,18 +9,20 @@
 //! - [`wire`]: server events (GA names and beta aliases) and client events;
 //! - [`map`]: one response's events → model events (pure, table-tested);
 //! - [`conn`]: the session (set-up, routing, audio out, barge-in, reconnect with backoff);
+//! - [`started`]: a response the server started by itself, for the turn that plays it;
 //! - this module: the session built from current state, and a turn run over it.
 
 pub mod conn;
 pub mod map;
+pub mod started;
 pub mod wire;
 
 pub use crate::backend::realtime::{RealtimeSettings, TurnDetection};
 pub use crate::shared::realtime_audio::RealtimeAudioOut;
 pub use conn::{
-    url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, ServerStarted,
-    SessionFn,
+    url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, SessionFn,
 };
+pub use started::ServerStarted;
 
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
