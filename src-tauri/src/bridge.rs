@@ -40,7 +40,9 @@ pub enum BridgeEvent {
     /// A character's voice, to its own desktop window: `{type: "speaking", preset_id, turn_id,
     /// index, text, envelope}` when a clip starts (the mouth follows `envelope.levels`, one per
     /// `frame_ms`; `null` for speech-dispatcher: a plain talking animation) and `{type:
-    /// "speech_ended", preset_id, turn_id, heard_ms, complete, note?}`.
+    /// "speech_ended", preset_id, turn_id, heard_ms, complete, note?}`; a realtime reply's
+    /// streamed envelope as `{type: "lip_sync", preset_id, batch: {item_id, start_ms, frame_ms,
+    /// levels, peak_rms, last, stopped}}` (ui/character/lipsync.js `stream`).
     Speech,
     /// The microphone changed: the core's `MicStatus` `{state, live, preset_id, mode,
     /// full_duplex, message}` (the badge, the quick controls).
@@ -79,7 +81,9 @@ impl BridgeEvent {
             StageEvent::VocabChanged { .. } => Self::VocabChanged,
             StageEvent::RelationsChanged { .. } => Self::RelationsChanged,
             StageEvent::SettingsChanged { .. } => Self::SettingsChanged,
-            StageEvent::Speaking { .. } | StageEvent::SpeechEnded { .. } => Self::Speech,
+            StageEvent::Speaking { .. }
+            | StageEvent::SpeechEnded { .. }
+            | StageEvent::LipSync { .. } => Self::Speech,
             StageEvent::Mic { .. } => Self::Mic,
             StageEvent::Heard { .. } => Self::Heard,
             StageEvent::Idle => return None,

@@ -24,6 +24,7 @@ mod presence;
 #[allow(dead_code)]
 mod procstat;
 mod realtime;
+mod realtime_voice;
 mod relations;
 mod single_instance;
 mod soak;

@@ -28,7 +28,7 @@ const PATTERN: [f32; 12] = [
     0.8, 0.2, 0.9, 0.9, 0.05, 0.7, 0.8, 0.05, 0.9, 0.6, 0.8, 0.05,
 ];
 
-fn screenshot(path: &std::ffi::OsStr, b64: &str) {
+pub(super) fn screenshot(path: &std::ffi::OsStr, b64: &str) {
     use base64::Engine;
     let png = base64::engine::general_purpose::STANDARD
         .decode(b64.trim())
@@ -461,7 +461,7 @@ async fn settings_voice_test_listening_hears_the_microphone_and_the_speech_serve
 
 /// The suite's PulseAudio is there (run.sh starts one per lane), and `text` said by espeak-ng
 /// into a WAV in a new temp dir (kept alive by the returned guard).
-fn spoken_wav(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+pub(super) fn spoken_wav(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     assert!(
         std::env::var_os("PULSE_SERVER").is_some(),
         "no PulseAudio for the suite: install pulseaudio (scripts/dev.sh deps) and use tests/e2e/run.sh"

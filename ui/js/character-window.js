@@ -211,7 +211,8 @@ function showVoiceNote(text) {
   showVoiceNote.timer = setTimeout(() => { note.hidden = true; }, BUBBLE_LINGER_MS);
 }
 
-/** yui://speech for this character: a clip starts (with its envelope) or the speech ended. */
+/** yui://speech for this character: a clip starts (with its envelope), a realtime reply's
+ * envelope batch arrives, or the speech ended. */
 function onSpeech(p) {
   if (!character || !p || p.preset_id !== presetId) return;
   if (p.type === "speaking") {
@@ -220,10 +221,17 @@ function onSpeech(p) {
     character.speakClip(p.envelope ?? null);
     stage.dataset.speakingTurnId = p.turn_id ?? "";
     stage.dataset.clips = String(Number(stage.dataset.clips ?? 0) + 1);
+  } else if (p.type === "lip_sync") {
+    // A realtime reply's audio as it arrives: the mouth follows its streamed envelope.
+    voicing = !p.batch?.stopped;
+    clearTimeout(bubbleTimer);
+    character.speakStream(p.batch ?? null);
+    stage.dataset.lipBatches = String(Number(stage.dataset.lipBatches ?? 0) + 1);
   } else if (p.type === "speech_ended") {
     voicing = false;
     character.endSpeech();
     stage.dataset.speechEnded = p.turn_id ?? "";
+    stage.dataset.heardMs = String(p.heard_ms ?? 0);
     if (p.note) showVoiceNote(p.note);
     if (!bubble.hidden && !turnRunning) {
       clearTimeout(bubbleTimer);

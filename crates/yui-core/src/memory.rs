@@ -52,7 +52,8 @@ impl Trimmer {
             StageEvent::Idle => self.quiet(),
             StageEvent::Turn { .. }
             | StageEvent::CharacterAddressed { .. }
-            | StageEvent::Speaking { .. } => self.busy(),
+            | StageEvent::Speaking { .. }
+            | StageEvent::LipSync { .. } => self.busy(),
             StageEvent::PlaybackFinished { .. }
             | StageEvent::Connection { .. }
             | StageEvent::PresetsChanged { .. }

@@ -25,13 +25,13 @@ use yui_testkit::sse::*;
 
 /// What the microphone in memory hears, in order; silence after the last step.
 #[derive(Clone)]
-enum Step {
+pub(crate) enum Step {
     Audio(Vec<f32>),
     Vanish,
 }
 
 /// A microphone in memory at 16 kHz: 20 ms blocks every `pace`, counting opened devices.
-struct MicHost {
+pub(crate) struct MicHost {
     steps: Vec<Step>,
     pace: Duration,
     opened: AtomicUsize,
@@ -97,7 +97,7 @@ impl AudioHost for MicHost {
     }
 }
 
-fn host(steps: Vec<Step>, pace_ms: u64) -> Arc<MicHost> {
+pub(crate) fn host(steps: Vec<Step>, pace_ms: u64) -> Arc<MicHost> {
     Arc::new(MicHost {
         steps,
         pace: Duration::from_millis(pace_ms),
@@ -106,12 +106,12 @@ fn host(steps: Vec<Step>, pace_ms: u64) -> Arc<MicHost> {
     })
 }
 
-fn quiet(ms: u64) -> Step {
+pub(crate) fn quiet(ms: u64) -> Step {
     Step::Audio(vec![0.0; ms as usize * 16])
 }
 
 /// A voice-like tone of `ms` (voice activity hears it as speech).
-fn spoken(ms: u64) -> Step {
+pub(crate) fn spoken(ms: u64) -> Step {
     Step::Audio(patterned_tone(16_000, &vec![0.3; (ms / 100) as usize]))
 }
 
@@ -185,7 +185,7 @@ async fn rig(
 }
 
 /// Read events until `stop` says so (or 15 s): every event read.
-async fn until(
+pub(crate) async fn until(
     rx: &mut UnboundedReceiver<StageEvent>,
     mut stop: impl FnMut(&StageEvent) -> bool,
 ) -> Vec<StageEvent> {
@@ -201,7 +201,7 @@ async fn until(
     out
 }
 
-fn turn_end(ev: &StageEvent) -> Option<(TurnStatus, String)> {
+pub(crate) fn turn_end(ev: &StageEvent) -> Option<(TurnStatus, String)> {
     match ev {
         StageEvent::Turn {
             event: TurnEvent::TurnEnd { status, text, .. },

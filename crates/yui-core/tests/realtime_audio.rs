@@ -183,13 +183,13 @@ fn a_wav_file_at_any_rate_becomes_the_same_payloads_and_the_reply_round_trips_to
 /// A device in memory. `Manual`: the test pulls on its own clock. `RealTime`: a thread pulls
 /// 20 ms every 20 ms holding 40 ms, like a device. `Broken`: opening fails.
 #[derive(Clone, Copy, PartialEq)]
-enum Mode {
+pub(crate) enum Mode {
     Manual,
     RealTime,
     Broken,
 }
 
-struct FakeOut {
+pub(crate) struct FakeOut {
     mode: Mode,
     feeds: Mutex<Vec<Arc<StreamFeed>>>,
     opened: Mutex<u32>,
@@ -197,7 +197,7 @@ struct FakeOut {
 }
 
 impl FakeOut {
-    fn new(mode: Mode) -> Arc<Self> {
+    pub(crate) fn new(mode: Mode) -> Arc<Self> {
         Arc::new(Self {
             mode,
             feeds: Mutex::new(Vec::new()),

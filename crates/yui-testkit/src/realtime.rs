@@ -22,7 +22,15 @@ pub struct RealtimeServer {
     ws: Option<WsServer>,
     events: Arc<Mutex<Vec<Value>>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    commits: Option<Commits>,
 }
+
+type Commits = Arc<Mutex<Vec<std::time::Instant>>>;
+
+/// Speech for the automatic server's voice activity: an append's RMS past this (−34 dBFS).
+const VAD_LEVEL: f64 = 0.02;
+/// Quiet after speech that ends an utterance.
+const VAD_HANG_MS: u64 = 500;
 
 impl Drop for RealtimeServer {
     fn drop(&mut self) {
@@ -48,6 +56,7 @@ impl RealtimeServer {
             ws: Some(ws),
             events: Arc::default(),
             task: None,
+            commits: None,
         }
     }
 
@@ -55,17 +64,31 @@ impl RealtimeServer {
     /// `response.create` (across connections); past them each `response.create` gets a text
     /// reply "ok". The script may be shared with the test to add responses later.
     pub async fn auto(responses: Vec<Vec<Value>>) -> Self {
+        Self::auto_with(responses, None).await
+    }
+
+    /// [`RealtimeServer::auto`] with server voice activity as a real server's `server_vad`: the
+    /// appended audio is measured per append; sound past −34 dBFS is speech
+    /// (`input_audio_buffer.speech_started`), and 500 ms of quiet after it ends the utterance:
+    /// `speech_stopped`, `committed`, then the next scripted response, started by the server
+    /// itself (no `response.create`). Each commit's moment is kept ([`RealtimeServer::commits`]).
+    pub async fn auto_vad(responses: Vec<Vec<Value>>) -> Self {
+        Self::auto_with(responses, Some(Arc::default())).await
+    }
+
+    async fn auto_with(responses: Vec<Vec<Value>>, vad: Option<Commits>) -> Self {
         let mut ws = WsServer::start().await;
         let url = ws.url.replace("/push", "/v1/realtime");
         let events: Arc<Mutex<Vec<Value>>> = Arc::default();
         let script = Arc::new(Mutex::new(VecDeque::from(responses)));
         let rec = events.clone();
+        let commits = vad.clone();
         let task = tokio::spawn(async move {
             let mut n = 0;
             while let Some(c) = ws.accept(Duration::from_secs(3600)).await {
                 n += 1;
                 let (rec, script) = (rec.clone(), script.clone());
-                tokio::spawn(serve_auto(c, rec, script, n));
+                tokio::spawn(serve_auto(c, rec, script, n, vad.clone()));
             }
         });
         Self {
@@ -73,7 +96,16 @@ impl RealtimeServer {
             ws: None,
             events,
             task: Some(task),
+            commits,
         }
+    }
+
+    /// When the automatic server's voice activity ended each utterance (`auto_vad`).
+    pub fn commits(&self) -> Vec<std::time::Instant> {
+        self.commits
+            .as_ref()
+            .map(|c| c.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .unwrap_or_default()
     }
 
     /// Every client event the automatic server read, in order.
@@ -120,9 +152,12 @@ async fn serve_auto(
     rec: Arc<Mutex<Vec<Value>>>,
     script: Arc<Mutex<VecDeque<Vec<Value>>>>,
     n: usize,
+    vad: Option<Commits>,
 ) {
     c.send(&json!({"type": "session.created", "session": {"type": "realtime", "id": format!("sess_{n}")}}));
     let mut replies = 0;
+    // Server voice activity: speaking now, and the quiet milliseconds since.
+    let (mut speaking, mut quiet, mut utterances) = (false, 0u64, 0);
     while let Some(t) = c.recv_text(Duration::from_secs(3600)).await {
         let v: Value = serde_json::from_str(&t).unwrap_or(Value::String(t));
         rec.lock()
@@ -137,24 +172,79 @@ async fn serve_auto(
             }
             "response.create" => {
                 replies += 1;
-                let next = script.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
-                let events =
-                    next.unwrap_or_else(|| text_reply(&format!("resp_{n}_{replies}"), &["ok"]));
-                for e in events {
-                    if e["type"] == "test.close" {
-                        c.kill();
-                        return;
+                if !play_next(&c, &script, &format!("resp_{n}_{replies}")).await {
+                    c.kill();
+                    return;
+                }
+            }
+            "input_audio_buffer.append" => {
+                let Some(commits) = &vad else { continue };
+                let (rms, ms) = level(v["audio"].as_str().unwrap_or(""));
+                let item = format!("item_u{n}_{}", utterances + 1);
+                if rms > VAD_LEVEL {
+                    quiet = 0;
+                    if !speaking {
+                        speaking = true;
+                        c.send(&speech_started(&item, 0));
                     }
-                    if let Some(ms) = e["test.sleep_ms"].as_u64() {
-                        tokio::time::sleep(Duration::from_millis(ms)).await;
-                        continue;
+                } else if speaking {
+                    quiet += ms;
+                    if quiet >= VAD_HANG_MS {
+                        speaking = false;
+                        utterances += 1;
+                        c.send(
+                            &json!({"type": "input_audio_buffer.speech_stopped", "item_id": item}),
+                        );
+                        c.send(&json!({"type": "input_audio_buffer.committed", "item_id": item}));
+                        commits
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(std::time::Instant::now());
+                        replies += 1;
+                        if !play_next(&c, &script, &format!("resp_{n}_{replies}")).await {
+                            c.kill();
+                            return;
+                        }
                     }
-                    c.send(&e);
                 }
             }
             _ => {}
         }
     }
+}
+
+/// The RMS (0…1) and milliseconds of one append's base64 pcm16 24 kHz audio.
+fn level(b64: &str) -> (f64, u64) {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap_or_default();
+    let samples: Vec<f64> = bytes
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f64 / 32768.0)
+        .collect();
+    if samples.is_empty() {
+        return (0.0, 0);
+    }
+    let rms = (samples.iter().map(|s| s * s).sum::<f64>() / samples.len() as f64).sqrt();
+    (rms, samples.len() as u64 / 24)
+}
+
+/// Play the next scripted response (else a text reply "ok" as `resp`); `false`: the script
+/// says to close the socket here.
+async fn play_next(c: &WsConn, script: &Mutex<VecDeque<Vec<Value>>>, resp: &str) -> bool {
+    let next = script.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+    let events = next.unwrap_or_else(|| text_reply(resp, &["ok"]));
+    for e in events {
+        if e["type"] == "test.close" {
+            return false;
+        }
+        if let Some(ms) = e["test.sleep_ms"].as_u64() {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            continue;
+        }
+        c.send(&e);
+    }
+    true
 }
 
 impl RtConn {
@@ -320,4 +410,15 @@ pub fn close() -> Value {
 /// In an [`RealtimeServer::auto`] script: wait `ms` before the next event.
 pub fn sleep(ms: u64) -> Value {
     json!({"test.sleep_ms": ms})
+}
+
+/// The user's words as the server transcribed them (server voice activity or a commit):
+/// `conversation.item.input_audio_transcription.completed` for user item `item`.
+pub fn input_transcript(item: &str, text: &str) -> Value {
+    json!({"type": "conversation.item.input_audio_transcription.completed", "item_id": item, "content_index": 0, "transcript": text})
+}
+
+/// `input_audio_buffer.speech_started` (server voice activity heard the user begin).
+pub fn speech_started(item: &str, audio_start_ms: u64) -> Value {
+    json!({"type": "input_audio_buffer.speech_started", "item_id": item, "audio_start_ms": audio_start_ms})
 }

@@ -14,4 +14,6 @@ pub trait RealtimeAudioOut: Send + Sync {
     fn played_ms(&self, item_id: &str) -> u64;
     /// Stop playing now and drop what is queued (barge-in, the user stopping the turn).
     fn stop(&self);
+    /// The response is done (`response.done`): no more audio for now (the last lip-sync batch).
+    fn finish(&self) {}
 }

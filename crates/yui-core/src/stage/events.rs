@@ -117,6 +117,15 @@ pub enum StageEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
+    /// Lip sync of `preset_id`'s realtime reply, to its desktop window: some levels of the
+    /// envelope of the audio as it arrives (`batch`: item, start, 20 ms levels, last, stopped);
+    /// the window appends them to what its mouth plays on its own clock.
+    LipSync {
+        #[serde(skip)]
+        to: Vec<Window>,
+        preset_id: String,
+        batch: crate::voice::realtime_audio::EnvelopeBatch,
+    },
     /// A preset's push connection changed state (quick controls show it).
     Connection { preset_id: String, state: ConnState },
     /// The presets table changed: the full list.
@@ -143,9 +152,10 @@ impl StageEvent {
     /// The windows this event goes to.
     pub fn to(&self) -> To {
         match self {
-            Self::Turn { to, .. } | Self::Speaking { to, .. } | Self::SpeechEnded { to, .. } => {
-                To::Only(to.clone())
-            }
+            Self::Turn { to, .. }
+            | Self::Speaking { to, .. }
+            | Self::SpeechEnded { to, .. }
+            | Self::LipSync { to, .. } => To::Only(to.clone()),
             Self::PlaybackFinished { .. }
             | Self::CharacterAddressed { .. }
             | Self::Connection { .. }
@@ -168,8 +178,10 @@ impl StageEvent {
             Self::SwitchesChanged { switches } => serde_json::to_value(switches),
             Self::VocabChanged { vocab } => serde_json::to_value(vocab),
             Self::RelationsChanged { bands } => serde_json::to_value(bands),
-            // The voice's two kinds share one bridge event: `type` tells them apart.
-            Self::Speaking { .. } | Self::SpeechEnded { .. } => serde_json::to_value(self),
+            // The voice's three kinds share one bridge event: `type` tells them apart.
+            Self::Speaking { .. } | Self::SpeechEnded { .. } | Self::LipSync { .. } => {
+                serde_json::to_value(self)
+            }
             Self::Mic { status } => serde_json::to_value(status),
             other => serde_json::to_value(other).map(|mut v| {
                 if let Some(m) = v.as_object_mut() {

@@ -12,6 +12,8 @@
 //!   (sensitivity, hang-over) cuts utterances, each transcribed as soon as it ends. Half duplex
 //!   unless the sound server cancels echo: while a character speaks the audio is dropped. In
 //!   full duplex the user starting to speak over a character is a barge-in.
+//! - A character whose backend is realtime hears the audio itself (`stage/rtmic.rs`): the
+//!   microphone's chunks go to its session as appends instead of through speech-to-text.
 //! - A device that fails or vanishes ends the session with one sentence in [`MicStatus`];
 //!   text chat is not touched. Audio stays in memory; only the recognised text is stored.
 
@@ -281,6 +283,25 @@ struct Job {
 }
 
 impl Job {
+    /// The character's realtime session if its backend is realtime now (made if needed).
+    fn realtime(&self) -> Option<Arc<crate::turn::transport::realtime::RealtimeClient>> {
+        let (b, t) = super::run::backend_for(&self.inner).ok()?;
+        super::realtime::ensure(&self.inner, &self.preset_id, self.window, &b, &t)
+    }
+
+    /// This session as the realtime microphone sees it.
+    fn rt(self) -> super::rtmic::RtJob {
+        let host = self.host();
+        super::rtmic::RtJob {
+            inner: self.inner,
+            id: self.id,
+            preset_id: self.preset_id,
+            input_device: self.listen.input_device,
+            stop: self.stop,
+            host,
+        }
+    }
+
     fn host(&self) -> Arc<dyn AudioHost> {
         self.inner
             .opts
@@ -322,6 +343,10 @@ impl Job {
     }
 
     async fn push_to_talk(self, release: CancellationToken) {
+        // A realtime character hears the audio itself: it goes to the session, not to STT.
+        if let Some(client) = self.realtime() {
+            return super::rtmic::push_to_talk(self.rt(), client, release).await;
+        }
         let Some((mut cap, mut rs)) = self.open().await else {
             return;
         };
@@ -371,6 +396,9 @@ impl Job {
             None => crate::voice::echo::detect().await.found,
         };
         set(&self.inner, Some(self.id), |st| st.full_duplex = full);
+        if let Some(client) = self.realtime() {
+            return super::rtmic::hands_free(self.rt(), client, full).await;
+        }
         let Some((mut cap, mut rs)) = self.open().await else {
             return;
         };
@@ -461,5 +489,15 @@ impl Job {
 impl Inner {
     fn emit_barge(&self) {
         super::barge::barge_in(self);
+    }
+
+    /// Change microphone session `id`'s status with `f` (if it is still the live one) and tell.
+    pub(super) fn mic_set(&self, id: u64, f: impl FnOnce(&mut MicStatus)) {
+        set(self, Some(id), f);
+    }
+
+    /// Microphone session `id` ended (its capture dropped): off, with `message`.
+    pub(super) fn mic_ended(&self, id: u64, message: Option<String>) {
+        ended(self, id, message);
     }
 }

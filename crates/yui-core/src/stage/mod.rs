@@ -23,12 +23,15 @@ mod barge;
 mod events;
 mod mic;
 mod realtime;
+mod rtmic;
+mod rtvoice;
 mod run;
 mod speech;
 
 pub use barge::{heard_part, CHARS_PER_SECOND};
 pub use events::{StageEvent, To, Window};
 pub use mic::{AudioChoice, MicState, MicStatus};
+pub use realtime::UNHEARD;
 pub use speech::{heard_text, Heard};
 
 use crate::clock::SharedClock;
@@ -134,12 +137,8 @@ struct Seat {
     speech: Option<speech::Voice>,
     /// The push connection, with the URL and window it was made for.
     push: Option<(String, WindowKind, Arc<PushClient>)>,
-    /// The realtime session, with the URL and window it was made for.
-    realtime: Option<(
-        String,
-        WindowKind,
-        Arc<crate::turn::transport::realtime::RealtimeClient>,
-    )>,
+    /// The realtime session, with the URL, window and audio it was made for.
+    realtime: Option<realtime::RtSeat>,
 }
 
 /// One character's push connection as the quick controls show it.
@@ -305,6 +304,30 @@ impl Stage {
             origin,
             self.epoch(),
             stream,
+            None,
+        )
+    }
+
+    /// The user spoke to `preset_id`'s realtime session and the server answers already
+    /// (`started`): their turn, with `text` (their transcribed words) stored as their message, as
+    /// a typed one is (it interrupts the exchange and the character's running turn).
+    pub(crate) fn spoken_turn(
+        &self,
+        preset_id: &str,
+        window: WindowKind,
+        text: &str,
+        started: crate::turn::transport::realtime::ServerStarted,
+    ) -> Result<String> {
+        self.interrupt();
+        run::start(
+            &self.0,
+            preset_id,
+            window,
+            text,
+            Origin::User,
+            self.epoch(),
+            None,
+            Some(started),
         )
     }
 
@@ -330,7 +353,7 @@ impl Stage {
             .filter_map(|(id, seat)| {
                 let state = match (&seat.push, &seat.realtime) {
                     (Some((_, _, c)), _) => c.state().borrow().clone(),
-                    (None, Some((_, _, c))) => c.state().borrow().clone(),
+                    (None, Some(r)) => r.client.state().borrow().clone(),
                     (None, None) => return None,
                 };
                 Some(Connection {
@@ -477,7 +500,14 @@ impl Inner {
         self.mic.lock().unwrap_or_else(|p| p.into_inner())
     }
     fn any_speaking(&self) -> bool {
-        self.seats().values().any(|s| s.speech.is_some())
+        // A realtime reply plays from its first delta, a moment before its turn takes the seat.
+        self.seats().values().any(|s| {
+            s.speech.is_some()
+                || s.realtime
+                    .as_ref()
+                    .and_then(|r| r.audio.as_ref())
+                    .is_some_and(|a| a.is_playing())
+        })
     }
     fn shown(&self) -> std::sync::MutexGuard<'_, HashMap<Window, String>> {
         self.shown.lock().unwrap_or_else(|p| p.into_inner())

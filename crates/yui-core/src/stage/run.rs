@@ -126,7 +126,9 @@ pub(super) fn ensure_push(
 }
 
 /// Build and start a turn of `preset_id`, taking the character's turn slot (a turn still running
-/// there and its speech stop), and pump it.
+/// there and its speech stop), and pump it. `started`: a response the realtime server started
+/// (the user spoke), which the turn plays instead of sending `text`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn start(
     inner: &Arc<Inner>,
     preset_id: &str,
@@ -135,6 +137,7 @@ pub(super) fn start(
     origin: Origin,
     epoch: u64,
     stream: Option<Stream>,
+    started: Option<crate::turn::transport::realtime::ServerStarted>,
 ) -> Result<String> {
     let (backend, timeouts) = backend_for(inner)?;
     if let Some(m) = &inner.memory {
@@ -153,7 +156,12 @@ pub(super) fn start(
     }
     let mut deps = TurnDeps::new(inner.store.clone(), inner.clock.clone(), &req.timeouts)?;
     deps.push = push;
+    // The session's audio is the character's voice (no text-to-speech) while it has one.
+    let rt_audio = realtime
+        .as_ref()
+        .and_then(|c| super::rtvoice::audio_of(inner, preset_id).map(|a| (a, c.clone())));
     deps.realtime = realtime;
+    deps.realtime_started = started;
     let handle = turn::start(deps, req, registry);
     let turn_id = handle.turn_id.clone();
     let addressed = matches!(origin, Origin::Addressed { .. });
@@ -170,7 +178,8 @@ pub(super) fn start(
             old.cancel.cancel();
         }
     }
-    let speech = !inner.opts.headless && crate::voice::load(&inner.store).is_ok_and(|v| v.enabled);
+    let speech = rt_audio.is_some()
+        || (!inner.opts.headless && crate::voice::load(&inner.store).is_ok_and(|v| v.enabled));
     inner.tracker.begin(&turn_id, speech);
     // The window that started a user turn has its stream; a phone's turn and an addressed turn
     // also play on the character's desktop window, if it is open.
@@ -188,6 +197,7 @@ pub(super) fn start(
         origin,
         epoch,
         speech,
+        rt_audio,
     };
     inner
         .active
@@ -216,6 +226,31 @@ struct Pump {
     origin: Origin,
     epoch: u64,
     speech: bool,
+    rt_audio: Option<(
+        Arc<super::rtvoice::SeatAudio>,
+        Arc<crate::turn::transport::realtime::RealtimeClient>,
+    )>,
+}
+
+/// A turn's voice: text-to-speech of its words, or its realtime session's own audio.
+enum Voicing {
+    Tts(super::speech::Speaking),
+    Rt(super::rtvoice::RtSpeaking),
+}
+
+impl Voicing {
+    fn observe(&mut self, event: &TurnEvent) {
+        match self {
+            Self::Tts(s) => s.observe(event),
+            Self::Rt(s) => s.observe(event),
+        }
+    }
+    async fn finish(self, status: TurnStatus) {
+        match self {
+            Self::Tts(s) => s.finish(status).await,
+            Self::Rt(s) => s.finish(status).await,
+        }
+    }
 }
 
 impl Pump {
@@ -223,9 +258,18 @@ impl Pump {
         let inner = &self.inner;
         let turn_id = handle.turn_id.clone();
         // Speaking starts with the first complete sentence, while the turn still streams.
-        let mut speaking = self
-            .speech
-            .then(|| super::speech::begin(inner, &self.preset_id, &turn_id));
+        let mut speaking = match self.rt_audio.take() {
+            Some((a, c)) => Some(Voicing::Rt(super::rtvoice::begin(
+                inner,
+                &self.preset_id,
+                &turn_id,
+                a,
+                c,
+            ))),
+            None => self
+                .speech
+                .then(|| Voicing::Tts(super::speech::begin(inner, &self.preset_id, &turn_id))),
+        };
         let mut end = None;
         while let Some(event) = handle.events.recv().await {
             if let Some(s) = speaking.as_mut() {
@@ -366,7 +410,7 @@ impl Pump {
             from: self.preset_id.clone(),
             from_name,
         };
-        if let Err(e) = start(inner, to, window, text, origin, self.epoch, None) {
+        if let Err(e) = start(inner, to, window, text, origin, self.epoch, None, None) {
             tracing::warn!(to, error = %e.message, "the addressed turn could not start");
         }
     }

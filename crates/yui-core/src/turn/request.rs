@@ -57,6 +57,9 @@ pub struct TurnDeps {
     /// Realtime without a window's session: where the reply's audio goes (the session is then
     /// an audio one).
     pub audio_out: Option<Arc<dyn crate::shared::realtime_audio::RealtimeAudioOut>>,
+    /// A response the realtime server started by itself (the user spoke): the turn reads it
+    /// from this link (and the events already read from it) instead of sending the user's words.
+    pub realtime_started: Option<super::transport::realtime::started::ServerStarted>,
 }
 
 impl TurnDeps {
@@ -71,6 +74,7 @@ impl TurnDeps {
             realtime: None,
             audio_in: None,
             audio_out: None,
+            realtime_started: None,
         })
     }
 }

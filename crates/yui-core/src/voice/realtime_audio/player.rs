@@ -36,6 +36,9 @@ struct Span {
 struct State {
     spans: Vec<Span>,
     envelope: Option<LiveEnvelope>,
+    /// The envelope of the item whose audio all came (`finish`) and may still be playing: a
+    /// stop then still shuts the mouth at once.
+    finished: Option<LiveEnvelope>,
     /// A keeper task holds the device open.
     open: bool,
     /// The device failed; reported once by the next `delta`.
@@ -145,6 +148,7 @@ impl ReplyPlayer {
             let mut batches = Vec::with_capacity(2);
             let new_item = st.spans.last().is_none_or(|s| s.item_id != item_id);
             if new_item {
+                st.finished = None;
                 if let Some(mut env) = st.envelope.take() {
                     batches.push(env.end());
                 }
@@ -246,11 +250,8 @@ impl ReplyPlayer {
             let mut st = sh.state();
             let playing = !sh.feed.drained();
             let handed = sh.feed.clear();
-            let batch = st
-                .envelope
-                .take()
-                .filter(|_| playing)
-                .map(|mut e| e.stopped());
+            let env = st.envelope.take().or_else(|| st.finished.take());
+            let batch = env.filter(|_| playing).map(|mut e| e.stopped());
             // Spans of audio never handed to the device are cut to what was.
             for sp in st.spans.iter_mut() {
                 sp.end = sp.end.min(handed);
@@ -271,7 +272,15 @@ impl ReplyPlayer {
 
     /// The response is done (`response.done`): no more audio for now.
     pub fn finish(&self) -> Result<(), AudioError> {
-        let batch = self.shared.state().envelope.take().map(|mut e| e.end());
+        let batch = {
+            let mut st = self.shared.state();
+            let mut env = st.envelope.take();
+            let batch = env.as_mut().map(LiveEnvelope::end);
+            if env.is_some() {
+                st.finished = env;
+            }
+            batch
+        };
         self.emit(batch);
         Ok(())
     }
@@ -312,5 +321,9 @@ impl RealtimeAudioOut for ReplyPlayer {
 
     fn stop(&self) {
         let _ = self.stop_cut();
+    }
+
+    fn finish(&self) {
+        let _ = ReplyPlayer::finish(self);
     }
 }

@@ -48,6 +48,9 @@ enum Cmd {
     Unregister(u64),
     /// The user stopped the turn: stop the audio, cancel the response in flight.
     Cancel,
+    /// The reply's audio was stopped outside a turn (its turn had ended; the user pressed
+    /// push-to-talk or Escape): tell the server what was heard.
+    StopAudio,
 }
 
 /// A running session. Dropping it (and every [`RealtimeLink`]) closes the socket.
@@ -67,6 +70,10 @@ impl RealtimeLink {
     /// The next event for this turn; `None` when the connection was lost.
     pub async fn recv(&mut self) -> Option<ServerEvent> {
         self.events.recv().await
+    }
+    /// The next event if one is there already.
+    pub fn try_recv(&mut self) -> Result<ServerEvent, mpsc::error::TryRecvError> {
+        self.events.try_recv()
     }
     /// Send a client event; `false` when the connection is gone.
     pub async fn send(&self, v: Value) -> bool {
@@ -89,9 +96,25 @@ const CLOSED: &str = "the realtime session is closed";
 impl RealtimeClient {
     /// Start connecting (on the current tokio runtime) and keep the session up.
     pub fn spawn(cfg: RealtimeConfig, session: SessionFn) -> Self {
+        Self::spawn_with(cfg, session, None)
+    }
+
+    /// [`RealtimeClient::spawn`], with the responses the server starts by itself (server voice
+    /// activity, or a commit and `response.create` sent outside a turn) handed to `server_turns`
+    /// as links of their own, instead of being dropped. A link is made at `response.created`
+    /// with no turn running and gets that response's events from there on, led by the user's
+    /// transcribed words if they came first
+    /// (`conversation.item.input_audio_transcription.completed`).
+    pub fn spawn_with(
+        cfg: RealtimeConfig,
+        session: SessionFn,
+        server_turns: Option<mpsc::UnboundedSender<RealtimeLink>>,
+    ) -> Self {
         let (cmd_tx, cmd_rx) = mpsc::channel(256);
         let (state_tx, state_rx) = watch::channel(ConnState::Connecting);
-        tokio::spawn(run(cfg, session, cmd_rx, state_tx));
+        // Weak: the session still ends when the client and every link are dropped.
+        let adopt = server_turns.map(|t| (t, cmd_tx.downgrade()));
+        tokio::spawn(run(cfg, session, cmd_rx, state_tx, adopt));
         Self {
             cmd: cmd_tx,
             state: state_rx,
@@ -161,6 +184,13 @@ impl RealtimeClient {
         self.cmd.send(Cmd::Send(wire::clear())).await.is_ok()
     }
 
+    /// The reply's audio stops here (the stage stopped it after its turn ended): stop the
+    /// player and, if some of it was not heard, `conversation.item.truncate` with the
+    /// milliseconds heard (and `response.cancel` while a response runs).
+    pub async fn stop_audio(&self) -> bool {
+        self.cmd.send(Cmd::StopAudio).await.is_ok()
+    }
+
     /// Send any client event (the doctor's probes, `response.create` after a commit).
     pub async fn send(&self, v: Value) -> bool {
         self.cmd.send(Cmd::Send(v)).await.is_ok()
@@ -175,15 +205,20 @@ async fn run(
     session: SessionFn,
     mut cmd: mpsc::Receiver<Cmd>,
     state: watch::Sender<ConnState>,
+    adopt: Option<Adopt>,
 ) {
     let mut attempt: u32 = 0;
+    let mut next_id = 0;
     loop {
         let error = match connect(&cfg, &session).await {
             Ok(ws) => {
                 attempt = 0;
                 let _ = state.send(ConnState::Connected);
                 tracing::info!(url = %cfg.url, "realtime: session ready");
-                match Serve::new(cfg.audio.clone()).run(ws, &mut cmd).await {
+                let mut serve = Serve::new(cfg.audio.clone(), adopt.clone(), next_id);
+                let lost = serve.run(ws, &mut cmd).await;
+                next_id = serve.next_id;
+                match lost {
                     None => {
                         let _ = state.send(ConnState::Closed);
                         return;
@@ -299,30 +334,39 @@ async fn send(ws: &mut Ws, v: &Value) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// Where the server's own responses go, and the session's commands (for their links).
+type Adopt = (mpsc::UnboundedSender<RealtimeLink>, mpsc::WeakSender<Cmd>);
+
 /// A live connection's routing state.
 struct Serve {
     audio: Option<Arc<dyn RealtimeAudioOut>>,
+    adopt: Option<Adopt>,
     turn: Option<(u64, mpsc::UnboundedSender<ServerEvent>)>,
     next_id: u64,
     /// The assistant audio item last received and how many bytes of it came.
     playing: Option<(String, u64)>,
     /// A response runs (between `response.created` and `response.done`).
     responding: bool,
+    /// The user's transcribed words that came with no turn running, for the response the
+    /// server starts next (dropped when the user starts speaking again).
+    words: Option<ServerEvent>,
 }
 
 impl Serve {
-    fn new(audio: Option<Arc<dyn RealtimeAudioOut>>) -> Self {
+    fn new(audio: Option<Arc<dyn RealtimeAudioOut>>, adopt: Option<Adopt>, next_id: u64) -> Self {
         Self {
             audio,
+            adopt,
             turn: None,
-            next_id: 0,
+            next_id,
             playing: None,
             responding: false,
+            words: None,
         }
     }
 
     /// Serve until the socket is lost (`Some(why)`) or the client is dropped (`None`).
-    async fn run(mut self, mut ws: Ws, cmd: &mut mpsc::Receiver<Cmd>) -> Option<String> {
+    async fn run(&mut self, mut ws: Ws, cmd: &mut mpsc::Receiver<Cmd>) -> Option<String> {
         let broke = |e: String| Some(format!("the realtime connection broke: {e}"));
         loop {
             tokio::select! {
@@ -352,6 +396,9 @@ impl Serve {
                         return None;
                     }
                     Some(Cmd::Send(v)) => {
+                        if v["type"] == "input_audio_buffer.clear" {
+                            self.words = None; // push-to-talk: a new utterance
+                        }
                         if let Err(e) = send(&mut ws, &v).await {
                             return broke(e);
                         }
@@ -371,7 +418,20 @@ impl Serve {
                             self.turn = None;
                         }
                     }
+                    Some(Cmd::StopAudio) => {
+                        for out in self.barge_in() {
+                            if let Err(e) = send(&mut ws, &out).await {
+                                return broke(e);
+                            }
+                        }
+                    }
                     Some(Cmd::Cancel) => {
+                        // A reply still being heard is cut where the user stopped hearing it.
+                        for out in self.barge_in() {
+                            if let Err(e) = send(&mut ws, &out).await {
+                                return broke(e);
+                            }
+                        }
                         if let Some(a) = &self.audio {
                             a.stop();
                         }
@@ -396,7 +456,10 @@ impl Serve {
                 self.audio_delta(item_id, &delta);
                 Vec::new()
             }
-            ServerEvent::SpeechStarted { .. } => self.barge_in(),
+            ServerEvent::SpeechStarted { .. } => {
+                self.words = None; // a new utterance: earlier words are not its
+                self.barge_in()
+            }
             ServerEvent::Unknown(kind) => {
                 tracing::info!(%kind, "realtime: unknown event ignored");
                 Vec::new()
@@ -411,7 +474,12 @@ impl Serve {
             ev => {
                 match &ev {
                     ServerEvent::ResponseCreated { .. } => self.responding = true,
-                    ServerEvent::ResponseDone { .. } => self.responding = false,
+                    ServerEvent::ResponseDone { .. } => {
+                        self.responding = false;
+                        if let Some(a) = &self.audio {
+                            a.finish();
+                        }
+                    }
                     ServerEvent::Error { message, .. } => {
                         tracing::warn!(%message, "realtime: server error")
                     }
@@ -424,11 +492,45 @@ impl Serve {
     }
 
     fn forward(&mut self, ev: ServerEvent) {
+        if self.turn.as_ref().is_none_or(|(_, t)| t.is_closed()) {
+            self.turn = None;
+            match ev {
+                // Kept for the response it belongs to (the server may transcribe before or
+                // after it starts answering); a turn is only made for a response.
+                ServerEvent::InputTranscript { .. } if self.adopt.is_some() => {
+                    self.words = Some(ev);
+                    return;
+                }
+                ServerEvent::ResponseCreated { .. } => {
+                    self.adopt_turn();
+                    if let (Some(w), Some((_, t))) = (self.words.take(), &self.turn) {
+                        let _ = t.send(w);
+                    }
+                }
+                _ => {}
+            }
+        }
         match &self.turn {
             Some((_, t)) => {
                 let _ = t.send(ev);
             }
             None => tracing::debug!(event = ?ev, "realtime: event for no running turn ignored"),
+        }
+    }
+
+    /// The server started a response by itself: a link of its own for whoever takes such turns.
+    fn adopt_turn(&mut self) {
+        let Some((to, cmd)) = &self.adopt else { return };
+        let Some(cmd) = cmd.upgrade() else { return };
+        self.next_id += 1;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let link = RealtimeLink {
+            id: self.next_id,
+            events: rx,
+            cmd,
+        };
+        if to.send(link).is_ok() {
+            self.turn = Some((self.next_id, tx));
         }
     }
 

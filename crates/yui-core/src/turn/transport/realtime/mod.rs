@@ -9,10 +9,12 @@
 //! - [`wire`]: server events (GA names and beta aliases) and client events;
 //! - [`map`]: one response's events → model events (pure, table-tested);
 //! - [`conn`]: the session (set-up, routing, audio out, barge-in, reconnect with backoff);
+//! - [`started`]: a response the server started by itself, for the turn that plays it;
 //! - this module: the session built from current state, and a turn run over it.
 
 pub mod conn;
 pub mod map;
+pub mod started;
 pub mod wire;
 
 pub use crate::backend::realtime::{RealtimeSettings, TurnDetection};
@@ -20,6 +22,7 @@ pub use crate::shared::realtime_audio::RealtimeAudioOut;
 pub use conn::{
     url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, SessionFn,
 };
+pub use started::ServerStarted;
 
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
@@ -37,6 +40,7 @@ use crate::turn::MAX_TOOL_ROUND_TRIPS;
 use crate::window::WindowKind;
 use map::RealtimeMapper;
 use serde_json::{json, Value};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 use wire::ServerEvent;
@@ -160,6 +164,13 @@ pub(crate) async fn realtime_turn(
             &own
         }
     };
+    let started = deps.realtime_started.as_ref().and_then(ServerStarted::take);
+    if let Some((link, read_already)) = started {
+        // The server is answering already: nothing to send before reading.
+        let mut source = RealtimeSource::new(link, req.timeouts.stall);
+        source.pending = read_already.into();
+        return read_rounds(d, source).await;
+    }
     let url = req.backend.realtime_endpoint();
     let wait = req.timeouts.connect + req.timeouts.headers;
     let link = tokio::select! {
@@ -200,7 +211,16 @@ pub(crate) async fn realtime_turn(
             return Err(lost().into());
         }
     }
-    let mut source = RealtimeSource::new(link, req.timeouts.stall);
+    read_rounds(d, RealtimeSource::new(link, req.timeouts.stall)).await
+}
+
+/// Read the turn's responses: each one, its calls answered and one `response.create` when the
+/// round-trip rules say results go back (at most three continuations); a barge-in ends the turn
+/// with what was heard.
+async fn read_rounds(
+    d: &mut Dispatch<'_>,
+    mut source: RealtimeSource,
+) -> std::result::Result<(), End> {
     let cancel = d.cancel;
     let mut continuations = 0;
     loop {
@@ -283,6 +303,8 @@ pub(crate) struct RealtimeSource {
     stall: Duration,
     /// The user spoke over the reply: played and total milliseconds of its audio.
     interrupted: Option<(u64, u64)>,
+    /// Events read from the link before the turn started (a server-started response).
+    pending: VecDeque<ServerEvent>,
 }
 
 impl RealtimeSource {
@@ -291,6 +313,7 @@ impl RealtimeSource {
             link,
             stall,
             interrupted: None,
+            pending: VecDeque::new(),
         }
     }
 }
@@ -299,7 +322,10 @@ impl FrameSource for RealtimeSource {
     type Frame = ServerEvent;
 
     async fn next(&mut self) -> Option<std::result::Result<ServerEvent, BackendError>> {
-        let ev = self.link.recv().await?;
+        let ev = match self.pending.pop_front() {
+            Some(e) => e,
+            None => self.link.recv().await?,
+        };
         if let ServerEvent::Interrupted {
             played_ms,
             total_ms,
