@@ -13,7 +13,7 @@
 //! - **A device that fails** mid-reply is reported at the end of that reply's speech
 //!   ([`StageEvent::SpeechEnded`]'s note); the text goes on.
 
-use super::speech::{Heard, Voice};
+use super::speech::Heard;
 use super::{Inner, StageEvent, Window};
 use crate::shared::realtime_audio::RealtimeAudioOut;
 use crate::turn::transport::realtime::RealtimeClient;
@@ -189,25 +189,8 @@ pub(super) fn begin(
     audio: Arc<SeatAudio>,
     client: Arc<RealtimeClient>,
 ) -> RtSpeaking {
-    let generation = inner.speech_gen.fetch_add(1, Ordering::Relaxed);
-    let (cancel, done) = (CancellationToken::new(), CancellationToken::new());
-    let playing = Arc::new(AtomicBool::new(true));
-    let (heard_tx, heard_rx) = watch::channel(None);
-    let voice = Voice {
-        generation,
-        cancel: cancel.clone(),
-        playing: playing.clone(),
-        heard: heard_rx,
-    };
-    if let Some(old) = inner
-        .seats()
-        .entry(preset_id.to_string())
-        .or_default()
-        .speech
-        .replace(voice)
-    {
-        old.cancel.cancel();
-    }
+    let (generation, cancel, playing, heard_tx) = super::speech::seat_voice(inner, preset_id, true);
+    let done = CancellationToken::new();
     audio.reset();
     // Escape, push-to-talk or the user speaking: the audio stops at once, not at the turn's end.
     let (c, d, a) = (cancel.clone(), done.clone(), audio.clone());

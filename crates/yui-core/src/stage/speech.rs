@@ -106,11 +106,22 @@ pub(super) struct Speaking {
     preset_id: String,
 }
 
-/// Start `preset_id`'s speech for turn `turn_id` (a speech still running there stops).
-pub(super) fn begin(inner: &Arc<Inner>, preset_id: &str, turn_id: &str) -> Speaking {
+/// Seat a new speech for `preset_id` (stopping the one running there): its generation, stop
+/// token, playing flag (starting as `playing`) and the sender that reports what was heard.
+/// Shared by spoken replies and realtime audio.
+pub(super) fn seat_voice(
+    inner: &Inner,
+    preset_id: &str,
+    playing: bool,
+) -> (
+    u64,
+    CancellationToken,
+    Arc<AtomicBool>,
+    watch::Sender<Option<Heard>>,
+) {
     let generation = inner.speech_gen.fetch_add(1, Ordering::Relaxed);
     let cancel = CancellationToken::new();
-    let playing = Arc::new(AtomicBool::new(false));
+    let playing = Arc::new(AtomicBool::new(playing));
     let (heard_tx, heard_rx) = watch::channel(None);
     let voice = Voice {
         generation,
@@ -127,6 +138,12 @@ pub(super) fn begin(inner: &Arc<Inner>, preset_id: &str, turn_id: &str) -> Speak
     {
         old.cancel.cancel();
     }
+    (generation, cancel, playing, heard_tx)
+}
+
+/// Start `preset_id`'s speech for turn `turn_id` (a speech still running there stops).
+pub(super) fn begin(inner: &Arc<Inner>, preset_id: &str, turn_id: &str) -> Speaking {
+    let (generation, cancel, playing, heard_tx) = seat_voice(inner, preset_id, false);
     let preset = crate::presets::get(&inner.store, preset_id).ok();
     let feed = preset
         .as_ref()
