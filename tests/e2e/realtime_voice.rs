@@ -13,7 +13,7 @@
 //! appends, heard ms). `YUI_E2E_RT_SHOT=path.png` saves a screenshot while the reply plays
 //! (docs/img/realtime-voice.png).
 
-use super::voice_listen::spoken_wav;
+use super::voice_listen::{hold_f9_until_listening, spoken_wav};
 use super::{launch_showing, read_store, seed};
 use serde_json::{json, Value};
 use std::process::{Command, Stdio};
@@ -104,24 +104,7 @@ async fn push_to_talk_to_a_realtime_backend_is_answered_aloud_with_the_mouth_mov
     .await
     .unwrap();
     let hands = super::xinput::Hands::connect().expect("the X display");
-    // The shortcut is taken shortly after start: press until the microphone opens.
-    let mut open = false;
-    for _ in 0..20 {
-        hands.key(F9, true).unwrap();
-        if s.wait_script(
-            "return document.getElementById('stage').dataset.mic === 'listening'",
-            Duration::from_secs(1),
-        )
-        .await
-        .is_ok()
-        {
-            open = true;
-            break;
-        }
-        hands.key(F9, false).unwrap();
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-    assert!(open, "holding F9 opened the microphone");
+    hold_f9_until_listening(&s, &hands).await;
     let played = Command::new("paplay").arg(&question).status().unwrap();
     assert!(played.success());
     // The null sink's loopback lags the playback by a few seconds (voice_loop_cli.rs).

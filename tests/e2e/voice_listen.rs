@@ -10,6 +10,7 @@
 //! `YUI_E2E_MIC_SHOT=path.png` saves a screenshot of the window listening (docs/img/microphone.png);
 //! `YUI_E2E_ROUND_SHOT=path.png` one of the spoken answer (docs/img/voice-round.png).
 
+use super::webdriver::Session;
 use super::{fake_backend, launch_showing, open_settings, read_store, seed, settings_section};
 use serde_json::{json, Value};
 use std::process::{Command, Stdio};
@@ -238,6 +239,28 @@ async fn a_spoken_question_is_answered_aloud_with_the_mouth_moving_and_the_badge
 /// F9's keysym.
 const F9: u32 = 0xffc6;
 
+/// Hold F9 until the main window's microphone listens (the shortcut is taken shortly after
+/// start, so a press that came too early is released and tried again).
+pub(crate) async fn hold_f9_until_listening(s: &Session, hands: &super::xinput::Hands) {
+    let mut open = false;
+    for _ in 0..20 {
+        hands.key(F9, true).unwrap();
+        if s.wait_script(
+            "return document.getElementById('stage').dataset.mic === 'listening'",
+            Duration::from_secs(1),
+        )
+        .await
+        .is_ok()
+        {
+            open = true;
+            break;
+        }
+        hands.key(F9, false).unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert!(open, "holding F9 opened the microphone");
+}
+
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver + PulseAudio: run tests/e2e/run.sh"]
 async fn holding_the_global_shortcut_is_push_to_talk_for_the_main_character() {
@@ -271,24 +294,7 @@ async fn holding_the_global_shortcut_is_push_to_talk_for_the_main_character() {
     .await
     .expect("push-to-talk: the microphone waits, off");
     let hands = super::xinput::Hands::connect().expect("the X display");
-    // The shortcut is taken shortly after start: press until the microphone opens.
-    let mut open = false;
-    for _ in 0..20 {
-        hands.key(F9, true).unwrap();
-        if s.wait_script(
-            "return document.getElementById('stage').dataset.mic === 'listening'",
-            Duration::from_secs(1),
-        )
-        .await
-        .is_ok()
-        {
-            open = true;
-            break;
-        }
-        hands.key(F9, false).unwrap();
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-    assert!(open, "holding F9 opened the microphone");
+    hold_f9_until_listening(&s, &hands).await;
     let played = Command::new("paplay").arg(&question).status().unwrap();
     assert!(played.success());
     // The null sink's loopback lags the playback by a few seconds (voice_loop_cli.rs).
