@@ -17,7 +17,8 @@ const TURN_DETECTION = [
 /** Mount the panel into `form` (<form id="realtime-form"> in the backend section). */
 export async function mountRealtime(form, backendForm) {
   if (!form || !backendForm) return;
-  const voice = el("input", { type: "text", id: "realtime-voice", name: "voice", autocomplete: "off", list: "realtime-voices", spellcheck: false });
+  const voice = el("input", { type: "text", id: "realtime-voice", name: "voice", autocomplete: "off", spellcheck: false });
+  voice.setAttribute("list", "realtime-voices"); // `list` is a read-only property
   const voices = el("datalist", { id: "realtime-voices" });
   const detection = el("select", { id: "realtime-turn-detection", name: "turn_detection" },
     ...TURN_DETECTION.map(([v, label]) => el("option", { value: v }, label)));
@@ -74,7 +75,7 @@ export async function mountRealtime(form, backendForm) {
           transcription_model: transcription.value,
         },
       }));
-      say("Saved: the next session uses it.");
+      say("Saved: each character's session starts again with it.");
     } catch (err) {
       say(err?.message ?? String(err), true);
     } finally {
