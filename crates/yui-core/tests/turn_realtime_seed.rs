@@ -238,3 +238,57 @@ async fn realtime_words_stored_while_the_session_was_set_up_are_not_sent_twice()
     );
     assert!(after.is_empty(), "{after:?}");
 }
+
+#[tokio::test]
+async fn realtime_settings_saved_through_the_stage_make_the_session_again_seeded() {
+    use yui_core::stage::{BackendSource, Stage, StageOptions};
+    let mut srv = RealtimeServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let paths = yui_core::paths::Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = yui_core::Store::open(paths.db_path()).unwrap();
+    let h = Harness::new();
+    let at = h.clock.now();
+    transcript::append(&store, "kai", Role::User, "hello Kai", Some("t0"), at).unwrap();
+    transcript::append(&store, "kai", Role::Assistant, "hi!", Some("t0"), at).unwrap();
+    let backend = rt_req(&h, &srv.url, "").backend;
+    let opts = StageOptions {
+        backend: BackendSource::Fixed {
+            backend,
+            timeouts: rt_req(&h, &srv.url, "").timeouts,
+        },
+        headless: true,
+        ..StageOptions::default()
+    };
+    let (stage, _rx) = Stage::new(store.clone(), h.clock.clone(), paths, opts);
+    stage.opened("kai", yui_core::WindowKind::Pet);
+    let (mut c1, s1) = srv.accept_session().await;
+    assert_eq!(s1["audio"]["output"]["voice"], "alloy");
+    let seed = vec![user("hello Kai"), assistant("hi!")];
+    assert_eq!(
+        vec![c1.recv().await.unwrap(), c1.recv().await.unwrap()],
+        seed
+    );
+
+    // A bad value: refused in plain words, nothing stored, the session kept.
+    let err = stage
+        .realtime_settings_set(&json!({"voice": ""}))
+        .unwrap_err();
+    assert_eq!(err.message, "The realtime voice needs a name, e.g. alloy.");
+    // Saved: a new session with it, seeded again.
+    let view = stage
+        .realtime_settings_set(&json!({"voice": "marin", "turn_detection": "push_to_talk"}))
+        .unwrap();
+    assert_eq!(view.settings.voice, "marin");
+    let (mut c2, s2) = srv.accept_session().await;
+    assert_eq!(
+        srv.accepted(),
+        2,
+        "one new session, none for the refused value"
+    );
+    assert_eq!(s2["audio"]["output"]["voice"], "marin");
+    assert_eq!(s2["audio"]["input"]["turn_detection"], Value::Null);
+    assert_eq!(
+        vec![c2.recv().await.unwrap(), c2.recv().await.unwrap()],
+        seed
+    );
+}
