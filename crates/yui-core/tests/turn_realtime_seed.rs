@@ -274,11 +274,19 @@ async fn realtime_settings_saved_through_the_stage_make_the_session_again_seeded
         .realtime_settings_set(&json!({"voice": ""}))
         .unwrap_err();
     assert_eq!(err.message, "The realtime voice needs a name, e.g. alloy.");
+    assert_eq!(
+        yui_core::store::kv::get(&store, "yui.realtime").unwrap(),
+        None
+    );
     // Saved: a new session with it, seeded again.
     let view = stage
         .realtime_settings_set(&json!({"voice": "marin", "turn_detection": "push_to_talk"}))
         .unwrap();
     assert_eq!(view.settings.voice, "marin");
+    assert_eq!(
+        yui_core::settings::get(&store, "yui.realtime").unwrap(),
+        json!({"voice": "marin", "turn_detection": "push_to_talk", "transcription_model": "whisper-1"})
+    );
     let (mut c2, s2) = srv.accept_session().await;
     assert_eq!(
         srv.accepted(),

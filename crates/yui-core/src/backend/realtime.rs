@@ -2,7 +2,8 @@
 //! voice the server speaks with, how the user's turn ends (server voice activity, semantic voice
 //! activity, or push-to-talk with an explicit commit) and the model that transcribes the user's
 //! speech. The URL and model are `yui.backend`'s (`realtime_url`, `model`); the key is the
-//! backend's. Settings → Backend's realtime panel reads [`view`] and writes through [`set`].
+//! backend's. Settings → Backend's realtime panel reads [`view`] and writes [`stored_value`]
+//! (through the stage, `Stage::realtime_settings_set`).
 //! See docs/realtime-transport.md.
 
 use crate::error::{CoreError, Result};
@@ -143,13 +144,12 @@ pub fn view(store: &Store) -> View {
     }
 }
 
-/// Check `value` ([`RealtimeSettings::from_value`]), normalize it and store it through the one
-/// typed declaration (`settings::set`). Nothing is stored when it is refused.
-pub fn set(store: &Store, value: &Value) -> Result<View> {
+/// `value` checked ([`RealtimeSettings::from_value`]) and normalized, as it is stored: the
+/// stage writes it through the one typed declaration (`settings::set`), which this module does
+/// not import (settings reads the domains, not the other way round).
+pub fn stored_value(value: &Value) -> Result<Value> {
     let s = RealtimeSettings::from_value(value)?.normalized();
-    let v = serde_json::to_value(&s).map_err(|e| CoreError::internal(e.to_string()))?;
-    crate::settings::set(store, KEY, &v)?;
-    Ok(view(store))
+    serde_json::to_value(&s).map_err(|e| CoreError::internal(e.to_string()))
 }
 
 pub fn default_value() -> Value {
@@ -231,24 +231,16 @@ mod tests {
     }
 
     #[test]
-    fn set_stores_the_normalized_value_and_a_refusal_stores_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("s.sqlite3")).unwrap();
-        let v = set(
-            &store,
-            &json!({"voice": " ash ", "turn_detection": "push_to_talk", "transcription_model": ""}),
-        )
-        .unwrap();
-        assert_eq!(v.settings.voice, "ash");
-        assert_eq!(v.voices, VOICES);
+    fn the_stored_value_is_normalized_and_a_bad_one_refused() {
         assert_eq!(
-            kv::get(&store, KEY).unwrap().unwrap(),
+            stored_value(
+                &json!({"voice": " ash ", "turn_detection": "push_to_talk", "transcription_model": ""})
+            )
+            .unwrap(),
             json!({"voice": "ash", "turn_detection": "push_to_talk", "transcription_model": null})
         );
-        assert!(set(&store, &json!({"voice": "no good"})).is_err());
-        assert!(set(&store, &json!({"turn_detection": "loud"})).is_err());
-        assert_eq!(load(&store).voice, "ash");
-        assert_eq!(load(&store).turn_detection, TurnDetection::PushToTalk);
+        assert!(stored_value(&json!({"voice": "no good"})).is_err());
+        assert!(stored_value(&json!({"turn_detection": "loud"})).is_err());
     }
 
     #[test]

@@ -402,9 +402,11 @@ impl Stage {
         &self,
         value: &serde_json::Value,
     ) -> crate::error::Result<crate::backend::realtime::View> {
-        let view = crate::backend::realtime::set(&self.0.store, value)?;
+        use crate::backend::realtime;
+        let stored = realtime::stored_value(value)?;
+        crate::settings::set(&self.0.store, realtime::KEY, &stored)?;
         self.realtime_changed();
-        Ok(view)
+        Ok(realtime::view(&self.0.store))
     }
 
     /// `yui.realtime` changed: every character's realtime session is made again, so its
