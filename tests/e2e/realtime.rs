@@ -4,7 +4,8 @@
 //! transport and its URL, and "Test connection" runs the realtime checks against that server.
 //! Its realtime panel (shown only for that transport) changes the voice and turn detection, and
 //! the characters' next sessions carry them. `YUI_E2E_REALTIME_SHOT=path.png` saves a screenshot
-//! of the panel (docs/img/settings-realtime.png).
+//! of the panel (docs/img/settings-realtime.png). Each new session starts seeded with the
+//! conversation so far (an earlier run's, here).
 
 use super::{launch_showing, open_settings, read_store, say_in_chat, seed, settings_section};
 use base64::Engine as _;
@@ -160,14 +161,17 @@ async fn a_realtime_backend_answers_in_the_bubble_and_settings_tests_it() {
     );
 }
 
-/// Find the scripted server's `session.update` that declares the window's tools (a set-up, not a
-/// turn's instructions) and says `voice`, within `within`.
+/// Find the scripted server's `session.update` that sets up the main window's session (its
+/// tools include `look`; not a turn's instructions, not a pet's session) and says `voice`,
+/// within `within`.
 async fn session_with_voice(srv: &RealtimeServer, voice: &str, within: Duration) -> Option<Value> {
     let until = std::time::Instant::now() + within;
     loop {
         let found = srv.events().into_iter().find(|e| {
             e["type"] == "session.update"
-                && e["session"]["tools"].is_array()
+                && e["session"]["tools"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|t| t["name"] == "look"))
                 && e["session"]["audio"]["output"]["voice"] == voice
         });
         if found.is_some() || std::time::Instant::now() > until {
@@ -192,9 +196,22 @@ async fn the_realtime_panel_sets_the_voice_and_turn_detection_of_the_next_sessio
             ..Default::default()
         };
         yui_core::backend::update(st, &change).unwrap();
+        // A conversation from an earlier run (on another transport).
+        let at = chrono::Utc::now();
+        use yui_core::transcript::{append, Role};
+        append(st, "yui", Role::User, "remember: green tea", Some("t0"), at).unwrap();
+        append(
+            st,
+            "yui",
+            Role::Assistant,
+            "Green tea, noted.",
+            Some("t0"),
+            at,
+        )
+        .unwrap();
     });
     let s = launch_showing(dir.path(), &["main"]).await;
-    // The main window's session, with the defaults.
+    // The main window's session, with the defaults, seeded with the earlier conversation.
     let first = session_with_voice(&srv, "alloy", T)
         .await
         .expect("the window's session with the default voice");
@@ -202,6 +219,29 @@ async fn the_realtime_panel_sets_the_voice_and_turn_detection_of_the_next_sessio
         first["session"]["audio"]["input"]["turn_detection"],
         json!({"type": "server_vad"})
     );
+    // The items after a set-up (Kai's pet window has a session too, interleaved, with no
+    // history of its own: every item is Yui's).
+    let seeded = |update: &Value| {
+        let ev = srv.events();
+        let at = ev.iter().position(|e| e == update).unwrap();
+        ev[at + 1..]
+            .iter()
+            .filter(|e| e["type"] == "conversation.item.create")
+            .take(2)
+            .map(|e| (e["item"]["role"].clone(), e["item"]["content"][0].clone()))
+            .collect::<Vec<_>>()
+    };
+    let history = vec![
+        (
+            json!("user"),
+            json!({"type": "input_text", "text": "remember: green tea"}),
+        ),
+        (
+            json!("assistant"),
+            json!({"type": "output_text", "text": "Green tea, noted."}),
+        ),
+    ];
+    assert_eq!(seeded(&first), history);
 
     open_settings(&s).await;
     settings_section(&s, "backend").await;
@@ -292,6 +332,11 @@ async fn the_realtime_panel_sets_the_voice_and_turn_detection_of_the_next_sessio
     assert_eq!(
         next["session"]["audio"]["input"]["transcription"],
         json!({"model": "whisper-1"})
+    );
+    assert_eq!(
+        seeded(&next),
+        history,
+        "the new session carries on the conversation"
     );
     let stored = yui_core::backend::realtime::load(&read_store(dir.path()));
     assert_eq!(stored.voice, "marin");
