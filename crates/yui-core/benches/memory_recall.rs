@@ -9,6 +9,8 @@
 //! `YUI_BENCH_MEMORIES`; samples from `YUI_BENCH_CALLS`, default 2000). Figures in
 //! docs/PERFORMANCE.md, "Memory".
 
+#[path = "../tests/turn_support/backends.rs"]
+mod backends;
 use chrono::{Duration as CDuration, TimeZone, Utc};
 use criterion::Criterion;
 use rusqlite::params;
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use yui_core::clock::{ManualClock, SharedClock};
 use yui_core::longterm::{self, recall, search};
-use yui_core::turn::{self, Backend};
+use yui_core::turn;
 use yui_core::{Store, WindowKind};
 
 const WORDS: &[&str] = &[
@@ -287,16 +289,10 @@ fn main() {
     });
 
     let clock: SharedClock = Arc::new(ManualClock::new(t0, 0));
-    let backend = Backend {
-        transport: yui_core::backend::Transport::ChatCompletions,
-        base_url: "http://127.0.0.1:9/v1".into(),
-        model: "m".into(),
-        api_key: None,
-        max_output_tokens: None,
-        temperature: None,
-        push_url: None,
-        realtime_url: None,
-    };
+    let backend = backends::backend(
+        yui_core::backend::Transport::ChatCompletions,
+        "http://127.0.0.1:9/v1",
+    );
     let prep = |preset: &str, q: &str| {
         timed(|| {
             let out = turn::prepare(&store, &clock, preset, WindowKind::Main, q, backend.clone());

@@ -9,6 +9,8 @@
 //! `response.function_call_arguments.done` (or `output_item.done`); the clock starts when those
 //! two events are written.
 
+#[path = "../tests/turn_support/backends.rs"]
+mod backends;
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,7 +21,7 @@ use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
 use yui_core::stage::{BackendSource, Stage, StageEvent, StageOptions};
-use yui_core::turn::{Backend, Timeouts, TurnEvent};
+use yui_core::turn::{Timeouts, TurnEvent};
 use yui_core::{Store, WindowKind};
 
 const CUES: usize = 200;
@@ -85,16 +87,7 @@ fn main() {
         let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
         let opts = StageOptions {
             backend: BackendSource::Fixed {
-                backend: Backend {
-                    transport: Transport::Responses,
-                    base_url,
-                    model: "m".into(),
-                    api_key: None,
-                    max_output_tokens: None,
-                    temperature: None,
-                    push_url: None,
-                    realtime_url: None,
-                },
+                backend: backends::backend(Transport::Responses, &base_url),
                 timeouts: Timeouts::default(),
             },
             headless: true,

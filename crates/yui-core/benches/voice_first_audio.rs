@@ -11,6 +11,8 @@
 //! `cargo bench -p yui-core --bench voice_first_audio`. The device's own buffer (PulseAudio's
 //! latency) comes after this and is not YUI's.
 
+#[path = "../tests/turn_support/backends.rs"]
+mod backends;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -19,7 +21,7 @@ use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
 use yui_core::stage::{BackendSource, Stage, StageEvent, StageOptions};
-use yui_core::turn::{Backend, Timeouts};
+use yui_core::turn::Timeouts;
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
 use yui_core::voice::pcm::Pcm;
 use yui_core::{settings, Store, WindowKind};
@@ -118,16 +120,7 @@ fn main() {
         let host = Arc::new(Stamp::default());
         let opts = StageOptions {
             backend: BackendSource::Fixed {
-                backend: Backend {
-                    transport: Transport::ChatCompletions,
-                    base_url: model.base_url.clone(),
-                    model: "m".into(),
-                    api_key: None,
-                    max_output_tokens: None,
-                    temperature: None,
-                    push_url: None,
-                    realtime_url: None,
-                },
+                backend: backends::backend(Transport::ChatCompletions, &model.base_url),
                 timeouts: Timeouts::default(),
             },
             headless: false,

@@ -17,6 +17,8 @@
 //! the first sample heard: it includes the capture's latency). YUI's own share is the parts that
 //! are neither the hang-over, a server nor the device.
 
+#[path = "../tests/turn_support/backends.rs"]
+mod backends;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -27,7 +29,7 @@ use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
 use yui_core::stage::{AudioChoice, BackendSource, Stage, StageEvent, StageOptions};
-use yui_core::turn::{Backend, Timeouts};
+use yui_core::turn::Timeouts;
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
 use yui_core::voice::pcm::{Pcm, STT_RATE};
 use yui_core::{settings, Store, WindowKind};
@@ -264,16 +266,7 @@ async fn main() {
     let ended = Arc::new(Mutex::new(None));
     let opts = StageOptions {
         backend: BackendSource::Fixed {
-            backend: Backend {
-                transport: Transport::ChatCompletions,
-                base_url: model.base_url.clone(),
-                model: "m".into(),
-                api_key: None,
-                max_output_tokens: None,
-                temperature: None,
-                push_url: None,
-                realtime_url: None,
-            },
+            backend: backends::backend(Transport::ChatCompletions, &model.base_url),
             timeouts: Timeouts::default(),
         },
         // Not headless: a headless stage speaks nothing. Playback finished then waits for the

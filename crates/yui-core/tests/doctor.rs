@@ -2,6 +2,7 @@
 //! verdicts (doctor.rs), against scripted servers on 127.0.0.1 on ports the tests choose.
 
 use crate::turn_support;
+use crate::turn_support::backends;
 
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -180,14 +181,9 @@ async fn first_run_with_two_servers_asks_and_a_set_up_backend_is_not_a_first_run
 
 fn target(base_url: &str, transport: Transport, key: Option<&str>) -> Backend {
     Backend {
-        transport,
-        base_url: base_url.into(),
-        model: "m".into(),
         api_key: key.map(str::to_string),
         max_output_tokens: Some(backend::BackendConfig::default().max_output_tokens),
-        temperature: None,
-        push_url: None,
-        realtime_url: None,
+        ..backends::backend(transport, base_url)
     }
 }
 

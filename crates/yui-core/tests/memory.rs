@@ -2,6 +2,7 @@
 //! Completions wire (docs/memory.md): the store and its indexes, recall in real turns' requests,
 //! forgetting, CJK, two characters kept apart, the token budgets.
 
+use crate::turn_support::backends;
 use crate::turn_support::{chat_say, Harness, ScriptServer};
 use serde_json::Value;
 use std::time::Duration;
@@ -12,16 +13,7 @@ use yui_core::turn::{self, Backend, TurnDeps};
 use yui_core::{Store, WindowKind};
 
 fn backend(base: &str) -> Backend {
-    Backend {
-        transport: Transport::ChatCompletions,
-        base_url: base.into(),
-        model: "m".into(),
-        api_key: None,
-        max_output_tokens: None,
-        temperature: None,
-        push_url: None,
-        realtime_url: None,
-    }
+    backends::backend(Transport::ChatCompletions, base)
 }
 
 fn now(h: &Harness) -> chrono::DateTime<chrono::Utc> {

@@ -3,6 +3,7 @@
 //! message matches; a server that hangs or fails leaves the turn its words-only recall, late by
 //! at most `embeddings.timeout_ms`.
 
+use crate::turn_support::backends;
 use crate::turn_support::{chat_say, Harness, Reply, ScriptServer};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -16,14 +17,8 @@ const HIDDEN: &str = "memory: Takes xylophone lessons on Fridays";
 
 fn backend(base: &str) -> Backend {
     Backend {
-        transport: Transport::ChatCompletions,
-        base_url: base.into(),
-        model: "m".into(),
         api_key: Some("sk-test".into()),
-        max_output_tokens: None,
-        temperature: None,
-        push_url: None,
-        realtime_url: None,
+        ..backends::backend(Transport::ChatCompletions, base)
     }
 }
 

@@ -3,6 +3,7 @@
 //! fact updated rather than duplicated, a failed or cut answer changing nothing, cut lines never
 //! shown, an exchange between characters, the pause switch, and the scheduler.
 
+use crate::turn_support::backends;
 use crate::turn_support::{Harness, Reply, ScriptServer};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -16,14 +17,9 @@ use yui_testkit::sse::chat_json;
 
 fn backend(base: &str) -> Backend {
     Backend {
-        transport: Transport::ChatCompletions,
-        base_url: base.into(),
         model: "mem-model".into(),
         api_key: Some("sk-test".into()),
-        max_output_tokens: None,
-        temperature: None,
-        push_url: None,
-        realtime_url: None,
+        ..backends::backend(Transport::ChatCompletions, base)
     }
 }
 

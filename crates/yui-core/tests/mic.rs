@@ -5,6 +5,7 @@
 //! becoming the user's turn, a vanished device in plain words, half duplex, and barge-in cutting
 //! the stored reply to what was heard with the marker the next history carries.
 
+use crate::turn_support::backends;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -13,11 +14,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
-use yui_core::stage::{
-    AudioChoice, BackendSource, MicState, MicStatus, Stage, StageEvent, StageOptions,
-};
+use yui_core::stage::{AudioChoice, MicState, MicStatus, Stage, StageEvent, StageOptions};
 use yui_core::transcript::{self, Role, INTERRUPTED_MARKER};
-use yui_core::turn::{Backend, Timeouts, TurnEvent, TurnStatus};
+use yui_core::turn::{TurnEvent, TurnStatus};
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
 use yui_core::voice::pcm::Pcm;
 use yui_core::{settings, Store, WindowKind};
@@ -154,23 +153,7 @@ async fn rig(
     let paths = Paths::resolve(Some(dir.path().to_path_buf()));
     let store = Store::open(paths.db_path()).unwrap();
     let opts = StageOptions {
-        backend: BackendSource::Fixed {
-            backend: Backend {
-                transport: Transport::ChatCompletions,
-                base_url: chat.base_url.clone(),
-                model: "m".into(),
-                api_key: None,
-                max_output_tokens: None,
-                temperature: None,
-                push_url: None,
-                realtime_url: None,
-            },
-            timeouts: Timeouts {
-                connect: Duration::from_secs(2),
-                headers: Duration::from_secs(5),
-                stall: Duration::from_secs(5),
-            },
-        },
+        backend: backends::fixed(Transport::ChatCompletions, &chat.base_url),
         headless: !voice,
         voice_path: Some(fake.path().as_os_str().to_owned()),
         // Speech plays on the same host in memory: no test here makes the process's host.

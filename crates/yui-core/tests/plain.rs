@@ -2,6 +2,7 @@
 //! and `turn_end` show (turn/plain.rs), and the 429 retry of the streaming client (sse.rs).
 
 use crate::turn_support;
+use crate::turn_support::backends;
 
 use std::time::{Duration, Instant};
 use turn_support::*;
@@ -11,14 +12,9 @@ use yui_core::turn::{Backend, BackendError, TurnStatus};
 
 fn backend(base_url: &str, transport: Transport, key: Option<&str>) -> Backend {
     Backend {
-        transport,
-        base_url: base_url.into(),
         model: "llama3.2".into(),
         api_key: key.map(str::to_string),
-        max_output_tokens: None,
-        temperature: None,
-        push_url: None,
-        realtime_url: None,
+        ..backends::backend(transport, base_url)
     }
 }
 

@@ -3,6 +3,7 @@
 //! the chain cap, `[SILENT]`, the user interrupting, a recipient closed meanwhile, two
 //! characters streaming at once, and each character's own voice.
 
+use crate::turn_support::backends;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
 use yui_core::stage::{BackendSource, Origin, Stage, StageEvent, StageOptions};
 use yui_core::transcript;
-use yui_core::turn::{Backend, Timeouts, TurnEvent, TurnStatus};
+use yui_core::turn::{TurnEvent, TurnStatus};
 use yui_core::{presets, settings, Store, WindowKind};
 use yui_testkit::sse::*;
 
@@ -42,23 +43,7 @@ async fn rig(replies: Vec<Reply>) -> Rig {
 
 /// The scripted server's Chat Completions backend, with short waits.
 fn fixed(base_url: &str) -> BackendSource {
-    BackendSource::Fixed {
-        backend: Backend {
-            transport: Transport::ChatCompletions,
-            base_url: base_url.into(),
-            model: "m".into(),
-            api_key: None,
-            max_output_tokens: None,
-            temperature: None,
-            push_url: None,
-            realtime_url: None,
-        },
-        timeouts: Timeouts {
-            connect: Duration::from_secs(2),
-            headers: Duration::from_secs(5),
-            stall: Duration::from_secs(5),
-        },
-    }
+    backends::fixed(Transport::ChatCompletions, base_url)
 }
 
 /// The push transport to `url`, with the same short waits.

@@ -2,6 +2,7 @@
 //! window keeps one session that its turns share, its state is reported like push's, the turn's
 //! client context goes in as instructions, and closing the window closes the session.
 
+use crate::turn_support::backends;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,27 +10,17 @@ use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
 use yui_core::stage::{BackendSource, Stage, StageEvent, StageOptions};
-use yui_core::turn::{Backend, Timeouts, TurnEvent, TurnStatus};
+use yui_core::turn::{Backend, TurnEvent, TurnStatus};
 use yui_core::{Store, WindowKind};
 use yui_testkit::realtime::{self as rt, RealtimeServer};
 
 fn realtime(url: &str) -> BackendSource {
     BackendSource::Fixed {
         backend: Backend {
-            transport: Transport::Realtime,
-            base_url: "http://127.0.0.1:9/v1".into(),
-            model: "m".into(),
-            api_key: None,
-            max_output_tokens: None,
-            temperature: None,
-            push_url: None,
             realtime_url: Some(url.into()),
+            ..backends::backend(Transport::Realtime, "http://127.0.0.1:9/v1")
         },
-        timeouts: Timeouts {
-            connect: Duration::from_secs(2),
-            headers: Duration::from_secs(5),
-            stall: Duration::from_secs(5),
-        },
+        timeouts: backends::short_waits(),
     }
 }
 

@@ -4,6 +4,7 @@
 //! committed store changes (presets, switches, vocabulary, relations, other settings) become stage
 //! events. Against the test kit's scripted server and real SQLite files.
 
+use crate::turn_support::backends;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,8 +13,8 @@ use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
 use yui_core::relations::Target;
-use yui_core::stage::{BackendSource, Stage, StageEvent, StageOptions, To, Window};
-use yui_core::turn::{Backend, Timeouts, TurnEvent, TurnStatus};
+use yui_core::stage::{Stage, StageEvent, StageOptions, To, Window};
+use yui_core::turn::{TurnEvent, TurnStatus};
 use yui_core::{presets, relations, settings, vocab, Store};
 use yui_testkit::sse::*;
 
@@ -31,23 +32,7 @@ async fn rig(replies: Vec<Reply>) -> Rig {
     let paths = Paths::resolve(Some(dir.path().to_path_buf()));
     let store = Store::open(paths.db_path()).unwrap();
     let opts = StageOptions {
-        backend: BackendSource::Fixed {
-            backend: Backend {
-                transport: Transport::ChatCompletions,
-                base_url: server.base_url.clone(),
-                model: "m".into(),
-                api_key: None,
-                max_output_tokens: None,
-                temperature: None,
-                push_url: None,
-                realtime_url: None,
-            },
-            timeouts: Timeouts {
-                connect: Duration::from_secs(2),
-                headers: Duration::from_secs(5),
-                stall: Duration::from_secs(5),
-            },
-        },
+        backend: backends::fixed(Transport::ChatCompletions, &server.base_url),
         headless: true,
         ..StageOptions::default()
     };

@@ -4,6 +4,7 @@
 //! says how much was heard; a speech server that fails, stalls or sends garbage leaves the
 //! reply's text and a note in plain words, and nothing waits forever.
 
+use crate::turn_support::backends;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
-use yui_core::stage::{BackendSource, Stage, StageEvent, StageOptions};
-use yui_core::turn::{Backend, Timeouts, TurnEvent};
+use yui_core::stage::{Stage, StageEvent, StageOptions};
+use yui_core::turn::TurnEvent;
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
 use yui_core::voice::pcm::Pcm;
 use yui_core::{presets, settings, Store, WindowKind};
@@ -77,23 +78,7 @@ fn rig(model_url: &str, speech_url: &str, tts: serde_json::Value) -> Rig {
     let store = Store::open(paths.db_path()).unwrap();
     let host = Arc::new(TimedHost::default());
     let opts = StageOptions {
-        backend: BackendSource::Fixed {
-            backend: Backend {
-                transport: Transport::ChatCompletions,
-                base_url: model_url.into(),
-                model: "m".into(),
-                api_key: None,
-                max_output_tokens: None,
-                temperature: None,
-                push_url: None,
-                realtime_url: None,
-            },
-            timeouts: Timeouts {
-                connect: Duration::from_secs(2),
-                headers: Duration::from_secs(5),
-                stall: Duration::from_secs(5),
-            },
-        },
+        backend: backends::fixed(Transport::ChatCompletions, model_url),
         headless: false,
         audio: Some(host.clone()),
         ..StageOptions::default()

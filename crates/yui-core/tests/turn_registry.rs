@@ -2,6 +2,7 @@
 //! states, start-up check), address_character, the placeholders, and the client context.
 
 use crate::turn_support;
+use crate::turn_support::backends;
 
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -304,14 +305,8 @@ async fn prepared_turn_carries_persona_tools_and_context() {
     let srv = ScriptServer::start(vec![chat_say("Hi!")]).await;
     let h = Harness::new();
     let backend = Backend {
-        transport: Transport::ChatCompletions,
-        base_url: srv.base_url.clone(),
-        model: "m".into(),
         api_key: Some("sk-test".into()),
-        max_output_tokens: None,
-        temperature: None,
-        push_url: None,
-        realtime_url: None,
+        ..backends::backend(Transport::ChatCompletions, &srv.base_url)
     };
     let (req, reg) = turn::prepare(
         &h.store,

@@ -6,6 +6,8 @@
 #[allow(unused_imports)]
 pub use yui_testkit::sse::*;
 
+pub mod backends;
+
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,7 +19,7 @@ use yui_core::backend::Transport;
 use yui_core::clock::{ManualClock, SharedClock};
 use yui_core::tools::registry::{ToolRegistry, TurnToolState};
 use yui_core::tools::{ClientTool, ToolContext, ToolError, ToolOutput};
-use yui_core::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnOutcome, TurnRequest};
+use yui_core::turn::{self, Timeouts, TurnDeps, TurnEvent, TurnOutcome, TurnRequest};
 use yui_core::{Store, WindowKind};
 
 // ------------------------------------------------------------------ test tools
@@ -214,21 +216,8 @@ impl Harness {
             message: message.into(),
             instructions: None,
             context: None,
-            backend: Backend {
-                transport,
-                base_url: base_url.into(),
-                model: "m".into(),
-                api_key: None,
-                max_output_tokens: None,
-                temperature: None,
-                push_url: None,
-                realtime_url: None,
-            },
-            timeouts: Timeouts {
-                connect: Duration::from_secs(2),
-                headers: Duration::from_secs(5),
-                stall: Duration::from_secs(5),
-            },
+            backend: backends::backend(transport, base_url),
+            timeouts: backends::short_waits(),
             history_limit: 40,
             addressed_by: None,
         }
