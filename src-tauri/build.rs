@@ -88,6 +88,9 @@ const COMMANDS: &[&str] = &[
     "mic_status",
     "voice_listen_get",
     "voice_listen_set",
+    // Settings → Backend's realtime panel (settings window only; commands/realtime.rs)
+    "realtime_settings_get",
+    "realtime_settings_set",
 ];
 
 fn main() {

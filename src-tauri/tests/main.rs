@@ -11,6 +11,7 @@ mod commands;
 mod instance_id;
 mod ipc_surface;
 mod memory_commands;
+mod realtime_commands;
 mod relations_commands;
 mod shell_rules;
 mod tools_commands;

@@ -28,6 +28,8 @@ async function loadBackend() {
     if (el) el.value = b?.[name] ?? "";
   }
   keyStatus.textContent = b?.has_api_key ? `key stored (${b.api_key_storage})` : "no key stored";
+  // The realtime panel (ui/js/realtime-panel.js) shows itself for the stored transport.
+  document.dispatchEvent(new CustomEvent("yui:backend-loaded"));
   loadModels();
 }
 

@@ -7,6 +7,11 @@
 //! - microphone frame → `input_audio_buffer.append` received by the server: 20 ms of pcm16
 //!   24 kHz (960 bytes) through `RealtimeClient::append` (base64, JSON, the socket; 200 frames).
 //!
+//! - session set-up with the history seed: `RealtimeClient::spawn` → connected, for a character
+//!   with no history and one with 40 lines (the seed's `conversation.item.create`s are sent
+//!   before the session counts as connected, so the difference is what seeding adds before the
+//!   first `response.create`; 30 sessions each).
+//!
 //! `cargo bench -p yui-core --bench realtime_stream` prints the figures.
 
 use std::sync::Arc;
@@ -152,6 +157,8 @@ fn main() {
         st.wait_for(|s| *s == realtime::ConnState::Connected)
             .await
             .unwrap();
+        // The session's seed (part 2's turn is history now) goes before any append.
+        while c.recv_within(Duration::from_millis(200)).await.is_some() {}
         let frame: Vec<u8> = rt::tone(20).iter().flat_map(|s| s.to_le_bytes()).collect();
         let mut lat = Vec::with_capacity(FRAMES);
         for _ in 0..FRAMES {
@@ -167,4 +174,49 @@ fn main() {
     let mut lat = lat;
     let (p50, p99, max) = (pct(&mut lat, 0.5), pct(&mut lat, 0.99), pct(&mut lat, 1.0));
     println!("realtime microphone frame (20 ms pcm16) -> append received, {FRAMES} frames over ws://127.0.0.1: p50 {p50:?} p99 {p99:?} max {max:?}");
+
+    // 4. Session set-up, without and with a 40-line history to seed.
+    let empty = yui_core::presets::add(&store, "Empty").unwrap();
+    let talked = yui_core::presets::add(&store, "Talked").unwrap();
+    for i in 0..40 {
+        let role = if i % 2 == 0 {
+            yui_core::transcript::Role::User
+        } else {
+            yui_core::transcript::Role::Assistant
+        };
+        let text =
+            format!("line {i}: a sentence of ordinary length about the day, the weather and plans");
+        yui_core::transcript::append(&store, &talked.id, role, &text, None, clock.now()).unwrap();
+    }
+    for (label, preset) in [("no history", &empty.id), ("40 lines", &talked.id)] {
+        let mut lat = rt.block_on(async {
+            let mut srv = RealtimeServer::start().await;
+            let req = request(&srv.url);
+            let mut lat = Vec::with_capacity(30);
+            for _ in 0..30 {
+                let t0 = Instant::now();
+                let client = RealtimeClient::spawn(
+                    realtime::config(&req, None),
+                    realtime::session_fn(
+                        store.clone(),
+                        clock.clone(),
+                        preset.clone(),
+                        WindowKind::Main,
+                        false,
+                    ),
+                );
+                let mut st = client.state();
+                let (server, ready) = tokio::join!(
+                    srv.accept_session(),
+                    st.wait_for(|s| *s == realtime::ConnState::Connected)
+                );
+                ready.unwrap();
+                lat.push(t0.elapsed());
+                drop((server, client));
+            }
+            lat
+        });
+        let (p50, p99) = (pct(&mut lat, 0.5), pct(&mut lat, 0.99));
+        println!("realtime session set-up (spawn -> connected, session.update + seed, {label}), 30 sessions over ws://127.0.0.1: p50 {p50:?} p99 {p99:?}");
+    }
 }

@@ -37,6 +37,7 @@ mod turn_faults;
 mod turn_push;
 mod turn_real_servers;
 mod turn_realtime;
+mod turn_realtime_seed;
 mod turn_realtime_session;
 mod turn_registry;
 mod turn_responses;

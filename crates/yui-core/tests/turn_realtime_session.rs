@@ -42,8 +42,14 @@ impl RealtimeAudioOut for FakeAudio {
     }
 }
 
-fn session(h: &Harness, url: &str, audio: Option<Arc<dyn RealtimeAudioOut>>) -> RealtimeClient {
-    let req = rt_req(h, url, "");
+/// A window's session, set up (the server's side of it returned with its `session`) before
+/// any turn starts, so a turn's words are never part of its seed.
+async fn session(
+    h: &Harness,
+    srv: &mut RealtimeServer,
+    audio: Option<Arc<dyn RealtimeAudioOut>>,
+) -> (RealtimeClient, rt::RtConn, serde_json::Value) {
+    let req = rt_req(h, &srv.url, "");
     let cfg = realtime::config(&req, audio.clone());
     let sf = realtime::session_fn(
         h.store.clone(),
@@ -52,7 +58,14 @@ fn session(h: &Harness, url: &str, audio: Option<Arc<dyn RealtimeAudioOut>>) -> 
         yui_core::WindowKind::Main,
         audio.is_some(),
     );
-    RealtimeClient::spawn(cfg, sf)
+    let client = RealtimeClient::spawn(cfg, sf);
+    let (c, s) = srv.accept_session().await;
+    let mut state = client.state();
+    state
+        .wait_for(|s| *s == ConnState::Connected)
+        .await
+        .unwrap();
+    (client, c, s)
 }
 
 #[tokio::test]
@@ -61,14 +74,13 @@ async fn realtime_barge_in_stops_audio_truncates_at_the_played_ms_and_cuts_the_s
     let mut srv = RealtimeServer::start().await;
     let audio = Arc::new(FakeAudio::default());
     audio.heard_ms.store(500, Ordering::SeqCst);
-    let client = session(&h, &srv.url, Some(audio.clone()));
+    let (client, mut c, s) = session(&h, &mut srv, Some(audio.clone())).await;
     let mut deps = h.deps(&rt_req(&h, &srv.url, "").timeouts);
     deps.realtime = Some(Arc::new(client));
     let mut req = rt_req(&h, &srv.url, "count for me");
     req.instructions = Some("You are Yui.".into());
     let (reg, _, _) = express_and_lookup();
     let script = async {
-        let (mut c, s) = srv.accept_session().await;
         assert_eq!(s["output_modalities"], json!(["audio"]));
         // A long-lived session: the turn's instructions first.
         let up = c.recv_type("session.update").await.unwrap();
@@ -120,13 +132,12 @@ async fn realtime_speech_after_the_reply_was_heard_whole_is_no_barge_in() {
     let mut srv = RealtimeServer::start().await;
     let audio = Arc::new(FakeAudio::default());
     audio.heard_ms.store(10_000, Ordering::SeqCst);
-    let client = session(&h, &srv.url, Some(audio.clone()));
+    let (client, mut c, _) = session(&h, &mut srv, Some(audio.clone())).await;
     let mut deps = h.deps(&rt_req(&h, &srv.url, "").timeouts);
     deps.realtime = Some(Arc::new(client));
     let req = rt_req(&h, &srv.url, "hi");
     let (reg, _, _) = express_and_lookup();
     let script = async {
-        let (mut c, _) = srv.accept_session().await;
         c.user_turn().await;
         c.play(&rt::audio_reply("r1", &["Hello."], 100));
         tokio::time::sleep(Duration::from_millis(300)).await;

@@ -11,6 +11,7 @@ pub mod mic;
 pub mod phone;
 pub mod playback;
 pub mod presets;
+pub mod realtime;
 pub mod relations;
 pub mod settings;
 pub mod tools;
@@ -90,6 +91,8 @@ macro_rules! yui_invoke_handler {
             $crate::commands::mic::mic_status,
             $crate::commands::mic::voice_listen_get,
             $crate::commands::mic::voice_listen_set,
+            $crate::commands::realtime::realtime_settings_get,
+            $crate::commands::realtime::realtime_settings_set,
         ]
     };
 }

@@ -12,7 +12,7 @@ use crate::turn::dispatch::End;
 use crate::turn::model::StopReason;
 use crate::turn::read::read;
 use crate::turn::transport::realtime::{
-    self as rt, map::RealtimeMapper, wire, RealtimeClient, RealtimeConfig, RealtimeSettings,
+    self as rt, map::RealtimeMapper, wire, RealtimeClient, RealtimeConfig, RealtimeSettings, Setup,
     TurnDetection,
 };
 use std::sync::Arc;
@@ -43,7 +43,7 @@ pub(super) async fn run(b: &Backend, opts: &Options) -> Report {
         audio: None,
     };
     let t0 = Instant::now();
-    let client = RealtimeClient::spawn(cfg, Arc::new(move || Ok(session.clone())));
+    let client = RealtimeClient::spawn(cfg, Arc::new(move || Ok(Setup::new(session.clone()))));
     let mut checks = Vec::new();
     let report =
         |checks: Vec<Check>, transport: Option<Transport>, cues: bool, summary: String| Report {

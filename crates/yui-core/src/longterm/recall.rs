@@ -233,6 +233,16 @@ pub fn for_turn(
     }
 }
 
+/// The history window as it stands now (oldest first): the lines a turn with no message of its
+/// own would carry, within `yui.memory.history_tokens` ([`window_len`], what [`for_turn`] sizes a
+/// turn's `history_limit` with). A new realtime session is seeded with it.
+pub fn history_now(store: &Store, preset_id: &str) -> Result<Vec<Entry>> {
+    let cfg = super::config::load(store);
+    let mut recent = transcript::recent(store, preset_id, MAX_HISTORY_LINES)?;
+    let n = window_len(&recent, cfg.history_tokens);
+    Ok(recent.split_off(recent.len() - n))
+}
+
 /// [`for_turn`] without the write: the history window's length and the recall.
 pub fn build(
     store: &Store,

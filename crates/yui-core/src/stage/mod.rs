@@ -419,6 +419,37 @@ impl Stage {
         }
     }
 
+    /// Store `yui.realtime` (Settings → Backend's realtime panel; refused in plain words,
+    /// storing nothing, when a value is not valid) and make the sessions again with it.
+    pub fn realtime_settings_set(
+        &self,
+        value: &serde_json::Value,
+    ) -> crate::error::Result<crate::backend::realtime::View> {
+        use crate::backend::realtime;
+        let stored = realtime::stored_value(value)?;
+        crate::settings::set(&self.0.store, realtime::KEY, &stored)?;
+        self.realtime_changed();
+        Ok(realtime::view(&self.0.store))
+    }
+
+    /// `yui.realtime` changed: every character's realtime session is made again, so its
+    /// `session.update` carries the new voice, turn detection and transcription (the new
+    /// session is seeded with the history: nothing said is lost). A turn running on the old
+    /// session finishes on it.
+    pub fn realtime_changed(&self) {
+        let windows: Vec<(String, WindowKind)> = self
+            .0
+            .seats()
+            .iter_mut()
+            .filter_map(|(id, seat)| seat.realtime.take().map(|r| (id.clone(), r.window)))
+            .collect();
+        if let Ok((b, t)) = run::backend_for(&self.0) {
+            for (id, w) in windows {
+                realtime::ensure(&self.0, &id, w, &b, &t);
+            }
+        }
+    }
+
     /// `preset_id`'s window closed: its turn, speech and microphone stop, its connection closes,
     /// and an addressed turn meant for it is dropped when its time comes.
     pub fn closed(&self, preset_id: &str) {

@@ -253,8 +253,10 @@ async fn run_turn(
     let store = &deps.store;
     // History first, so it does not include the message of this turn.
     let history = match req.backend.transport {
-        // Both keep the conversation on the server.
-        Transport::Push | Transport::Realtime => Vec::new(),
+        // Both keep the conversation on the server (a window's realtime session seeds its own
+        // at each connect; a turn's own session is seeded with this history).
+        Transport::Push => Vec::new(),
+        Transport::Realtime if deps.realtime.is_some() => Vec::new(),
         _ => transcript::recent(store, &req.preset_id, req.history_limit)
             .map_err(|e| End::Failed(format!("the transcript could not be read: {e}")))?,
     };

@@ -53,6 +53,6 @@ pub(crate) async fn run(
             request_turn(d, deps, req, &mut conv).await
         }
         Transport::Push => push::push_turn(d, deps, req).await,
-        Transport::Realtime => realtime::realtime_turn(d, deps, req, registry).await,
+        Transport::Realtime => realtime::realtime_turn(d, deps, req, registry, history).await,
     }
 }

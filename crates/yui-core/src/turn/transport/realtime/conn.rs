@@ -1,6 +1,7 @@
 //! One realtime session per character window: connect (`Authorization: Bearer` when a key is
 //! set), wait for `session.created`, send `session.update` (built from current state at every
-//! connect) and wait for `session.updated`; then route the server's events to the turn in flight
+//! connect) and wait for `session.updated`, then seed the new conversation with the history
+//! (once per connection, before any turn can send); then route the server's events to the turn in flight
 //! (one at a time), play output audio through the window's [`RealtimeAudioOut`] and handle
 //! barge-in (the user speaking over a reply that plays: stop, `conversation.item.truncate` with
 //! the milliseconds heard). Reconnects with push's backoff and exposes push's [`ConnState`].
@@ -36,14 +37,38 @@ pub struct RealtimeConfig {
     pub audio: Option<Arc<dyn RealtimeAudioOut>>,
 }
 
-/// Builds the `session` object of each connect's `session.update` from current state.
-pub type SessionFn = Arc<dyn Fn() -> Result<Value, String> + Send + Sync>;
+/// What one connect sets up, built from current state: the session, then the conversation so
+/// far.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// The `session` object of `session.update`.
+    pub session: Value,
+    /// `conversation.item.create` events sent right after `session.updated`, in order: the
+    /// history a new server-side conversation starts from (empty: nothing is sent).
+    pub seed: Vec<Value>,
+    /// The turn whose user words are the seed's last item: a turn that stored them while this
+    /// connection was being set up finds them there and does not send them again.
+    pub seeded_turn: Option<String>,
+}
+
+impl Setup {
+    /// A session with nothing to seed.
+    pub fn new(session: Value) -> Self {
+        Self {
+            session,
+            ..Self::default()
+        }
+    }
+}
+
+/// Builds each connect's [`Setup`] from current state.
+pub type SessionFn = Arc<dyn Fn() -> Result<Setup, String> + Send + Sync>;
 
 enum Cmd {
     Send(Value),
     Register {
         events: mpsc::UnboundedSender<ServerEvent>,
-        ack: oneshot::Sender<Result<u64, String>>,
+        ack: oneshot::Sender<Result<(u64, Option<String>), String>>,
     },
     Unregister(u64),
     /// The user stopped the turn: stop the audio, cancel the response in flight.
@@ -64,9 +89,14 @@ pub struct RealtimeLink {
     id: u64,
     events: mpsc::UnboundedReceiver<ServerEvent>,
     cmd: mpsc::Sender<Cmd>,
+    seeded_turn: Option<String>,
 }
 
 impl RealtimeLink {
+    /// Whether this connection's seed already ends with `turn_id`'s user words.
+    pub fn seeded(&self, turn_id: &str) -> bool {
+        self.seeded_turn.as_deref() == Some(turn_id)
+    }
     /// The next event for this turn; `None` when the connection was lost.
     pub async fn recv(&mut self) -> Option<ServerEvent> {
         self.events.recv().await
@@ -159,11 +189,12 @@ impl RealtimeClient {
         if self.cmd.send(reg).await.is_err() {
             return Err(CLOSED.into());
         }
-        let id = ack_rx.await.unwrap_or_else(|_| Err(CLOSED.into()))?;
+        let (id, seeded_turn) = ack_rx.await.unwrap_or_else(|_| Err(CLOSED.into()))?;
         Ok(RealtimeLink {
             id,
             events: rx,
             cmd: self.cmd.clone(),
+            seeded_turn,
         })
     }
 
@@ -211,11 +242,12 @@ async fn run(
     let mut next_id = 0;
     loop {
         let error = match connect(&cfg, &session).await {
-            Ok(ws) => {
+            Ok((ws, seeded_turn)) => {
                 attempt = 0;
                 let _ = state.send(ConnState::Connected);
                 tracing::info!(url = %cfg.url, "realtime: session ready");
                 let mut serve = Serve::new(cfg.audio.clone(), adopt.clone(), next_id);
+                serve.seeded_turn = seeded_turn;
                 let lost = serve.run(ws, &mut cmd).await;
                 next_id = serve.next_id;
                 match lost {
@@ -249,7 +281,12 @@ async fn run(
     }
 }
 
-async fn connect(cfg: &RealtimeConfig, session: &SessionFn) -> Result<Ws, String> {
+/// Connect and set the session up: `session.update`, `session.updated`, then the seed. Returns
+/// the socket and the turn whose words the seed ends with.
+async fn connect(
+    cfg: &RealtimeConfig,
+    session: &SessionFn,
+) -> Result<(Ws, Option<String>), String> {
     let url = &cfg.url;
     let mut req = url
         .as_str()
@@ -277,21 +314,31 @@ async fn connect(cfg: &RealtimeConfig, session: &SessionFn) -> Result<Ws, String
             matches!(e, ServerEvent::SessionCreated)
         })
         .await?;
-        let s = session()?;
-        send(&mut ws, &wire::session_update(s)).await.map_err(|e| {
-            format!("the realtime server closed the connection at session.update: {e}")
-        })?;
+        let setup = session()?;
+        send(&mut ws, &wire::session_update(setup.session))
+            .await
+            .map_err(|e| {
+                format!("the realtime server closed the connection at session.update: {e}")
+            })?;
         wait_for(&mut ws, "session.updated", |e| {
             matches!(e, ServerEvent::SessionUpdated)
         })
-        .await
+        .await?;
+        // The conversation so far, once per connection: the server keeps it from here on. Not
+        // waited for item by item: the server applies events in order, before any turn's.
+        for item in &setup.seed {
+            send(&mut ws, item).await.map_err(|e| {
+                format!("the realtime connection broke while the conversation so far was sent: {e}")
+            })?;
+        }
+        Ok(setup.seeded_turn)
     };
     match tokio::time::timeout(cfg.ready, handshake).await {
         Err(_) => Err(format!(
             "the realtime server at {url} did not set up the session within {} s",
             cfg.ready.as_secs()
         )),
-        Ok(r) => r.map(|_| ws),
+        Ok(r) => r.map(|seeded| (ws, seeded)),
     }
 }
 
@@ -350,6 +397,8 @@ struct Serve {
     /// The user's transcribed words that came with no turn running, for the response the
     /// server starts next (dropped when the user starts speaking again).
     words: Option<ServerEvent>,
+    /// See [`Setup::seeded_turn`].
+    seeded_turn: Option<String>,
 }
 
 impl Serve {
@@ -362,6 +411,7 @@ impl Serve {
             playing: None,
             responding: false,
             words: None,
+            seeded_turn: None,
         }
     }
 
@@ -410,7 +460,7 @@ impl Serve {
                         } else {
                             self.next_id += 1;
                             self.turn = Some((self.next_id, events));
-                            let _ = ack.send(Ok(self.next_id));
+                            let _ = ack.send(Ok((self.next_id, self.seeded_turn.clone())));
                         }
                     }
                     Some(Cmd::Unregister(id)) => {
@@ -528,6 +578,8 @@ impl Serve {
             id: self.next_id,
             events: rx,
             cmd,
+            // The server started it from the microphone: no seed holds its words.
+            seeded_turn: None,
         };
         if to.send(link).is_ok() {
             self.turn = Some((self.next_id, tx));

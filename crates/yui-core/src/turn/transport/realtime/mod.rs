@@ -10,7 +10,8 @@
 //! - [`map`]: one response's events → model events (pure, table-tested);
 //! - [`conn`]: the session (set-up, routing, audio out, barge-in, reconnect with backoff);
 //! - [`started`]: a response the server started by itself, for the turn that plays it;
-//! - this module: the session built from current state, and a turn run over it.
+//! - this module: the session built from current state (seeded with the history), and a turn
+//!   run over it.
 
 pub mod conn;
 pub mod map;
@@ -20,7 +21,7 @@ pub mod wire;
 pub use crate::backend::realtime::{RealtimeSettings, TurnDetection};
 pub use crate::shared::realtime_audio::RealtimeAudioOut;
 pub use conn::{
-    url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, SessionFn,
+    url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, SessionFn, Setup,
 };
 pub use started::ServerStarted;
 
@@ -30,6 +31,7 @@ use crate::error::Result;
 use crate::store::Store;
 use crate::tools::registry::{RegistryEnv, ToolRegistry};
 use crate::tools::ToolOutput;
+use crate::transcript::{Entry, Role};
 use crate::turn::dispatch::{Answered, Dispatch, End};
 use crate::turn::model::StopReason;
 use crate::turn::read::{read, FrameSource};
@@ -106,8 +108,34 @@ pub fn instructions(persona: Option<&str>, context: Option<&ClientContext>) -> O
     }
 }
 
+/// The conversation so far (`history`, oldest first, as the other transports send it) as the
+/// `conversation.item.create` events that seed a new session: messages only, user lines as
+/// `input_text` (another character's named, `Kai: …`), the character's as `output_text`, a reply
+/// the user spoke over with its marker as stored. The transcript holds no tool calls, so none
+/// are replayed (as on the other transports).
+pub fn seed(history: &[Entry]) -> Vec<Value> {
+    history
+        .iter()
+        .map(|e| wire::history_message(e.role == Role::Assistant, &e.history_text()))
+        .collect()
+}
+
+/// A [`Setup`] seeded with `history`; the seed's last line names its turn when it is a user's.
+pub fn setup_with(session: Value, history: &[Entry]) -> Setup {
+    let seeded_turn = history
+        .last()
+        .filter(|e| e.role == Role::User)
+        .and_then(|e| e.turn_id.clone());
+    Setup {
+        session,
+        seed: seed(history),
+        seeded_turn,
+    }
+}
+
 /// A [`SessionFn`] that builds the window's session from the store at every connect (the open
-/// presets, the vocabulary, the client context now).
+/// presets, the vocabulary, the client context now) and seeds it with the history window now
+/// (`longterm::recall::history_now`, the budget every turn's history has).
 pub fn session_fn(
     store: Store,
     clock: SharedClock,
@@ -116,14 +144,19 @@ pub fn session_fn(
     audio: bool,
 ) -> SessionFn {
     Arc::new(move || {
-        let build = || -> Result<Value> {
+        let build = || -> Result<Setup> {
             let preset = crate::presets::get(&store, &preset_id)?;
             let env = RegistryEnv::load(&store, &preset_id, window)?;
             let registry = ToolRegistry::for_window(&env)?;
             let context = ClientContext::build(clock.as_ref(), &store, &preset_id, &registry);
             let i = instructions(Some(&preset.persona), Some(&context));
             let settings = crate::backend::realtime::load(&store);
-            Ok(session_from(&registry, i.as_deref(), &settings, audio))
+            let session = session_from(&registry, i.as_deref(), &settings, audio);
+            // A history that cannot be read starts the session empty rather than not at all.
+            let history = crate::longterm::recall::history_now(&store, &preset_id)
+                .inspect_err(|e| tracing::warn!(error = %e, "realtime: no history to seed"))
+                .unwrap_or_default();
+            Ok(setup_with(session, &history))
         };
         build().map_err(|e| e.message)
     })
@@ -140,12 +173,14 @@ pub fn config(req: &TurnRequest, audio: Option<Arc<dyn RealtimeAudioOut>>) -> Re
     }
 }
 
-/// Run one turn over the window's session (or, without one, over a text session made for it).
+/// Run one turn over the window's session (or, without one, over a text session made for it and
+/// seeded with `history`, the turn's history window read before its message was stored).
 pub(crate) async fn realtime_turn(
     d: &mut Dispatch<'_>,
     deps: &TurnDeps,
     req: &TurnRequest,
     registry: &ToolRegistry,
+    history: &[Entry],
 ) -> std::result::Result<(), End> {
     let own;
     let instructions = instructions(req.instructions.as_deref(), req.context.as_ref());
@@ -160,7 +195,8 @@ pub(crate) async fn realtime_turn(
             let audio = deps.audio_out.is_some();
             let s = session_from(registry, instructions.as_deref(), &settings, audio);
             let cfg = config(req, deps.audio_out.clone());
-            own = RealtimeClient::spawn(cfg, Arc::new(move || Ok(s.clone())));
+            let setup = setup_with(s, history);
+            own = RealtimeClient::spawn(cfg, Arc::new(move || Ok(setup.clone())));
             &own
         }
     };
@@ -203,6 +239,8 @@ pub(crate) async fn realtime_turn(
             }
             first.push(wire::commit());
         }
+        // Already the seed's last line (stored while the session was being set up).
+        None if link.seeded(&req.turn_id) => {}
         None => first.push(wire::user_text(&text)),
     }
     first.push(wire::response_create());

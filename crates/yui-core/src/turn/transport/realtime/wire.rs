@@ -289,6 +289,20 @@ pub fn user_text(text: &str) -> Value {
         "content": [{"type": "input_text", "text": text}]}})
 }
 
+/// One line of the conversation so far, seeding a new session: the user's (or another
+/// character's) words as a user `message` with an `input_text` part, the character's own as an
+/// assistant `message` with an `output_text` part (the GA name; the beta called it `text`).
+pub fn history_message(assistant: bool, text: &str) -> Value {
+    let (role, part) = if assistant {
+        ("assistant", "output_text")
+    } else {
+        ("user", "input_text")
+    };
+    json!({"type": "conversation.item.create", "item": {
+        "type": "message", "role": role,
+        "content": [{"type": part, "text": text}]}})
+}
+
 /// Images of tool results for the model: one user message with `input_image` parts (a
 /// `function_call_output` carries text only).
 pub fn user_images(images: &[String]) -> Value {
