@@ -1,26 +1,26 @@
-//! One realtime session per character window: connect (`Authorization: Bearer` when a key is
-//! set), wait for `session.created`, send `session.update` (built from current state at every
-//! connect) and wait for `session.updated`, then seed the new conversation with the history
-//! (once per connection, before any turn can send); then route the server's events to the turn in flight
-//! (one at a time), play output audio through the window's [`RealtimeAudioOut`] and handle
-//! barge-in (the user speaking over a reply that plays: stop, `conversation.item.truncate` with
-//! the milliseconds heard). Reconnects with push's backoff and exposes push's [`ConnState`].
+//! One realtime session per character window: connect and set up (`setup.rs`: the session
+//! built from current state at every connect, then the conversation so far as the seed, before
+//! any turn can send); then route the server's events to the turn in flight (one at a time), play
+//! output audio through the window's [`RealtimeAudioOut`] and handle barge-in (the user speaking
+//! over a reply that plays: stop, `conversation.item.truncate` with the milliseconds heard).
+//! Reconnects with push's backoff and exposes push's [`ConnState`].
 //!
 //! A malformed event is logged with its text and skipped. When the socket is lost the turn in
 //! flight learns it at once (its event channel closes).
 
+use super::setup::{connect, send, Ws};
+pub use super::setup::{SessionFn, Setup};
 use super::wire::{self, ServerEvent, BYTES_PER_MS};
 pub use crate::backend::realtime::url_with_model;
 use crate::shared::realtime_audio::RealtimeAudioOut;
 use crate::turn::transport::push::conn::retry_after;
 pub use crate::turn::transport::push::conn::ConnState;
 use base64::Engine as _;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 /// Where and how to connect.
@@ -36,33 +36,6 @@ pub struct RealtimeConfig {
     /// Plays the reply's audio; `None`: text mode.
     pub audio: Option<Arc<dyn RealtimeAudioOut>>,
 }
-
-/// What one connect sets up, built from current state: the session, then the conversation so
-/// far.
-#[derive(Debug, Clone, Default)]
-pub struct Setup {
-    /// The `session` object of `session.update`.
-    pub session: Value,
-    /// `conversation.item.create` events sent right after `session.updated`, in order: the
-    /// history a new server-side conversation starts from (empty: nothing is sent).
-    pub seed: Vec<Value>,
-    /// The turn whose user words are the seed's last item: a turn that stored them while this
-    /// connection was being set up finds them there and does not send them again.
-    pub seeded_turn: Option<String>,
-}
-
-impl Setup {
-    /// A session with nothing to seed.
-    pub fn new(session: Value) -> Self {
-        Self {
-            session,
-            ..Self::default()
-        }
-    }
-}
-
-/// Builds each connect's [`Setup`] from current state.
-pub type SessionFn = Arc<dyn Fn() -> Result<Setup, String> + Send + Sync>;
 
 enum Cmd {
     Send(Value),
@@ -228,9 +201,6 @@ impl RealtimeClient {
     }
 }
 
-type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
 async fn run(
     cfg: RealtimeConfig,
     session: SessionFn,
@@ -279,106 +249,6 @@ async fn run(
             return;
         }
     }
-}
-
-/// Connect and set the session up: `session.update`, `session.updated`, then the seed. Returns
-/// the socket and the turn whose words the seed ends with.
-async fn connect(
-    cfg: &RealtimeConfig,
-    session: &SessionFn,
-) -> Result<(Ws, Option<String>), String> {
-    let url = &cfg.url;
-    let mut req = url
-        .as_str()
-        .into_client_request()
-        .map_err(|e| format!("the realtime URL {url} is not valid: {e}"))?;
-    if let Some(k) = cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
-        if let Ok(v) = format!("Bearer {k}").parse() {
-            req.headers_mut().insert("authorization", v);
-        }
-    }
-    // No Nagle: small events, each one waited for (a tool's output, an append's latency).
-    let connect = tokio_tungstenite::connect_async_with_config(req, None, true);
-    let (mut ws, _) = match tokio::time::timeout(cfg.connect, connect).await {
-        Err(_) => {
-            return Err(format!(
-                "the realtime server at {url} did not answer within {} s",
-                cfg.connect.as_secs()
-            ))
-        }
-        Ok(Err(e)) => return Err(format!("I can't reach the realtime server at {url}: {e}")),
-        Ok(Ok(x)) => x,
-    };
-    let handshake = async {
-        wait_for(&mut ws, "session.created", |e| {
-            matches!(e, ServerEvent::SessionCreated)
-        })
-        .await?;
-        let setup = session()?;
-        send(&mut ws, &wire::session_update(setup.session))
-            .await
-            .map_err(|e| {
-                format!("the realtime server closed the connection at session.update: {e}")
-            })?;
-        wait_for(&mut ws, "session.updated", |e| {
-            matches!(e, ServerEvent::SessionUpdated)
-        })
-        .await?;
-        // The conversation so far, once per connection: the server keeps it from here on. Not
-        // waited for item by item: the server applies events in order, before any turn's.
-        for item in &setup.seed {
-            send(&mut ws, item).await.map_err(|e| {
-                format!("the realtime connection broke while the conversation so far was sent: {e}")
-            })?;
-        }
-        Ok(setup.seeded_turn)
-    };
-    match tokio::time::timeout(cfg.ready, handshake).await {
-        Err(_) => Err(format!(
-            "the realtime server at {url} did not set up the session within {} s",
-            cfg.ready.as_secs()
-        )),
-        Ok(r) => r.map(|seeded| (ws, seeded)),
-    }
-}
-
-/// Read until `want`; an `error` event first is the session refused, in the server's words.
-async fn wait_for(
-    ws: &mut Ws,
-    name: &str,
-    want: impl Fn(&ServerEvent) -> bool,
-) -> Result<(), String> {
-    loop {
-        match ws.next().await {
-            None | Some(Ok(Message::Close(_))) => {
-                return Err(format!(
-                    "the realtime server closed the connection before {name}"
-                ))
-            }
-            Some(Err(e)) => {
-                return Err(format!("the realtime connection broke before {name}: {e}"))
-            }
-            Some(Ok(Message::Text(t))) => match ServerEvent::parse(t.as_str()) {
-                Ok(e) if want(&e) => return Ok(()),
-                Ok(ServerEvent::Error { message, .. }) => {
-                    return Err(format!(
-                        "the realtime server refused the session: {message}"
-                    ))
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, text = %t.as_str(), "realtime: malformed event skipped")
-                }
-            },
-            Some(Ok(_)) => {}
-        }
-    }
-}
-
-async fn send(ws: &mut Ws, v: &Value) -> Result<(), String> {
-    ws.send(Message::text(v.to_string()))
-        .await
-        .map_err(|e| e.to_string())
 }
 
 /// Where the server's own responses go, and the session's commands (for their links).

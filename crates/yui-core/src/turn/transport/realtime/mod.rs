@@ -15,6 +15,7 @@
 
 pub mod conn;
 pub mod map;
+pub mod setup;
 pub mod started;
 pub mod wire;
 

@@ -1,0 +1,141 @@
+//! One connect's set-up: the socket opened (`Authorization: Bearer` when a key is set),
+//! `session.created` awaited, `session.update` sent (built from current state by the
+//! [`SessionFn`]) and `session.updated` awaited, then the conversation so far sent as the seed.
+
+use super::conn::RealtimeConfig;
+use super::wire::{self, ServerEvent};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+/// What one connect sets up, built from current state: the session, then the conversation so
+/// far.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// The `session` object of `session.update`.
+    pub session: Value,
+    /// `conversation.item.create` events sent right after `session.updated`, in order: the
+    /// history a new server-side conversation starts from (empty: nothing is sent).
+    pub seed: Vec<Value>,
+    /// The turn whose user words are the seed's last item: a turn that stored them while this
+    /// connection was being set up finds them there and does not send them again.
+    pub seeded_turn: Option<String>,
+}
+
+impl Setup {
+    /// A session with nothing to seed.
+    pub fn new(session: Value) -> Self {
+        Self {
+            session,
+            ..Self::default()
+        }
+    }
+}
+
+/// Builds each connect's [`Setup`] from current state.
+pub type SessionFn = Arc<dyn Fn() -> Result<Setup, String> + Send + Sync>;
+
+pub(super) type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Connect and set the session up: `session.update`, `session.updated`, then the seed. Returns
+/// the socket and the turn whose words the seed ends with.
+pub(super) async fn connect(
+    cfg: &RealtimeConfig,
+    session: &SessionFn,
+) -> Result<(Ws, Option<String>), String> {
+    let url = &cfg.url;
+    let mut req = url
+        .as_str()
+        .into_client_request()
+        .map_err(|e| format!("the realtime URL {url} is not valid: {e}"))?;
+    if let Some(k) = cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
+        if let Ok(v) = format!("Bearer {k}").parse() {
+            req.headers_mut().insert("authorization", v);
+        }
+    }
+    // No Nagle: small events, each one waited for (a tool's output, an append's latency).
+    let connect = tokio_tungstenite::connect_async_with_config(req, None, true);
+    let (mut ws, _) = match tokio::time::timeout(cfg.connect, connect).await {
+        Err(_) => {
+            return Err(format!(
+                "the realtime server at {url} did not answer within {} s",
+                cfg.connect.as_secs()
+            ))
+        }
+        Ok(Err(e)) => return Err(format!("I can't reach the realtime server at {url}: {e}")),
+        Ok(Ok(x)) => x,
+    };
+    let handshake = async {
+        wait_for(&mut ws, "session.created", |e| {
+            matches!(e, ServerEvent::SessionCreated)
+        })
+        .await?;
+        let setup = session()?;
+        send(&mut ws, &wire::session_update(setup.session))
+            .await
+            .map_err(|e| {
+                format!("the realtime server closed the connection at session.update: {e}")
+            })?;
+        wait_for(&mut ws, "session.updated", |e| {
+            matches!(e, ServerEvent::SessionUpdated)
+        })
+        .await?;
+        // The conversation so far, once per connection: the server keeps it from here on. Not
+        // waited for item by item: the server applies events in order, before any turn's.
+        for item in &setup.seed {
+            send(&mut ws, item).await.map_err(|e| {
+                format!("the realtime connection broke while the conversation so far was sent: {e}")
+            })?;
+        }
+        Ok(setup.seeded_turn)
+    };
+    match tokio::time::timeout(cfg.ready, handshake).await {
+        Err(_) => Err(format!(
+            "the realtime server at {url} did not set up the session within {} s",
+            cfg.ready.as_secs()
+        )),
+        Ok(r) => r.map(|seeded| (ws, seeded)),
+    }
+}
+
+/// Read until `want`; an `error` event first is the session refused, in the server's words.
+async fn wait_for(
+    ws: &mut Ws,
+    name: &str,
+    want: impl Fn(&ServerEvent) -> bool,
+) -> Result<(), String> {
+    loop {
+        match ws.next().await {
+            None | Some(Ok(Message::Close(_))) => {
+                return Err(format!(
+                    "the realtime server closed the connection before {name}"
+                ))
+            }
+            Some(Err(e)) => {
+                return Err(format!("the realtime connection broke before {name}: {e}"))
+            }
+            Some(Ok(Message::Text(t))) => match ServerEvent::parse(t.as_str()) {
+                Ok(e) if want(&e) => return Ok(()),
+                Ok(ServerEvent::Error { message, .. }) => {
+                    return Err(format!(
+                        "the realtime server refused the session: {message}"
+                    ))
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, text = %t.as_str(), "realtime: malformed event skipped")
+                }
+            },
+            Some(Ok(_)) => {}
+        }
+    }
+}
+
+pub(super) async fn send(ws: &mut Ws, v: &Value) -> Result<(), String> {
+    ws.send(Message::text(v.to_string()))
+        .await
+        .map_err(|e| e.to_string())
+}
