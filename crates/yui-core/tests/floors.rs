@@ -455,3 +455,33 @@ fn the_wall_clock_is_read_in_clock_rs_only() {
         );
     }
 }
+
+/// docs/ARCHITECTURE.md: "files stay under 600 lines" — the product sources of every crate of
+/// the workspace (tests, benches and the vendored crate aside).
+#[test]
+fn no_product_source_file_is_over_600_lines() {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut sources = Vec::new();
+    for dir in ["crates/yui-core/src", "crates/yui-cli/src", "src-tauri/src"] {
+        walk(&root.join(dir), &mut sources);
+    }
+    assert!(sources.len() > 100, "the survey found the sources");
+    let long: Vec<String> = sources
+        .iter()
+        .filter_map(|p| {
+            let n = std::fs::read_to_string(p).ok()?.lines().count();
+            (n > 600).then(|| format!("{} ({n} lines)", p.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "split these files: {long:?}");
+}

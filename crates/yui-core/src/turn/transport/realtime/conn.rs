@@ -9,7 +9,7 @@
 //! flight learns it at once (its event channel closes).
 
 use super::setup::{connect, send, Ws};
-pub use super::setup::{SessionFn, Setup};
+pub use super::setup::{RealtimeConfig, SessionFn, Setup};
 use super::wire::{self, ServerEvent, BYTES_PER_MS};
 pub use crate::backend::realtime::url_with_model;
 use crate::shared::realtime_audio::RealtimeAudioOut;
@@ -22,20 +22,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_tungstenite::tungstenite::Message;
-
-/// Where and how to connect.
-#[derive(Clone)]
-pub struct RealtimeConfig {
-    /// `ws(s)://…/realtime?model=M` (see [`url_with_model`]).
-    pub url: String,
-    pub api_key: Option<String>,
-    /// TCP + WebSocket handshake.
-    pub connect: Duration,
-    /// `session.created`, then `session.update` → `session.updated`.
-    pub ready: Duration,
-    /// Plays the reply's audio; `None`: text mode.
-    pub audio: Option<Arc<dyn RealtimeAudioOut>>,
-}
 
 enum Cmd {
     Send(Value),

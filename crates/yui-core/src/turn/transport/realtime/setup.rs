@@ -2,13 +2,28 @@
 //! `session.created` awaited, `session.update` sent (built from current state by the
 //! [`SessionFn`]) and `session.updated` awaited, then the conversation so far sent as the seed.
 
-use super::conn::RealtimeConfig;
 use super::wire::{self, ServerEvent};
+use crate::shared::realtime_audio::RealtimeAudioOut;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
+
+/// Where and how to connect.
+#[derive(Clone)]
+pub struct RealtimeConfig {
+    /// `ws(s)://…/realtime?model=M` (see [`super::url_with_model`]).
+    pub url: String,
+    pub api_key: Option<String>,
+    /// TCP + WebSocket handshake.
+    pub connect: Duration,
+    /// `session.created`, then `session.update` → `session.updated`.
+    pub ready: Duration,
+    /// Plays the reply's audio; `None`: text mode.
+    pub audio: Option<Arc<dyn RealtimeAudioOut>>,
+}
 
 /// What one connect sets up, built from current state: the session, then the conversation so
 /// far.
