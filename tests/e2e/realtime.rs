@@ -220,16 +220,27 @@ async fn the_realtime_panel_sets_the_voice_and_turn_detection_of_the_next_sessio
         json!({"type": "server_vad"})
     );
     // The items after a set-up (Kai's pet window has a session too, interleaved, with no
-    // history of its own: every item is Yui's).
+    // history of its own: every item is Yui's). They follow `session.updated`, so they may
+    // still be on their way when the update is seen: read until two came (or T passed).
     let seeded = |update: &Value| {
-        let ev = srv.events();
-        let at = ev.iter().position(|e| e == update).unwrap();
-        ev[at + 1..]
-            .iter()
-            .filter(|e| e["type"] == "conversation.item.create")
-            .take(2)
-            .map(|e| (e["item"]["role"].clone(), e["item"]["content"][0].clone()))
-            .collect::<Vec<_>>()
+        let (srv, update) = (&srv, update.clone());
+        async move {
+            let until = std::time::Instant::now() + T;
+            loop {
+                let ev = srv.events();
+                let at = ev.iter().position(|e| *e == update).unwrap();
+                let items: Vec<_> = ev[at + 1..]
+                    .iter()
+                    .filter(|e| e["type"] == "conversation.item.create")
+                    .take(2)
+                    .map(|e| (e["item"]["role"].clone(), e["item"]["content"][0].clone()))
+                    .collect();
+                if items.len() == 2 || std::time::Instant::now() > until {
+                    return items;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
     };
     let history = vec![
         (
@@ -241,7 +252,7 @@ async fn the_realtime_panel_sets_the_voice_and_turn_detection_of_the_next_sessio
             json!({"type": "output_text", "text": "Green tea, noted."}),
         ),
     ];
-    assert_eq!(seeded(&first), history);
+    assert_eq!(seeded(&first).await, history);
 
     open_settings(&s).await;
     settings_section(&s, "backend").await;
@@ -334,7 +345,7 @@ async fn the_realtime_panel_sets_the_voice_and_turn_detection_of_the_next_sessio
         json!({"model": "whisper-1"})
     );
     assert_eq!(
-        seeded(&next),
+        seeded(&next).await,
         history,
         "the new session carries on the conversation"
     );
