@@ -5,7 +5,7 @@
 //! `YUI_SPOKEN_WAV` (espeak-ng's question); without them this prints how to run it and exits.
 //!
 //! The whole core stage runs as in the app: the hands-free microphone (a microphone in memory
-//! delivering the WAV in real-time 20 ms blocks at 16 kHz, then quiet) with the default 600 ms
+//! delivering the WAV in real-time blocks as long as the real host's, 40 ms at 16 kHz, then quiet) with the default 600 ms
 //! hang-over, speech-to-text, the user's turn against a scripted Chat Completions model on
 //! 127.0.0.1 (it answers at once, so the model's own time is ~0), the sentence chunker,
 //! `/audio/speech`, and playback on the real cpal host into a PulseAudio null sink this bench
@@ -39,6 +39,9 @@ use yui_testkit::sse::{self, Part, Reply, ScriptServer};
 mod support_pulse;
 
 const RUNS: usize = 6;
+/// The real host's capture block: its length, and its samples at 16 kHz.
+const BLOCK_MS: u64 = yui_core::voice::cpal_host::CAPTURE_BUFFER_MS as u64;
+const BLOCK: usize = 16 * BLOCK_MS as usize;
 const HANGOVER_MS: u64 = 600;
 
 /// Bytes seen by a proxy: (to the server?, when).
@@ -103,8 +106,10 @@ fn exchange(log: &Log, t: SystemTime) -> Option<(SystemTime, SystemTime, SystemT
     Some((sent, first, last))
 }
 
-/// A microphone in memory: quiet, the question in real-time 20 ms blocks, then quiet; notes
-/// when the question's last block with sound was delivered (the end of speech).
+/// A microphone in memory: quiet, the question in real-time blocks of the real host's length,
+/// then quiet; notes when the question's last block with sound was delivered, less what of that
+/// block came after the sound (so the end of speech is when the sound ended: a real device hands
+/// a block over only once it is full, and that wait counts in the hang-over part).
 struct Mic {
     question: Vec<f32>,
     ended: Arc<Mutex<Option<SystemTime>>>,
@@ -128,16 +133,21 @@ impl AudioHost for Mic {
         let (q, ended) = (self.question.clone(), self.ended.clone());
         *ended.lock().unwrap() = None;
         tokio::spawn(async move {
-            let quiet = vec![0.0; 320];
-            let blocks: Vec<Vec<f32>> = std::iter::repeat_n(quiet.clone(), 15)
-                .chain(q.chunks(320).map(<[f32]>::to_vec))
+            let quiet = vec![0.0; BLOCK];
+            let blocks: Vec<Vec<f32>> = std::iter::repeat_n(quiet.clone(), 300 / BLOCK_MS as usize)
+                .chain(q.chunks(BLOCK).map(<[f32]>::to_vec))
                 .collect();
-            // The end of speech: the last block with sound in it (espeak-ng ends with quiet).
+            // The end of speech: the last block with sound in it (espeak-ng ends with quiet),
+            // and where in it the sound ended (its last loud 10 ms).
             let n = 1 + blocks
                 .iter()
                 .rposition(|b| yui_core::voice::pcm::rms(b) > 0.01)
                 .unwrap_or(blocks.len() - 1);
-            let mut tick = tokio::time::interval(Duration::from_millis(20));
+            let tail = blocks[n - 1]
+                .chunks(160)
+                .rposition(|c| yui_core::voice::pcm::rms(c) > 0.01)
+                .map_or(0, |k| BLOCK_MS.saturating_sub(10 * (k as u64 + 1)));
+            let mut tick = tokio::time::interval(Duration::from_millis(BLOCK_MS));
             for (i, b) in blocks
                 .into_iter()
                 .chain(std::iter::repeat(quiet))
@@ -148,7 +158,7 @@ impl AudioHost for Mic {
                     return;
                 }
                 if i + 1 == n {
-                    *ended.lock().unwrap() = Some(SystemTime::now());
+                    *ended.lock().unwrap() = Some(SystemTime::now() - Duration::from_millis(tail));
                 }
             }
         });

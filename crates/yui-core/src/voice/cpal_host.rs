@@ -156,7 +156,8 @@ fn with_buffer(supported: &cpal::SupportedStreamConfig, ms: u32) -> cpal::Stream
 const PLAY_BUFFER_MS: u32 = 100;
 /// Capture buffer: two voice-activity frames. 20 ms woke the app 50 times a second and hands-free
 /// idled at 1.18 % of a core; 40 ms: 0.77 % (docs/PERFORMANCE.md), barge-in onset up to 20 ms later.
-const CAPTURE_BUFFER_MS: u32 = 40;
+/// Public so the benches' microphones in memory deliver blocks of the same length.
+pub const CAPTURE_BUFFER_MS: u32 = 40;
 
 enum PlayEvent {
     /// The callback wrote the last sample; it reaches the speaker after this much.
