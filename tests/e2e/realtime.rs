@@ -35,6 +35,19 @@ fn spoken_reply() -> Vec<Value> {
     v
 }
 
+/// The realtime transport at `url` as the backend. Nothing listens at the base URL: every
+/// request must go over the realtime URL.
+pub fn use_realtime(st: &yui_core::Store, url: &str) {
+    let change = BackendChange {
+        base_url: Some("http://127.0.0.1:9/v1".into()),
+        model: Some("fake-realtime".into()),
+        transport: Some(Transport::Realtime),
+        realtime_url: Some(Some(url.to_string())),
+        ..Default::default()
+    };
+    yui_core::backend::update(st, &change).unwrap();
+}
+
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn a_realtime_backend_answers_in_the_bubble_and_settings_tests_it() {
@@ -49,15 +62,7 @@ async fn a_realtime_backend_answers_in_the_bubble_and_settings_tests_it() {
     let dir = tempfile::tempdir().unwrap();
     let url = srv.url.clone();
     seed(dir.path(), |st| {
-        let change = BackendChange {
-            // Nothing listens there: every request must go over the realtime URL.
-            base_url: Some("http://127.0.0.1:9/v1".into()),
-            model: Some("fake-realtime".into()),
-            transport: Some(Transport::Realtime),
-            realtime_url: Some(Some(url.clone())),
-            ..Default::default()
-        };
-        yui_core::backend::update(st, &change).unwrap();
+        use_realtime(st, &url);
     });
     let s = launch_showing(dir.path(), &["main"]).await;
     s.switch_to_label("main").await.unwrap();
@@ -188,14 +193,7 @@ async fn the_realtime_panel_sets_the_voice_and_turn_detection_of_the_next_sessio
     let dir = tempfile::tempdir().unwrap();
     let url = srv.url.clone();
     seed(dir.path(), |st| {
-        let change = BackendChange {
-            base_url: Some("http://127.0.0.1:9/v1".into()),
-            model: Some("fake-realtime".into()),
-            transport: Some(Transport::Realtime),
-            realtime_url: Some(Some(url.clone())),
-            ..Default::default()
-        };
-        yui_core::backend::update(st, &change).unwrap();
+        use_realtime(st, &url);
         // A conversation from an earlier run (on another transport).
         let at = chrono::Utc::now();
         use yui_core::transcript::{append, Role};

@@ -13,13 +13,13 @@
 //! appends, heard ms). `YUI_E2E_RT_SHOT=path.png` saves a screenshot while the reply plays
 //! (docs/img/realtime-voice.png).
 
+use super::realtime::use_realtime;
 use super::voice_listen::{hold_f9_until_listening, spoken_wav};
 use super::{launch_showing, read_store, seed};
 use serde_json::{json, Value};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use yui_core::backend::{BackendChange, Transport};
 use yui_core::settings;
 use yui_core::transcript::{self, Role};
 use yui_testkit::realtime::{self as rt, RealtimeServer};
@@ -64,14 +64,7 @@ async fn push_to_talk_to_a_realtime_backend_is_answered_aloud_with_the_mouth_mov
     let srv = RealtimeServer::auto(vec![spoken_answer()]).await;
     let url = srv.url.clone();
     seed(dir.path(), |st| {
-        let change = BackendChange {
-            base_url: Some("http://127.0.0.1:9/v1".into()),
-            model: Some("fake-realtime".into()),
-            transport: Some(Transport::Realtime),
-            realtime_url: Some(Some(url.clone())),
-            ..Default::default()
-        };
-        yui_core::backend::update(st, &change).unwrap();
+        use_realtime(st, &url);
         settings::set(
             st,
             "yui.voice.listen",
@@ -93,16 +86,7 @@ async fn push_to_talk_to_a_realtime_backend_is_answered_aloud_with_the_mouth_mov
     )
     .await
     .expect("push-to-talk: the microphone waits, off");
-    s.exec(
-        "const c = document.querySelector('#character .yui-char');
-         window.__mouths = [];
-         new MutationObserver(() => window.__mouths.push(c.dataset.mouth))
-           .observe(c, { attributes: true, attributeFilter: ['data-mouth'] });
-         return true",
-        json!([]),
-    )
-    .await
-    .unwrap();
+    super::voice::watch_mouth(&s).await;
     let hands = super::xinput::Hands::connect().expect("the X display");
     hold_f9_until_listening(&s, &hands).await;
     let played = Command::new("paplay").arg(&question).status().unwrap();
@@ -279,14 +263,7 @@ async fn hands_free_to_a_realtime_backend_the_servers_voice_activity_starts_the_
     let srv = RealtimeServer::auto_vad(vec![answer]).await;
     let url = srv.url.clone();
     seed(dir.path(), |st| {
-        let change = BackendChange {
-            base_url: Some("http://127.0.0.1:9/v1".into()),
-            model: Some("fake-realtime".into()),
-            transport: Some(Transport::Realtime),
-            realtime_url: Some(Some(url.clone())),
-            ..Default::default()
-        };
-        yui_core::backend::update(st, &change).unwrap();
+        use_realtime(st, &url);
         settings::set(st, "yui.voice.listen", &json!({"mode": "hands_free"})).unwrap();
         settings::set(
             st,

@@ -25,6 +25,20 @@ const PATTERN: [f32; 16] = [
     0.8, 0.2, 0.9, 0.9, 0.05, 0.7, 0.8, 0.05, 0.9, 0.6, 0.05, 0.8, 0.9, 0.3, 0.7, 0.05,
 ];
 
+/// From now on the page notes each change of the character's mouth in `window.__mouths`.
+pub async fn watch_mouth(s: &super::webdriver::Session) {
+    s.exec(
+        "const c = document.querySelector('#character .yui-char');
+         window.__mouths = [];
+         new MutationObserver(() => window.__mouths.push(c.dataset.mouth))
+           .observe(c, { attributes: true, attributeFilter: ['data-mouth'] });
+         return true",
+        json!([]),
+    )
+    .await
+    .unwrap();
+}
+
 #[tokio::test]
 #[ignore = "needs Xvfb + tauri-driver + the null sink: run tests/e2e/run.sh"]
 async fn a_typed_question_is_answered_aloud_with_the_mouth_moving() {
@@ -86,16 +100,7 @@ async fn a_typed_question_is_answered_aloud_with_the_mouth_moving() {
     s.wait_script("return !!document.querySelector('#character .yui-char')", T)
         .await
         .expect("Yui drawn");
-    s.exec(
-        "const c = document.querySelector('#character .yui-char');
-         window.__mouths = [];
-         new MutationObserver(() => window.__mouths.push(c.dataset.mouth))
-           .observe(c, { attributes: true, attributeFilter: ['data-mouth'] });
-         return true",
-        json!([]),
-    )
-    .await
-    .unwrap();
+    watch_mouth(&s).await;
     say_in_chat(&s, "#character [data-emotion]", "Can you hear me?").await;
 
     s.wait_script(

@@ -97,16 +97,7 @@ async fn a_spoken_question_is_answered_aloud_with_the_mouth_moving_and_the_badge
     if let Some(path) = std::env::var_os("YUI_E2E_MIC_SHOT") {
         screenshot(&path, &s.screenshot().await.expect("screenshot"));
     }
-    s.exec(
-        "const c = document.querySelector('#character .yui-char');
-         window.__mouths = [];
-         new MutationObserver(() => window.__mouths.push(c.dataset.mouth))
-           .observe(c, { attributes: true, attributeFilter: ['data-mouth'] });
-         return true",
-        json!([]),
-    )
-    .await
-    .unwrap();
+    super::voice::watch_mouth(&s).await;
     let played = Command::new("paplay")
         .arg(&question)
         .status()
