@@ -498,3 +498,57 @@ async fn a_device_that_fails_under_the_floor_lets_the_next_character_speak_at_on
     assert!(note.contains("went away"), "{note}");
     assert_eq!(r.reply("yui"), "Broken voice.");
 }
+
+#[tokio::test]
+async fn an_exchange_between_two_realtime_characters_is_spoken_one_after_the_other() {
+    let mut r = rig(false).await;
+    let mut yui = r.open(Window::Main, "yui").await;
+    let mut kai = r.open(Window::Pet("kai".into()), "kai").await;
+    let turn = r
+        .stage
+        .user_turn("yui", WindowKind::Main, "greet Kai")
+        .unwrap();
+    assert_eq!(yui.user_turn().await, "greet Kai");
+    // Yui speaks to Kai: 600 ms of audio and the call naming Kai; its result goes back, and the
+    // continuation says nothing more.
+    let mut reply = reply_at("y1", &["Kai, ", "hello there."], 600, 1.0);
+    let done = reply.pop().unwrap();
+    reply.extend(rt::call_events(
+        "call_1",
+        "address_character",
+        r#"{"to":"Kai"}"#,
+    ));
+    reply.push(done);
+    yui.play(&reply);
+    yui.recv_type("response.create")
+        .await
+        .expect("the results go back");
+    yui.play(&[rt::created("y2"), rt::done("y2", "completed")]);
+    until(&mut r.rx, |e| turn_end(e).is_some()).await;
+    r.stage.bubble_done(&turn);
+    // Kai is asked only once Yui's reply was heard to its end.
+    let asked = kai.user_turn().await;
+    let asked_at = Instant::now();
+    assert!(asked.ends_with("Kai, hello there."), "{asked}");
+    kai.play(&reply_at("k1", &["Hello, ", "Yui."], 400, 0.5));
+    let seen = until(
+        &mut r.rx,
+        |e| matches!(e, StageEvent::SpeechEnded { preset_id, .. } if preset_id == "kai"),
+    )
+    .await;
+    let ends = speech_ends(&seen);
+    assert_eq!(
+        ends,
+        [
+            ("yui".to_string(), 600, true),
+            ("kai".to_string(), 400, true)
+        ]
+    );
+    let heard = r.out.heard();
+    assert_eq!(heard.len(), 2, "{heard:?}");
+    let (yui_heard, kai_heard) = (heard[0], heard[1]);
+    assert!(yui_heard.0 > 0.18 && kai_heard.0 < 0.18, "{heard:?}");
+    assert!(asked_at >= yui_heard.2 + HELD, "Kai was asked mid-reply");
+    assert!(kai_heard.1 >= yui_heard.2 + HELD, "{heard:?}");
+    assert_eq!(r.reply("kai"), "Hello, Yui.");
+}
