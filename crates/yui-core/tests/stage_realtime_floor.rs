@@ -418,6 +418,7 @@ async fn yui_held(r: &mut Rig) -> (RtConn, RtConn) {
     )
     .await;
     assert!(!lip_syncs(&seen).contains(&"yui".to_string()));
+    assert_eq!(r.stage.speaking(), ["kai"], "Yui's reply waits, silent");
     (yui, kai)
 }
 

@@ -232,11 +232,12 @@ pub(super) fn begin(
     audio: Arc<SeatAudio>,
     client: Arc<RealtimeClient>,
 ) -> RtSpeaking {
-    let (generation, cancel, playing, heard_tx) = super::speech::seat_voice(inner, preset_id, true);
+    let (generation, cancel, playing, heard_tx) =
+        super::speech::seat_voice(inner, preset_id, false);
     let done = CancellationToken::new();
     audio.reset();
     // The floor is kept for the turn's whole reply (tool calls between its responses).
-    audio.gate.set_turn(Some(generation));
+    audio.gate.set_turn(generation, playing.clone());
     // Escape, push-to-talk or the user speaking: the audio stops at once, not at the turn's end.
     let (c, d, a) = (cancel.clone(), done.clone(), audio.clone());
     let at_stop: Arc<Mutex<Option<Totals>>> = Arc::default();

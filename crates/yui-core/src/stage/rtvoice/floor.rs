@@ -17,6 +17,7 @@
 
 use super::SeatAudio;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 use tokio::sync::OwnedMutexGuard;
@@ -46,9 +47,10 @@ struct State {
     held: VecDeque<(String, Vec<u8>)>,
     /// Bumped at each request for the floor (a stale grant is let go at once).
     epoch: u64,
-    /// The turn speaking through this audio (its speech generation): the floor is kept between
+    /// The turn speaking through this audio (its speech generation) and its "playing now" flag
+    /// (`Stage::speaking`, true only while this seat holds the floor): the floor is kept between
     /// its responses.
-    turn: Option<u64>,
+    turn: Option<(u64, Arc<AtomicBool>)>,
     /// A response ended (`response.done`) and no audio came since.
     ended: bool,
     /// The item last given audio, and the one last stopped (its late deltas are dropped).
@@ -79,15 +81,17 @@ impl Gate {
         matches!(self.state().phase, Phase::Waiting(_))
     }
 
-    /// The turn `generation` speaks through this audio (`None`: it ended).
-    pub fn set_turn(&self, generation: Option<u64>) {
-        self.state().turn = generation;
+    /// The turn `generation` speaks through this audio; `playing` follows the floor.
+    pub fn set_turn(&self, generation: u64, playing: Arc<AtomicBool>) {
+        let mut s = self.state();
+        playing.store(matches!(s.phase, Phase::Holding { .. }), Ordering::Relaxed);
+        s.turn = Some((generation, playing));
     }
 
     /// `generation`'s turn ended (a newer turn's mark stays).
     pub fn end_turn(&self, generation: u64) {
         let mut s = self.state();
-        if s.turn == Some(generation) {
+        if s.turn.as_ref().is_some_and(|(g, _)| *g == generation) {
             s.turn = None;
         }
     }
@@ -100,6 +104,17 @@ impl Gate {
     /// `response.done`: once what came has been heard, the floor may go.
     pub fn response_done(&self) {
         self.state().ended = true;
+    }
+}
+
+impl State {
+    /// The seat holds the floor (`Some`) or not; the turn's flag follows.
+    fn set_phase(&mut self, phase: Phase) {
+        let holding = matches!(phase, Phase::Holding { .. });
+        if let Some((_, playing)) = &self.turn {
+            playing.store(holding, Ordering::Relaxed);
+        }
+        self.phase = phase;
     }
 }
 
@@ -121,7 +136,7 @@ impl SeatAudio {
                 s.held.push_back((item_id.to_string(), pcm16.to_vec()));
                 s.epoch += 1;
                 let stop = CancellationToken::new();
-                s.phase = Phase::Waiting(stop.clone());
+                s.set_phase(Phase::Waiting(stop.clone()));
                 let (me, floor, store) =
                     (self.me.clone(), self.gate.floor.clone(), self.store.clone());
                 self.runtime
@@ -136,7 +151,9 @@ impl SeatAudio {
         let mut s = self.gate.state();
         let held = s.held.drain(..).map(|(_, b)| b.len() as u64).sum::<u64>() / BYTES_PER_MS;
         s.stopped_item = s.last_item.clone();
-        match std::mem::take(&mut s.phase) {
+        let was = std::mem::take(&mut s.phase);
+        s.set_phase(Phase::Idle);
+        match was {
             Phase::Waiting(stop) => {
                 stop.cancel();
                 Some(held)
@@ -158,7 +175,7 @@ impl SeatAudio {
         // A device that failed (or closed after a long quiet) plays nothing more: the floor is
         // not kept for it.
         if heard || !self.player.is_open() {
-            s.phase = Phase::Idle;
+            s.set_phase(Phase::Idle);
             return true;
         }
         false
@@ -189,7 +206,7 @@ async fn take_floor(
         if s.epoch != epoch || !matches!(s.phase, Phase::Waiting(_)) {
             return; // stopped meanwhile: the floor goes to the next at once
         }
-        s.phase = Phase::Holding { _floor: guard };
+        s.set_phase(Phase::Holding { _floor: guard });
         for (item, pcm) in std::mem::take(&mut s.held) {
             a.play(&item, &pcm);
         }
