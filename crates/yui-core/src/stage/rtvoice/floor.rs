@@ -108,7 +108,7 @@ impl Gate {
 }
 
 impl State {
-    /// The seat holds the floor (`Some`) or not; the turn's flag follows.
+    /// Into `phase`; the turn's "playing now" flag is true only while holding the floor.
     fn set_phase(&mut self, phase: Phase) {
         let holding = matches!(phase, Phase::Holding { .. });
         if let Some((_, playing)) = &self.turn {
