@@ -168,8 +168,9 @@ pub(crate) struct Inner {
     seats: Mutex<HashMap<String, Seat>>,
     chain: Mutex<Chain>,
     speech_gen: std::sync::atomic::AtomicU64,
-    /// Held by the character speaking now (fair: first come, first heard).
-    floor: tokio::sync::Mutex<()>,
+    /// Held by the character speaking now (fair: first come, first heard): text-to-speech
+    /// (`speech.rs`) and realtime reply audio (`rtvoice/floor.rs`) alike.
+    floor: Arc<tokio::sync::Mutex<()>>,
     /// Turns started and not yet done with (their playback and any addressed turn after them).
     active: std::sync::atomic::AtomicUsize,
     /// Long-term memory's extractions (after a pause, before lines leave the window).
@@ -211,7 +212,7 @@ impl Stage {
             seats: Mutex::new(HashMap::new()),
             chain: Mutex::new(Chain::default()),
             speech_gen: Default::default(),
-            floor: tokio::sync::Mutex::new(()),
+            floor: Arc::new(tokio::sync::Mutex::new(())),
             active: Default::default(),
             memory,
             barged: Default::default(),

@@ -2,14 +2,18 @@
 //! itself, so the reply's audio deltas play through a [`ReplyPlayer`] on the voice's output
 //! device (no text-to-speech), and the stage treats that audio as the character's speech:
 //!
+//! - **The floor** ([`floor`]). The reply's audio waits for the stage's floor, as spoken replies
+//!   do (`yui.voice.overlap` lets characters overlap): held in order while another character
+//!   speaks, played once the floor is free, the floor let go when its last sample was heard.
 //! - **Lip sync.** The player's envelope batches become [`StageEvent::LipSync`] for the
-//!   character's desktop window (the mouth follows the audio as it arrives).
+//!   character's desktop window (the mouth follows the audio as it is given to the device).
 //! - **The seat's speech.** While a turn's reply plays, the seat holds a `speech::Voice`, so
 //!   half duplex pauses the microphone, Escape and push-to-talk stop it (barge-in), and the
 //!   turn's playback counts as finished only once the audio has been heard to its end.
-//! - **What was heard.** Stopping cuts the audio at what the device was given; the stored reply
-//!   is cut to the same share of its words (the server's own barge-in is the transport's:
-//!   `conversation.item.truncate` and the cut reply).
+//! - **What was heard.** Stopping cuts the audio at what the device was given (audio still
+//!   waiting for the floor counts nothing); the stored reply is cut to the same share of its
+//!   words (the server's own barge-in is the transport's: `conversation.item.truncate` and the
+//!   cut reply).
 //! - **A device that fails** mid-reply is reported at the end of that reply's speech
 //!   ([`StageEvent::SpeechEnded`]'s note); the text goes on.
 
@@ -24,6 +28,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use tokio::sync::watch;
 
+mod floor;
+
 /// pcm16 mono 24 kHz: bytes per millisecond.
 const BYTES_PER_MS: u64 = 48;
 
@@ -34,7 +40,7 @@ struct Account {
     earlier_ms: u64,
     /// The item arriving now and its bytes.
     item: Option<(String, u64)>,
-    /// Milliseconds heard when the audio was stopped.
+    /// Milliseconds of the account heard when the audio was stopped.
     cut_ms: Option<u64>,
     /// The device failed (the first failure, in plain words).
     failure: Option<String>,
@@ -47,6 +53,12 @@ struct Account {
 pub(crate) struct SeatAudio {
     player: ReplyPlayer,
     account: Mutex<Account>,
+    gate: floor::Gate,
+    /// Itself, for the task that waits for the floor.
+    me: Weak<SeatAudio>,
+    /// `yui.voice.overlap` is read there.
+    store: crate::store::Store,
+    runtime: tokio::runtime::Handle,
 }
 
 impl SeatAudio {
@@ -68,12 +80,18 @@ impl SeatAudio {
                 batch,
             });
         });
-        match ReplyPlayer::new(host, device, Some(sink)) {
-            Ok(player) => Some(Arc::new(Self {
+        let runtime = tokio::runtime::Handle::try_current();
+        match (ReplyPlayer::new(host, device, Some(sink)), runtime) {
+            (Ok(player), Ok(runtime)) => Some(Arc::new_cyclic(|me| Self {
                 player,
                 account: Mutex::default(),
+                gate: floor::Gate::new(inner.floor.clone()),
+                me: me.clone(),
+                store: inner.store.clone(),
+                runtime,
             })),
-            Err(e) => {
+            (Ok(_), Err(_)) => None, // the player is only made inside the runtime
+            (Err(e), _) => {
                 tracing::warn!("realtime audio: {e}; the replies are text only");
                 None
             }
@@ -87,27 +105,52 @@ impl SeatAudio {
     /// A new reply: its account starts at zero if the last one ended and was heard. A server
     /// turn's audio may have begun before its turn did: then it is this turn's.
     fn reset(&self) {
+        // Not under the account's lock: the floor's lock is taken before it elsewhere.
+        let playing = self.is_playing();
         let mut a = self.account();
-        if a.ended && !self.player.is_playing() {
+        if a.ended && !playing {
             *a = Account::default();
         }
     }
 
     /// Whether reply audio is playing or waiting to play (half duplex pauses the microphone).
     pub fn is_playing(&self) -> bool {
-        self.player.is_playing()
+        self.gate.waiting() || self.player.is_playing()
     }
 
     /// Milliseconds of this turn's audio so far, and heard (when it was stopped).
     fn totals(&self) -> Totals {
         let a = self.account();
         let now = a.item.as_ref().map_or(0, |(_, b)| b / BYTES_PER_MS);
-        (a.earlier_ms + now, a.cut_ms.map(|c| a.earlier_ms + c))
+        (a.earlier_ms + now, a.cut_ms)
+    }
+
+    /// Give audio to the player (the seat has the floor); a failing device is noted once.
+    fn play(&self, item_id: &str, pcm16: &[u8]) {
+        if let Err(e) = self.player.pcm16(item_id, pcm16) {
+            tracing::warn!("realtime audio: {e}");
+            let mut a = self.account();
+            if a.failure.is_none() {
+                a.failure = Some(format!("{e}; the reply goes on as text"));
+            }
+        }
+    }
+
+    /// Returns once the audio that came has been heard: after the floor, if it waits for it
+    /// (another character speaking lets go when heard, stopped or failed), then the player's end.
+    async fn drained(&self) {
+        while self.gate.waiting() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        self.player.drained().await;
     }
 }
 
 impl RealtimeAudioOut for SeatAudio {
     fn on_audio(&self, item_id: &str, pcm16: &[u8]) {
+        if self.gate.stopped(item_id) {
+            return; // sent before the server saw the stop
+        }
         self.reset();
         {
             let mut a = self.account();
@@ -121,13 +164,7 @@ impl RealtimeAudioOut for SeatAudio {
                 }
             }
         }
-        if let Err(e) = self.player.pcm16(item_id, pcm16) {
-            tracing::warn!("realtime audio: {e}");
-            let mut a = self.account();
-            if a.failure.is_none() {
-                a.failure = Some(format!("{e}; the reply goes on as text"));
-            }
-        }
+        self.admit(item_id, pcm16);
     }
 
     fn played_ms(&self, item_id: &str) -> u64 {
@@ -135,16 +172,22 @@ impl RealtimeAudioOut for SeatAudio {
     }
 
     fn stop(&self) {
+        let held = self.leave_floor();
         let cut = self.player.stop_cut();
         let mut a = self.account();
         a.ended = true;
-        if let Some((_, ms)) = cut {
-            a.cut_ms = Some(ms);
+        let total = a.earlier_ms + a.item.as_ref().map_or(0, |(_, b)| b / BYTES_PER_MS);
+        if let Some(held_ms) = held {
+            // Nothing of what waited for the floor was heard (what came before it was).
+            a.cut_ms = Some(total.saturating_sub(held_ms));
+        } else if let Some((_, ms)) = cut {
+            a.cut_ms = Some(a.earlier_ms + ms);
         }
     }
 
     fn finish(&self) {
         let _ = self.player.finish();
+        self.gate.response_done();
         self.account().ended = true;
     }
 }
@@ -189,9 +232,12 @@ pub(super) fn begin(
     audio: Arc<SeatAudio>,
     client: Arc<RealtimeClient>,
 ) -> RtSpeaking {
-    let (generation, cancel, playing, heard_tx) = super::speech::seat_voice(inner, preset_id, true);
+    let (generation, cancel, playing, heard_tx) =
+        super::speech::seat_voice(inner, preset_id, false);
     let done = CancellationToken::new();
     audio.reset();
+    // The floor is kept for the turn's whole reply (tool calls between its responses).
+    audio.gate.set_turn(generation, playing.clone());
     // Escape, push-to-talk or the user speaking: the audio stops at once, not at the turn's end.
     let (c, d, a) = (cancel.clone(), done.clone(), audio.clone());
     let at_stop: Arc<Mutex<Option<Totals>>> = Arc::default();
@@ -249,9 +295,16 @@ impl RtSpeaking {
                 self.client.stop_audio().await;
                 true
             }
-            _ = self.audio.player.drained() => false,
+            _ = self.audio.drained() => false,
         };
         self.done.cancel();
+        // Heard to the end (or stopped): the next character may speak. A turn that failed
+        // sends no more audio (it may have lost its `response.done`).
+        if status != TurnStatus::Ok {
+            self.audio.gate.response_done();
+        }
+        self.audio.gate.end_turn(self.generation);
+        self.audio.release_if_done(None);
         self.playing.store(false, Ordering::Relaxed);
         let snapshot = *self.at_stop.lock().unwrap_or_else(|p| p.into_inner());
         let (total, cut) = match snapshot {
