@@ -28,6 +28,7 @@ mod settings_layers;
 mod sprites;
 mod stage;
 mod stage_realtime;
+mod stage_realtime_resume;
 mod stage_realtime_voice;
 mod stage_routes;
 mod stage_voice;

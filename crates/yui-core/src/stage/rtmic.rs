@@ -12,6 +12,9 @@
 //!   same way, and its `speech_started` while a reply plays is the barge-in (the transport stops
 //!   the audio and truncates). Half duplex (no echo cancellation) drops the audio while a
 //!   character speaks, so the character's own voice is never heard as the user.
+//! - Either way the turn detection is held on the session while the microphone is on
+//!   ([`RealtimeClient::hold_turn_detection`]): a reconnect's new session gets it too; once the
+//!   microphone stops, the next connect has `yui.realtime`'s again.
 //! - A device that fails ends the microphone session with one sentence; text goes on.
 
 use super::{Inner, MicState};
@@ -19,7 +22,6 @@ use crate::backend::realtime::TurnDetection;
 use crate::turn::transport::realtime::{wire, RealtimeClient};
 use crate::voice::audio::AudioHost;
 use crate::voice::realtime_audio::MicEncoder;
-use serde_json::json;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -40,12 +42,6 @@ impl RtJob {
     fn state(&self, state: MicState) {
         self.inner.mic_set(self.id, |st| st.state = state);
     }
-}
-
-fn detection(d: TurnDetection) -> serde_json::Value {
-    wire::session_update(
-        json!({"type": "realtime", "audio": {"input": {"turn_detection": d.wire()}}}),
-    )
 }
 
 /// Open the device and its encoder; `None` (the session ended with why) when it cannot.
@@ -79,7 +75,9 @@ pub(super) async fn push_to_talk(
     client: Arc<RealtimeClient>,
     release: CancellationToken,
 ) {
-    if !client.send(detection(TurnDetection::PushToTalk)).await || !client.clear().await {
+    // Held until this returns: a reconnect meanwhile sets the new session up the same way.
+    let held = client.hold_turn_detection(TurnDetection::PushToTalk).await;
+    if held.is_none() || !client.clear().await {
         job.inner.mic_ended(job.id, Some(lost()));
         return;
     }
@@ -134,10 +132,11 @@ pub(super) async fn hands_free(job: RtJob, client: Arc<RealtimeClient>, full_dup
     if d == TurnDetection::PushToTalk {
         d = TurnDetection::ServerVad;
     }
-    if !client.send(detection(d)).await {
+    // Held until this returns: a reconnect meanwhile sets the new session up the same way.
+    let Some(_held) = client.hold_turn_detection(d).await else {
         job.inner.mic_ended(job.id, Some(lost()));
         return;
-    }
+    };
     let Some((mut cap, mut enc)) = open(&job).await else {
         return;
     };

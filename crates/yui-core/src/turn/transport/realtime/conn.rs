@@ -8,10 +8,11 @@
 //! A malformed event is logged with its text and skipped. When the socket is lost the turn in
 //! flight learns it at once (its event channel closes).
 
-use super::setup::{connect, send, Ws};
-pub use super::setup::{RealtimeConfig, SessionFn, Setup};
+use super::setup::{connect, send, DetectionCell, Ws};
+pub use super::setup::{DetectionHold, RealtimeConfig, SessionFn, Setup};
 use super::wire::{self, ServerEvent, BYTES_PER_MS};
 pub use crate::backend::realtime::url_with_model;
+use crate::backend::realtime::TurnDetection;
 use crate::shared::realtime_audio::RealtimeAudioOut;
 use crate::turn::transport::push::conn::retry_after;
 pub use crate::turn::transport::push::conn::ConnState;
@@ -41,6 +42,8 @@ enum Cmd {
 pub struct RealtimeClient {
     cmd: mpsc::Sender<Cmd>,
     state: watch::Receiver<ConnState>,
+    /// The microphone's turn detection, applied at every connect while held.
+    detection: DetectionCell,
 }
 
 /// One turn's end of the session.
@@ -103,11 +106,25 @@ impl RealtimeClient {
         let (state_tx, state_rx) = watch::channel(ConnState::Connecting);
         // Weak: the session still ends when the client and every link are dropped.
         let adopt = server_turns.map(|t| (t, cmd_tx.downgrade()));
+        let detection = DetectionCell::default();
+        let session = super::setup::with_detection(session, detection.clone());
         tokio::spawn(run(cfg, session, cmd_rx, state_tx, adopt));
         Self {
             cmd: cmd_tx,
             state: state_rx,
+            detection,
         }
+    }
+
+    /// The microphone's turn detection (`null` for push-to-talk, the server's voice activity
+    /// for hands-free): sent now as a `session.update`, and carried by every reconnect's
+    /// `session.update` until the returned hold is dropped. `None` when the session is gone.
+    pub async fn hold_turn_detection(&self, d: TurnDetection) -> Option<DetectionHold> {
+        let held = super::setup::hold(&self.detection, d);
+        let update = serde_json::json!({"type": "realtime", "audio": {"input": {"turn_detection": d.wire()}}});
+        self.send(wire::session_update(update))
+            .await
+            .then_some(held)
     }
 
     pub fn state(&self) -> watch::Receiver<ConnState> {
