@@ -43,6 +43,17 @@ pub(crate) async fn rig_in(
     mic: Vec<crate::mic::Step>,
     mode: &str,
 ) -> Rig {
+    rig_with(voice, out, mic, mode, |_| {}).await
+}
+
+/// [`rig_in`] with the stage's options changed by `tweak`.
+pub(crate) async fn rig_with(
+    voice: bool,
+    out: Option<Arc<FakeOut>>,
+    mic: Vec<crate::mic::Step>,
+    mode: &str,
+    tweak: impl FnOnce(&mut StageOptions),
+) -> Rig {
     let srv = RealtimeServer::start().await;
     let dir = tempfile::tempdir().unwrap();
     let paths = Paths::resolve(Some(dir.path().to_path_buf()));
@@ -61,6 +72,8 @@ pub(crate) async fn rig_in(
         duplex: Some(false),
         ..StageOptions::default()
     };
+    let mut opts = opts;
+    tweak(&mut opts);
     let (stage, rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
     settings::set(&store, "yui.voice.listen", &json!({ "mode": mode })).unwrap();
     if voice {

@@ -422,3 +422,9 @@ pub fn input_transcript(item: &str, text: &str) -> Value {
 pub fn speech_started(item: &str, audio_start_ms: u64) -> Value {
     json!({"type": "input_audio_buffer.speech_started", "item_id": item, "audio_start_ms": audio_start_ms})
 }
+
+/// `input_audio_buffer.committed`: the user's audio became item `item` (a push-to-talk commit,
+/// or the server's voice activity at the end of speech).
+pub fn committed(item: &str) -> Value {
+    json!({"type": "input_audio_buffer.committed", "item_id": item, "previous_item_id": null})
+}

@@ -9,24 +9,33 @@
 //! - Responses the server starts by itself (the user spoke: server voice activity, or the
 //!   microphone's commit at a push-to-talk release) become the user's turns ([`server_turns`]):
 //!   the user's transcribed words are stored and shown ([`StageEvent::Heard`]) and the reply
-//!   runs, is stored and plays exactly as a typed turn's.
+//!   runs, is stored and plays exactly as a typed turn's. Words that come after their turn
+//!   started without them replace its placeholder ([`StageEvent::HeardLater`]).
 
 use super::rtvoice::SeatAudio;
 use super::{Inner, Stage, StageEvent};
 use crate::backend::{Backend, Transport};
 use crate::turn::transport::realtime::wire::ServerEvent;
 use crate::turn::transport::realtime::{
-    self, RealtimeClient, RealtimeConfig, RealtimeLink, ServerStarted,
+    self, FromServer, RealtimeClient, RealtimeConfig, RealtimeLink, ServerStarted,
 };
 use crate::turn::Timeouts;
 use crate::window::WindowKind;
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// How long a server-started turn waits for the user's transcribed words before it starts
-/// without them (the reply's audio plays meanwhile; only the bubble and the tools wait).
-const TRANSCRIPT_WAIT: Duration = Duration::from_millis(2500);
+/// without them (the reply's audio plays meanwhile; only the bubble and the tools wait); the
+/// default of `StageOptions::transcript_wait`.
+pub(super) const TRANSCRIPT_WAIT: Duration = Duration::from_millis(2500);
+
+/// How many turns started without their words wait for them at most (the oldest goes first).
+const LATE_KEPT: usize = 8;
+
+/// How long late words wait for their turn to have stored its placeholder.
+const STORE_WAIT: Duration = Duration::from_secs(5);
 
 /// What a spoken turn stores as the user's words when the server gave none.
 pub const UNHEARD: &str = "(spoken; no transcript)";
@@ -143,45 +152,115 @@ pub(super) fn ensure(
     Some(client)
 }
 
-/// The responses `preset_id`'s session started by itself, each made the user's turn. Ends when
-/// the session is dropped.
+/// The responses `preset_id`'s session started by itself, each made the user's turn, and the
+/// words of those that started without them, whenever they come. Ends when the session is
+/// dropped.
 async fn server_turns(
-    weak: std::sync::Weak<Inner>,
+    weak: Weak<Inner>,
     preset_id: String,
     window: WindowKind,
-    mut links: mpsc::UnboundedReceiver<RealtimeLink>,
+    mut from: mpsc::UnboundedReceiver<FromServer>,
 ) {
-    while let Some(mut link) = links.recv().await {
-        let Some(inner) = weak.upgrade() else { return };
-        let transcribed = crate::backend::realtime::load(&inner.store)
-            .transcription_model
-            .is_some();
-        drop(inner);
-        let (words, read) = user_words(&mut link, transcribed).await;
-        let Some(inner) = weak.upgrade() else { return };
-        let text = words.unwrap_or_else(|| UNHEARD.to_string());
-        tracing::info!(preset = %preset_id, "realtime: the server started a turn (the user spoke)");
-        inner.emit(StageEvent::Heard {
-            preset_id: preset_id.clone(),
-            text: text.clone(),
-        });
-        let started = ServerStarted::new(link, read);
-        if let Err(e) = Stage(inner).spoken_turn(&preset_id, window, &text, started) {
-            tracing::warn!(preset = %preset_id, error = %e.message, "realtime: the spoken turn could not start");
+    // Turns that started without their words: (the user's audio item, the turn).
+    let mut waiting: VecDeque<(String, String)> = VecDeque::new();
+    while let Some(msg) = from.recv().await {
+        match msg {
+            FromServer::Started(link) => {
+                if let Some(w) = start(&weak, &preset_id, window, link).await {
+                    waiting.push_back(w);
+                    if waiting.len() > LATE_KEPT {
+                        waiting.pop_front();
+                    }
+                }
+            }
+            FromServer::Words { item_id, text } => {
+                let at = waiting.iter().position(|(item, _)| *item == item_id);
+                if let Some((_, turn_id)) = at.and_then(|i| waiting.remove(i)) {
+                    tokio::spawn(fill_later(weak.clone(), preset_id.clone(), turn_id, text));
+                }
+            }
         }
     }
 }
 
-/// Read a server-started response up to the user's transcribed words (at most
-/// [`TRANSCRIPT_WAIT`]; not at all when the session transcribes nothing): the words, and every
-/// event read, for the turn to replay.
+/// Make a server-started response the user's turn, led by their words if they come in time.
+/// When it starts without them: its user audio item and the turn, for words that come later.
+async fn start(
+    weak: &Weak<Inner>,
+    preset_id: &str,
+    window: WindowKind,
+    mut link: RealtimeLink,
+) -> Option<(String, String)> {
+    let inner = weak.upgrade()?;
+    let transcribed = crate::backend::realtime::load(&inner.store)
+        .transcription_model
+        .is_some();
+    let wait = inner.opts.transcript_wait;
+    drop(inner);
+    let (words, read) = user_words(&mut link, transcribed, wait).await;
+    let inner = weak.upgrade()?;
+    let late = match &words {
+        None if transcribed => link.user_item().map(str::to_string),
+        _ => None,
+    };
+    let text = words.unwrap_or_else(|| UNHEARD.to_string());
+    tracing::info!(preset = %preset_id, "realtime: the server started a turn (the user spoke)");
+    inner.emit(StageEvent::Heard {
+        preset_id: preset_id.to_string(),
+        text: text.clone(),
+    });
+    let started = ServerStarted::new(link, read);
+    match Stage(inner).spoken_turn(preset_id, window, &text, started) {
+        Ok(turn_id) => late.map(|item| (item, turn_id)),
+        Err(e) => {
+            tracing::warn!(preset = %preset_id, error = %e.message, "realtime: the spoken turn could not start");
+            None
+        }
+    }
+}
+
+/// The user's words of `turn_id`, come late: they replace its stored placeholder (once the turn
+/// has stored it) and go to the windows.
+async fn fill_later(weak: Weak<Inner>, preset_id: String, turn_id: String, text: String) {
+    let until = tokio::time::Instant::now() + STORE_WAIT;
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        match crate::transcript::fill_spoken(&inner.store, &preset_id, &turn_id, UNHEARD, &text) {
+            Ok(true) => {
+                tracing::info!(preset = %preset_id, turn = %turn_id, "realtime: the user's words came late; stored");
+                inner.emit(StageEvent::HeardLater {
+                    preset_id,
+                    turn_id,
+                    text,
+                });
+                return;
+            }
+            Ok(false) if tokio::time::Instant::now() < until => {}
+            Ok(false) => {
+                tracing::warn!(preset = %preset_id, turn = %turn_id, "realtime: late words found no placeholder to replace");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(preset = %preset_id, error = %e.message, "realtime: late words could not be stored");
+                return;
+            }
+        }
+        drop(inner);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Read a server-started response up to the user's transcribed words (at most `wait`; not at
+/// all when the session transcribes nothing): the words, and every event read, for the turn to
+/// replay.
 async fn user_words(
     link: &mut RealtimeLink,
     transcribed: bool,
+    wait: Duration,
 ) -> (Option<String>, Vec<ServerEvent>) {
     let mut read = Vec::new();
     let mut words = None;
-    let until = tokio::time::Instant::now() + TRANSCRIPT_WAIT;
+    let until = tokio::time::Instant::now() + wait;
     let mut take = |ev: ServerEvent, read: &mut Vec<ServerEvent>| {
         if let ServerEvent::InputTranscript { transcript, .. } = &ev {
             let t = transcript.trim();
