@@ -1,7 +1,8 @@
 //! What a character's realtime session keeps when things do not go in order, against the test
 //! kit's realtime server driven by hand: the microphone's turn detection survives a reconnect
-//! (and ends with the microphone); the user's words transcribed after their spoken turn started
-//! without them replace its placeholder, in the store, the windows and the next history.
+//! (and ends with the microphone), and hands-free follows the session a settings change makes;
+//! the user's words transcribed after their spoken turn started without them replace its
+//! placeholder, in the store, the windows and the next history.
 
 use crate::mic::{quiet, turn_end, until};
 use crate::stage_realtime_voice::{rig_in, rig_with, Rig};
@@ -49,6 +50,36 @@ async fn hands_free_turn_detection_survives_a_reconnect_and_ends_with_the_microp
     c.kill();
     let (_c, s) = r.srv.accept_session().await;
     assert_eq!(detection(&s), Value::Null, "yui.realtime's again");
+}
+
+#[tokio::test]
+async fn hands_free_moves_to_the_session_a_settings_change_makes_with_its_turn_detection() {
+    let mut r = rig_in(false, None, vec![quiet(100_000)], "hands_free").await;
+    let (mut old, _) = r.open_kai().await;
+    r.stage.mic_listen("kai", WindowKind::Pet).unwrap();
+    old.recv_type("input_audio_buffer.append").await.unwrap();
+    // Settings → Backend saves push-to-talk and another voice: the session is made again.
+    let v = json!({"voice": "marin", "turn_detection": "push_to_talk"});
+    r.stage.realtime_settings_set(&v).unwrap();
+    let (mut c, s) = r.srv.accept_session().await;
+    assert_eq!(s["audio"]["output"]["voice"], "marin");
+    // The microphone comes over with the server's voice activity (in the set-up, or just after).
+    let mut detection_now = detection(&s);
+    loop {
+        let e = c
+            .recv()
+            .await
+            .expect("the microphone streams into the new session");
+        match e["type"].as_str() {
+            Some("session.update") => detection_now = detection(&e["session"]),
+            Some("input_audio_buffer.append") => break,
+            _ => {}
+        }
+    }
+    assert_eq!(detection_now, json!({"type": "server_vad"}));
+    // The old session is let go.
+    while old.recv().await.is_some() {}
+    assert!(r.stage.mic_stop());
 }
 
 /// A text-mode stage whose server-started turns wait 200 ms for the user's words (2.5 s in the

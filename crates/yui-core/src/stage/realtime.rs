@@ -152,6 +152,13 @@ pub(super) fn ensure(
     Some(client)
 }
 
+/// `preset_id`'s realtime session now, if it has one.
+pub(super) fn current(inner: &Inner, preset_id: &str) -> Option<Arc<RealtimeClient>> {
+    let seats = inner.seats();
+    let rt = seats.get(preset_id)?.realtime.as_ref()?;
+    Some(rt.client.clone())
+}
+
 /// The responses `preset_id`'s session started by itself, each made the user's turn, and the
 /// words of those that started without them, whenever they come. Ends when the session is
 /// dropped.
