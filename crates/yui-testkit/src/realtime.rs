@@ -180,7 +180,7 @@ async fn serve_auto(
             "input_audio_buffer.append" => {
                 let Some(commits) = &vad else { continue };
                 let (rms, ms) = level(v["audio"].as_str().unwrap_or(""));
-                let item = format!("item_u{n}_{}", utterances + 1);
+                let item = format!("item_u{}", utterances + 1);
                 if rms > VAD_LEVEL {
                     quiet = 0;
                     if !speaking {
