@@ -184,3 +184,37 @@ async fn words_transcribed_while_the_spoken_reply_runs_replace_its_placeholder()
         ]
     );
 }
+
+#[tokio::test]
+async fn words_heard_while_a_typed_turn_ran_are_those_of_the_response_the_server_starts_after_it() {
+    let (mut r, mut c) = waiting_200ms().await;
+    r.stage
+        .user_turn("kai", WindowKind::Pet, "tell me")
+        .unwrap();
+    assert_eq!(c.user_turn().await, "tell me");
+    // The user speaks while the typed turn runs: their words reach the typed turn.
+    c.send(&rt::committed("item_u1"));
+    c.send(&rt::input_transcript("item_u1", "never mind"));
+    c.play(&rt::text_reply("r1", &["Well."]));
+    until(&mut r.rx, |e| turn_end(e).is_some()).await;
+    // Then the server answers them by itself: its turn starts without words, then gets them.
+    c.play(&rt::text_reply("r2", &["Okay."]));
+    let (mut ended, mut later) = (false, false);
+    let seen = until(&mut r.rx, |e| {
+        ended |= turn_end(e).is_some();
+        later |= heard_later(std::slice::from_ref(e)).is_some();
+        ended && later
+    })
+    .await;
+    assert_eq!(
+        heard_later(&seen).map(|l| l.1).as_deref(),
+        Some("never mind")
+    );
+    assert_eq!(
+        r.stored()[2..],
+        [
+            (Role::User, "never mind".to_string()),
+            (Role::Assistant, "Okay.".to_string())
+        ]
+    );
+}

@@ -31,7 +31,8 @@ use tokio::sync::mpsc;
 /// default of `StageOptions::transcript_wait`.
 pub(super) const TRANSCRIPT_WAIT: Duration = Duration::from_millis(2500);
 
-/// How many turns started without their words wait for them at most (the oldest goes first).
+/// How many turns started without their words wait for them, and how many words no turn took
+/// are kept, at most (the oldest goes first).
 const LATE_KEPT: usize = 8;
 
 /// How long late words wait for their turn to have stored its placeholder.
@@ -168,25 +169,49 @@ async fn server_turns(
     window: WindowKind,
     mut from: mpsc::UnboundedReceiver<FromServer>,
 ) {
-    // Turns that started without their words: (the user's audio item, the turn).
+    // Turns that started without their words: (the user's audio item, the turn); and words no
+    // such turn took yet: (item, words), e.g. heard while a typed turn ran, before the
+    // server's response to them.
     let mut waiting: VecDeque<(String, String)> = VecDeque::new();
+    let mut unclaimed: VecDeque<(String, String)> = VecDeque::new();
     while let Some(msg) = from.recv().await {
-        match msg {
+        let (item_id, turn_id, text) = match msg {
             FromServer::Started(link) => {
-                if let Some(w) = start(&weak, &preset_id, window, link).await {
-                    waiting.push_back(w);
-                    if waiting.len() > LATE_KEPT {
-                        waiting.pop_front();
+                let Some((item, turn)) = start(&weak, &preset_id, window, link).await else {
+                    continue;
+                };
+                match take(&mut unclaimed, &item) {
+                    Some(text) => (item, turn, text),
+                    None => {
+                        keep(&mut waiting, (item, turn));
+                        continue;
                     }
                 }
             }
-            FromServer::Words { item_id, text } => {
-                let at = waiting.iter().position(|(item, _)| *item == item_id);
-                if let Some((_, turn_id)) = at.and_then(|i| waiting.remove(i)) {
-                    tokio::spawn(fill_later(weak.clone(), preset_id.clone(), turn_id, text));
+            FromServer::Words { item_id, text } => match take(&mut waiting, &item_id) {
+                Some(turn) => (item_id, turn, text),
+                None => {
+                    keep(&mut unclaimed, (item_id, text));
+                    continue;
                 }
-            }
-        }
+            },
+        };
+        tracing::debug!(item = %item_id, "realtime: a spoken turn's words came late");
+        tokio::spawn(fill_later(weak.clone(), preset_id.clone(), turn_id, text));
+    }
+}
+
+/// The value kept for `item`, taken out.
+fn take(list: &mut VecDeque<(String, String)>, item: &str) -> Option<String> {
+    let at = list.iter().position(|(i, _)| i == item)?;
+    list.remove(at).map(|(_, v)| v)
+}
+
+/// Keep `entry`, the oldest going past [`LATE_KEPT`].
+fn keep(list: &mut VecDeque<(String, String)>, entry: (String, String)) {
+    list.push_back(entry);
+    if list.len() > LATE_KEPT {
+        list.pop_front();
     }
 }
 
