@@ -47,7 +47,9 @@ pub enum BridgeEvent {
     /// The microphone changed: the core's `MicStatus` `{state, live, preset_id, mode,
     /// full_duplex, message}` (the badge, the quick controls).
     Mic,
-    /// What the user said aloud, just before it starts as their turn: `{preset_id, text}`.
+    /// What the user said aloud, just before it starts as their turn: `{preset_id, text}`; or
+    /// their words transcribed after their realtime turn had started without them: `{preset_id,
+    /// turn_id, text}` (the stored `(spoken; no transcript)` became `text`).
     Heard,
 }
 
@@ -85,7 +87,7 @@ impl BridgeEvent {
             | StageEvent::SpeechEnded { .. }
             | StageEvent::LipSync { .. } => Self::Speech,
             StageEvent::Mic { .. } => Self::Mic,
-            StageEvent::Heard { .. } => Self::Heard,
+            StageEvent::Heard { .. } | StageEvent::HeardLater { .. } => Self::Heard,
             StageEvent::Idle => return None,
         })
     }

@@ -8,6 +8,8 @@
 //!
 //! Hands-free: the scripted server's own voice activity (`auto_vad`) hears the question in the
 //! appends and starts the response itself; the turn is the user's, stored and answered aloud.
+//! Its transcribed words come 4 s after the reply (past the app's 2.5 s wait): the turn starts
+//! with the placeholder, and the words replace it in the window and the store.
 //!
 //! Prints the figures docs/PERFORMANCE.md quotes (release or end of speech → first reply audio,
 //! appends, heard ms). `YUI_E2E_RT_SHOT=path.png` saves a screenshot while the reply plays
@@ -259,7 +261,11 @@ fn stamp_monitor() -> (std::process::Child, Blocks, std::thread::JoinHandle<()>)
 async fn hands_free_to_a_realtime_backend_the_servers_voice_activity_starts_the_turn() {
     let (dir, question) = spoken_wav("What time is it?");
     let mut answer = spoken_answer();
-    answer[0] = rt::input_transcript("item_u1", "What time is it?");
+    // The user's words come late: after the reply, past the app's 2.5 s wait for them. The turn
+    // starts with "(spoken; no transcript)" and the words replace it when they come.
+    answer.remove(0);
+    answer.push(rt::sleep(4000));
+    answer.push(rt::input_transcript("item_u1", "What time is it?"));
     let srv = RealtimeServer::auto_vad(vec![answer]).await;
     let url = srv.url.clone();
     seed(dir.path(), |st| {
@@ -284,11 +290,11 @@ async fn hands_free_to_a_realtime_backend_the_servers_voice_activity_starts_the_
     let played = Command::new("paplay").arg(&question).status().unwrap();
     assert!(played.success());
     s.wait_script(
-        "const d = document.getElementById('stage').dataset; return d.heard === 'What time is it?' && !!d.voiceTurnId && d.voiceReply === 'Sleep well, see you tomorrow.' && d.playbackFinished === d.voiceTurnId",
+        "const d = document.getElementById('stage').dataset; return d.heard === 'What time is it?' && !!d.voiceTurnId && d.heardLaterTurnId === d.voiceTurnId && d.voiceReply === 'Sleep well, see you tomorrow.' && d.playbackFinished === d.voiceTurnId",
         T,
     )
     .await
-    .expect("the server's voice activity started the turn; its reply was heard to its end");
+    .expect("the server's voice activity started the turn; its reply was heard to its end; the words came later");
     tokio::time::sleep(Duration::from_millis(800)).await;
     let _ = rec.kill();
     let _ = rec.wait();

@@ -424,7 +424,14 @@ async function main() {
   listen(EVENTS.mic, showMic).catch((e) => console.warn("cannot listen for the microphone", e));
   listen(EVENTS.heard, (p) => {
     if (p?.preset_id !== presetId) return;
+    const shown = `\u{1F3A4} ${stage.dataset.heard ?? ""}`;
     stage.dataset.heard = p.text ?? "";
+    // With a turn_id: the words came after their turn started without them. The bubble changes
+    // only while it still shows the placeholder (the reply owns it once it plays).
+    if (p.turn_id) {
+      stage.dataset.heardLaterTurnId = p.turn_id;
+      if (bubble.hidden || bubble.textContent !== shown) return;
+    }
     showBubble(`\u{1F3A4} ${p.text ?? ""}`, { linger: false });
   }).catch((e) => console.warn("cannot listen for what was heard", e));
   invoke("mic_status").then(showMic).catch(() => {});

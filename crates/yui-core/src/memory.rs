@@ -63,7 +63,8 @@ impl Trimmer {
             | StageEvent::SettingsChanged { .. }
             | StageEvent::SpeechEnded { .. }
             | StageEvent::Mic { .. }
-            | StageEvent::Heard { .. } => {}
+            | StageEvent::Heard { .. }
+            | StageEvent::HeardLater { .. } => {}
         }
     }
 

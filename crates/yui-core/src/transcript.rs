@@ -175,6 +175,25 @@ pub fn interrupt_reply(store: &Store, preset_id: &str, turn_id: &str, heard: &st
     })
 }
 
+/// The user's words of `turn_id`, spoken and transcribed after their turn had started without
+/// them: they replace the `placeholder` stored for them (and only it). Whether a line changed.
+pub fn fill_spoken(
+    store: &Store,
+    preset_id: &str,
+    turn_id: &str,
+    placeholder: &str,
+    words: &str,
+) -> Result<bool> {
+    store.write(|tx| {
+        let n = tx.execute(
+            "UPDATE transcript SET text = ?1
+             WHERE preset_id = ?2 AND turn_id = ?3 AND role = 'user' AND text = ?4",
+            params![words, preset_id, turn_id, placeholder],
+        )?;
+        Ok(n > 0)
+    })
+}
+
 /// The last `limit` lines of `preset_id` that go back as history, oldest first (cut replies are
 /// left out).
 pub fn recent(store: &Store, preset_id: &str, limit: usize) -> Result<Vec<Entry>> {

@@ -29,6 +29,7 @@ mod sprites;
 mod stage;
 mod stage_realtime;
 mod stage_realtime_floor;
+mod stage_realtime_resume;
 mod stage_realtime_voice;
 mod stage_routes;
 mod stage_voice;

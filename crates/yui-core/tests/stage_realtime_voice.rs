@@ -23,12 +23,12 @@ use yui_core::turn::{Backend, TurnEvent, TurnStatus};
 use yui_core::{settings, Store, WindowKind};
 use yui_testkit::realtime::{self as rt, RealtimeServer, RtConn};
 
-struct Rig {
+pub(crate) struct Rig {
     _dir: tempfile::TempDir,
-    store: Store,
-    stage: Stage,
-    rx: UnboundedReceiver<StageEvent>,
-    srv: RealtimeServer,
+    pub store: Store,
+    pub stage: Stage,
+    pub rx: UnboundedReceiver<StageEvent>,
+    pub srv: RealtimeServer,
 }
 
 /// A stage whose backend is the scripted realtime server; `voice`: voice output on, replies
@@ -37,11 +37,22 @@ async fn rig(voice: bool, out: Option<Arc<FakeOut>>, mic: Vec<crate::mic::Step>)
     rig_in(voice, out, mic, "push_to_talk").await
 }
 
-async fn rig_in(
+pub(crate) async fn rig_in(
     voice: bool,
     out: Option<Arc<FakeOut>>,
     mic: Vec<crate::mic::Step>,
     mode: &str,
+) -> Rig {
+    rig_with(voice, out, mic, mode, |_| {}).await
+}
+
+/// [`rig_in`] with the stage's options changed by `tweak`.
+pub(crate) async fn rig_with(
+    voice: bool,
+    out: Option<Arc<FakeOut>>,
+    mic: Vec<crate::mic::Step>,
+    mode: &str,
+    tweak: impl FnOnce(&mut StageOptions),
 ) -> Rig {
     let srv = RealtimeServer::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -61,6 +72,8 @@ async fn rig_in(
         duplex: Some(false),
         ..StageOptions::default()
     };
+    let mut opts = opts;
+    tweak(&mut opts);
     let (stage, rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
     settings::set(&store, "yui.voice.listen", &json!({ "mode": mode })).unwrap();
     if voice {
@@ -82,7 +95,7 @@ async fn rig_in(
 
 impl Rig {
     /// Kai's desktop window opens: its session is set up; the `session` of its update.
-    async fn open_kai(&mut self) -> (RtConn, Value) {
+    pub(crate) async fn open_kai(&mut self) -> (RtConn, Value) {
         self.stage.window_opened(Window::Pet("kai".into()));
         let got = self.srv.accept_session().await;
         until(&mut self.rx, |e| {
@@ -93,7 +106,7 @@ impl Rig {
         got
     }
 
-    fn stored(&self) -> Vec<(Role, String)> {
+    pub(crate) fn stored(&self) -> Vec<(Role, String)> {
         transcript::recent(&self.store, "kai", 10)
             .unwrap()
             .into_iter()

@@ -180,7 +180,7 @@ async fn serve_auto(
             "input_audio_buffer.append" => {
                 let Some(commits) = &vad else { continue };
                 let (rms, ms) = level(v["audio"].as_str().unwrap_or(""));
-                let item = format!("item_u{n}_{}", utterances + 1);
+                let item = format!("item_u{}", utterances + 1);
                 if rms > VAD_LEVEL {
                     quiet = 0;
                     if !speaking {
@@ -421,4 +421,10 @@ pub fn input_transcript(item: &str, text: &str) -> Value {
 /// `input_audio_buffer.speech_started` (server voice activity heard the user begin).
 pub fn speech_started(item: &str, audio_start_ms: u64) -> Value {
     json!({"type": "input_audio_buffer.speech_started", "item_id": item, "audio_start_ms": audio_start_ms})
+}
+
+/// `input_audio_buffer.committed`: the user's audio became item `item` (a push-to-talk commit,
+/// or the server's voice activity at the end of speech).
+pub fn committed(item: &str) -> Value {
+    json!({"type": "input_audio_buffer.committed", "item_id": item, "previous_item_id": null})
 }

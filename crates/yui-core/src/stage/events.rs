@@ -146,6 +146,14 @@ pub enum StageEvent {
     Mic { status: super::MicStatus },
     /// What the user said aloud in `preset_id`'s window, just before it starts as their turn.
     Heard { preset_id: String, text: String },
+    /// The user's words of `turn_id`, spoken to a realtime session and transcribed after their
+    /// turn had started without them (it was shown and stored as `(spoken; no transcript)`):
+    /// stored now in its place. Goes out as `yui://heard` with the `turn_id`.
+    HeardLater {
+        preset_id: String,
+        turn_id: String,
+        text: String,
+    },
 }
 
 impl StageEvent {
@@ -164,7 +172,8 @@ impl StageEvent {
             | Self::VocabChanged { .. }
             | Self::RelationsChanged { .. }
             | Self::Mic { .. }
-            | Self::Heard { .. } => To::Every,
+            | Self::Heard { .. }
+            | Self::HeardLater { .. } => To::Every,
             Self::SettingsChanged { .. } => To::Only(vec![Window::Settings]),
             Self::Idle => To::Only(Vec::new()),
         }

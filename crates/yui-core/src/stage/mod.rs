@@ -98,6 +98,9 @@ pub struct StageOptions {
     /// Full duplex (listening while characters speak) decided for the run; `None`: only when
     /// the sound server cancels echo (`voice::echo::detect`).
     pub duplex: Option<bool>,
+    /// How long a turn the realtime server started waits for the user's transcribed words
+    /// before it starts without them (later words replace the placeholder).
+    pub transcript_wait: Duration,
 }
 
 impl std::fmt::Debug for StageOptions {
@@ -110,6 +113,7 @@ impl std::fmt::Debug for StageOptions {
             .field("audio", &self.audio.as_ref().map(|_| "injected"))
             .field("mic_audio", &self.mic_audio)
             .field("duplex", &self.duplex)
+            .field("transcript_wait", &self.transcript_wait)
             .finish()
     }
 }
@@ -124,6 +128,7 @@ impl Default for StageOptions {
             audio: None,
             mic_audio: AudioChoice::default(),
             duplex: None,
+            transcript_wait: realtime::TRANSCRIPT_WAIT,
         }
     }
 }

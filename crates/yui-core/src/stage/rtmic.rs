@@ -12,6 +12,10 @@
 //!   same way, and its `speech_started` while a reply plays is the barge-in (the transport stops
 //!   the audio and truncates). Half duplex (no echo cancellation) drops the audio while a
 //!   character speaks, so the character's own voice is never heard as the user.
+//! - Either way the turn detection is held on the session while the microphone is on
+//!   ([`RealtimeClient::hold_turn_detection`]): a reconnect's new session gets it too; once the
+//!   microphone stops, the next connect has `yui.realtime`'s again. Hands-free moves to the
+//!   seat's session when that is made again (`Stage::realtime_changed`, voice output switched).
 //! - A device that fails ends the microphone session with one sentence; text goes on.
 
 use super::{Inner, MicState};
@@ -19,7 +23,6 @@ use crate::backend::realtime::TurnDetection;
 use crate::turn::transport::realtime::{wire, RealtimeClient};
 use crate::voice::audio::AudioHost;
 use crate::voice::realtime_audio::MicEncoder;
-use serde_json::json;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -40,12 +43,6 @@ impl RtJob {
     fn state(&self, state: MicState) {
         self.inner.mic_set(self.id, |st| st.state = state);
     }
-}
-
-fn detection(d: TurnDetection) -> serde_json::Value {
-    wire::session_update(
-        json!({"type": "realtime", "audio": {"input": {"turn_detection": d.wire()}}}),
-    )
 }
 
 /// Open the device and its encoder; `None` (the session ended with why) when it cannot.
@@ -79,7 +76,9 @@ pub(super) async fn push_to_talk(
     client: Arc<RealtimeClient>,
     release: CancellationToken,
 ) {
-    if !client.send(detection(TurnDetection::PushToTalk)).await || !client.clear().await {
+    // Held until this returns: a reconnect meanwhile sets the new session up the same way.
+    let held = client.hold_turn_detection(TurnDetection::PushToTalk).await;
+    if held.is_none() || !client.clear().await {
         job.inner.mic_ended(job.id, Some(lost()));
         return;
     }
@@ -129,15 +128,12 @@ pub(super) async fn push_to_talk(
 }
 
 /// Hands-free into the session: every block goes on as chunks; the server hears the turns.
-pub(super) async fn hands_free(job: RtJob, client: Arc<RealtimeClient>, full_duplex: bool) {
-    let mut d = crate::backend::realtime::load(&job.inner.store).turn_detection;
-    if d == TurnDetection::PushToTalk {
-        d = TurnDetection::ServerVad;
-    }
-    if !client.send(detection(d)).await {
+pub(super) async fn hands_free(job: RtJob, mut client: Arc<RealtimeClient>, full_duplex: bool) {
+    // Held until this returns: a reconnect meanwhile sets the new session up the same way.
+    let Some(mut _held) = client.hold_turn_detection(hands_free_detection(&job)).await else {
         job.inner.mic_ended(job.id, Some(lost()));
         return;
-    }
+    };
     let Some((mut cap, mut enc)) = open(&job).await else {
         return;
     };
@@ -158,6 +154,16 @@ pub(super) async fn hands_free(job: RtJob, client: Arc<RealtimeClient>, full_dup
             continue;
         }
         job.state(MicState::Listening);
+        // The seat's session was made again (yui.realtime saved, voice output switched): the
+        // microphone moves to it, holding its turn detection there; the old one can close.
+        if let Some(now) = super::realtime::current(&job.inner, &job.preset_id) {
+            if !Arc::ptr_eq(&now, &client) {
+                if let Some(h) = now.hold_turn_detection(hands_free_detection(&job)).await {
+                    tracing::info!(preset = %job.preset_id, "realtime mic: moved to the new session");
+                    (_held, client) = (h, now);
+                }
+            }
+        }
         let n = append(&client, enc.push(&block));
         if n == 0 && sent > 0 && client.state().borrow().clone() != super::ConnState::Connected {
             break Some(lost());
@@ -168,6 +174,15 @@ pub(super) async fn hands_free(job: RtJob, client: Arc<RealtimeClient>, full_dup
     tracing::info!(preset = %job.preset_id, appends = sent, "realtime mic: hands-free ended");
     if let Some(m) = message {
         job.inner.mic_ended(job.id, Some(m));
+    }
+}
+
+/// Hands-free's turn detection: `yui.realtime`'s, the server's voice activity when that says
+/// push-to-talk.
+fn hands_free_detection(job: &RtJob) -> TurnDetection {
+    match crate::backend::realtime::load(&job.inner.store).turn_detection {
+        TurnDetection::PushToTalk => TurnDetection::ServerVad,
+        d => d,
     }
 }
 

@@ -8,10 +8,11 @@
 //! A malformed event is logged with its text and skipped. When the socket is lost the turn in
 //! flight learns it at once (its event channel closes).
 
-use super::setup::{connect, send, Ws};
-pub use super::setup::{RealtimeConfig, SessionFn, Setup};
+use super::setup::{connect, send, DetectionCell, Ws};
+pub use super::setup::{DetectionHold, RealtimeConfig, SessionFn, Setup};
 use super::wire::{self, ServerEvent, BYTES_PER_MS};
 pub use crate::backend::realtime::url_with_model;
+use crate::backend::realtime::TurnDetection;
 use crate::shared::realtime_audio::RealtimeAudioOut;
 use crate::turn::transport::push::conn::retry_after;
 pub use crate::turn::transport::push::conn::ConnState;
@@ -41,6 +42,8 @@ enum Cmd {
 pub struct RealtimeClient {
     cmd: mpsc::Sender<Cmd>,
     state: watch::Receiver<ConnState>,
+    /// The microphone's turn detection, applied at every connect while held.
+    detection: DetectionCell,
 }
 
 /// One turn's end of the session.
@@ -49,9 +52,15 @@ pub struct RealtimeLink {
     events: mpsc::UnboundedReceiver<ServerEvent>,
     cmd: mpsc::Sender<Cmd>,
     seeded_turn: Option<String>,
+    user_item: Option<String>,
 }
 
 impl RealtimeLink {
+    /// A server-started response's user audio item (the last `speech_started` or `committed`
+    /// before it), which that utterance's transcribed words name.
+    pub fn user_item(&self) -> Option<&str> {
+        self.user_item.as_deref()
+    }
     /// Whether this connection's seed already ends with `turn_id`'s user words.
     pub fn seeded(&self, turn_id: &str) -> bool {
         self.seeded_turn.as_deref() == Some(turn_id)
@@ -74,6 +83,18 @@ impl RealtimeLink {
     }
 }
 
+/// What a session hands to whoever takes the turns the server starts
+/// ([`RealtimeClient::spawn_with`]).
+pub enum FromServer {
+    /// A response the server started by itself, as a link of its own (see
+    /// [`RealtimeLink::user_item`]).
+    Started(RealtimeLink),
+    /// The user's transcribed words for their audio item `item_id`, whenever they come (every
+    /// `conversation.item.input_audio_transcription.completed` with an item and words): words
+    /// that come after their turn started without them replace its placeholder.
+    Words { item_id: String, text: String },
+}
+
 impl Drop for RealtimeLink {
     fn drop(&mut self) {
         let _ = self.cmd.try_send(Cmd::Unregister(self.id));
@@ -90,24 +111,39 @@ impl RealtimeClient {
 
     /// [`RealtimeClient::spawn`], with the responses the server starts by itself (server voice
     /// activity, or a commit and `response.create` sent outside a turn) handed to `server_turns`
-    /// as links of their own, instead of being dropped. A link is made at `response.created`
-    /// with no turn running and gets that response's events from there on, led by the user's
-    /// transcribed words if they came first
-    /// (`conversation.item.input_audio_transcription.completed`).
+    /// as links of their own ([`FromServer::Started`]), instead of being dropped. A link is made
+    /// at `response.created` with no turn running and gets that response's events from there
+    /// on, led by the user's transcribed words if they came first
+    /// (`conversation.item.input_audio_transcription.completed`). Every transcript with an item
+    /// goes there too, whenever it comes ([`FromServer::Words`]).
     pub fn spawn_with(
         cfg: RealtimeConfig,
         session: SessionFn,
-        server_turns: Option<mpsc::UnboundedSender<RealtimeLink>>,
+        server_turns: Option<mpsc::UnboundedSender<FromServer>>,
     ) -> Self {
         let (cmd_tx, cmd_rx) = mpsc::channel(256);
         let (state_tx, state_rx) = watch::channel(ConnState::Connecting);
         // Weak: the session still ends when the client and every link are dropped.
         let adopt = server_turns.map(|t| (t, cmd_tx.downgrade()));
+        let detection = DetectionCell::default();
+        let session = super::setup::with_detection(session, detection.clone());
         tokio::spawn(run(cfg, session, cmd_rx, state_tx, adopt));
         Self {
             cmd: cmd_tx,
             state: state_rx,
+            detection,
         }
+    }
+
+    /// The microphone's turn detection (`null` for push-to-talk, the server's voice activity
+    /// for hands-free): sent now as a `session.update`, and carried by every reconnect's
+    /// `session.update` until the returned hold is dropped. `None` when the session is gone.
+    pub async fn hold_turn_detection(&self, d: TurnDetection) -> Option<DetectionHold> {
+        let held = super::setup::hold(&self.detection, d);
+        let update = serde_json::json!({"type": "realtime", "audio": {"input": {"turn_detection": d.wire()}}});
+        self.send(wire::session_update(update))
+            .await
+            .then_some(held)
     }
 
     pub fn state(&self) -> watch::Receiver<ConnState> {
@@ -154,6 +190,7 @@ impl RealtimeClient {
             events: rx,
             cmd: self.cmd.clone(),
             seeded_turn,
+            user_item: None,
         })
     }
 
@@ -238,7 +275,7 @@ async fn run(
 }
 
 /// Where the server's own responses go, and the session's commands (for their links).
-type Adopt = (mpsc::UnboundedSender<RealtimeLink>, mpsc::WeakSender<Cmd>);
+type Adopt = (mpsc::UnboundedSender<FromServer>, mpsc::WeakSender<Cmd>);
 
 /// A live connection's routing state.
 struct Serve {
@@ -255,6 +292,9 @@ struct Serve {
     words: Option<ServerEvent>,
     /// See [`Setup::seeded_turn`].
     seeded_turn: Option<String>,
+    /// The user's audio item heard last (`speech_started`, `committed`): the one the response
+    /// the server starts next answers.
+    utterance: Option<String>,
 }
 
 impl Serve {
@@ -268,6 +308,7 @@ impl Serve {
             responding: false,
             words: None,
             seeded_turn: None,
+            utterance: None,
         }
     }
 
@@ -362,9 +403,14 @@ impl Serve {
                 self.audio_delta(item_id, &delta);
                 Vec::new()
             }
-            ServerEvent::SpeechStarted { .. } => {
+            ServerEvent::SpeechStarted { item_id } => {
                 self.words = None; // a new utterance: earlier words are not its
+                self.utterance = item_id;
                 self.barge_in()
+            }
+            ServerEvent::Committed { item_id } => {
+                self.utterance = item_id.or(self.utterance.take());
+                Vec::new()
             }
             ServerEvent::Unknown(kind) => {
                 tracing::info!(%kind, "realtime: unknown event ignored");
@@ -388,6 +434,15 @@ impl Serve {
                     }
                     ServerEvent::Error { message, .. } => {
                         tracing::warn!(%message, "realtime: server error")
+                    }
+                    ServerEvent::InputTranscript {
+                        item_id: Some(item_id),
+                        transcript,
+                    } if !transcript.trim().is_empty() => {
+                        if let Some((to, _)) = &self.adopt {
+                            let (item_id, text) = (item_id.clone(), transcript.trim().to_string());
+                            let _ = to.send(FromServer::Words { item_id, text });
+                        }
                     }
                     _ => {}
                 }
@@ -436,8 +491,9 @@ impl Serve {
             cmd,
             // The server started it from the microphone: no seed holds its words.
             seeded_turn: None,
+            user_item: self.utterance.take(),
         };
-        if to.send(link).is_ok() {
+        if to.send(FromServer::Started(link)).is_ok() {
             self.turn = Some((self.next_id, tx));
         }
     }

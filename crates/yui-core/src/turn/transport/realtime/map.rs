@@ -160,6 +160,7 @@ impl RealtimeMapper {
             | ServerEvent::SessionUpdated
             | ServerEvent::AudioDelta { .. }
             | ServerEvent::SpeechStarted { .. }
+            | ServerEvent::Committed { .. }
             | ServerEvent::InputTranscript { .. }
             | ServerEvent::Other(_)
             | ServerEvent::Unknown(_) => {}

@@ -22,7 +22,8 @@ pub mod wire;
 pub use crate::backend::realtime::{RealtimeSettings, TurnDetection};
 pub use crate::shared::realtime_audio::RealtimeAudioOut;
 pub use conn::{
-    url_with_model, ConnState, RealtimeClient, RealtimeConfig, RealtimeLink, SessionFn, Setup,
+    url_with_model, ConnState, DetectionHold, FromServer, RealtimeClient, RealtimeConfig,
+    RealtimeLink, SessionFn, Setup,
 };
 pub use started::ServerStarted;
 

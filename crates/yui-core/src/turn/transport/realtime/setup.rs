@@ -1,12 +1,15 @@
 //! One connect's set-up: the socket opened (`Authorization: Bearer` when a key is set),
 //! `session.created` awaited, `session.update` sent (built from current state by the
 //! [`SessionFn`]) and `session.updated` awaited, then the conversation so far sent as the seed.
+//! The turn detection the microphone holds ([`DetectionHold`]) overrides `yui.realtime`'s in
+//! every connect's `session.update` while it is held.
 
 use super::wire::{self, ServerEvent};
+use crate::backend::realtime::TurnDetection;
 use crate::shared::realtime_audio::RealtimeAudioOut;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
@@ -51,6 +54,65 @@ impl Setup {
 
 /// Builds each connect's [`Setup`] from current state.
 pub type SessionFn = Arc<dyn Fn() -> Result<Setup, String> + Send + Sync>;
+
+/// The turn detection the microphone asked for last, while it holds it.
+#[derive(Debug, Default)]
+pub(super) struct Detection {
+    /// Which hold set it: a hold released late leaves a newer one alone.
+    hold: u64,
+    now: Option<TurnDetection>,
+}
+
+pub(super) type DetectionCell = Arc<Mutex<Detection>>;
+
+fn lock(cell: &Mutex<Detection>) -> std::sync::MutexGuard<'_, Detection> {
+    cell.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Hold `d` as the session's turn detection; released when the hold is dropped.
+pub(super) fn hold(cell: &DetectionCell, d: TurnDetection) -> DetectionHold {
+    let mut c = lock(cell);
+    c.hold += 1;
+    c.now = Some(d);
+    DetectionHold {
+        cell: Arc::downgrade(cell),
+        hold: c.hold,
+    }
+}
+
+/// The microphone's turn detection, held while it listens
+/// ([`super::RealtimeClient::hold_turn_detection`]): every connect's `session.update` carries it
+/// instead of `yui.realtime`'s, so a reconnect keeps the microphone working. Dropping it gives
+/// the next connect `yui.realtime`'s again (a newer hold stays).
+#[derive(Debug)]
+pub struct DetectionHold {
+    cell: Weak<Mutex<Detection>>,
+    hold: u64,
+}
+
+impl Drop for DetectionHold {
+    fn drop(&mut self) {
+        if let Some(cell) = self.cell.upgrade() {
+            let mut c = lock(&cell);
+            if c.hold == self.hold {
+                c.now = None;
+            }
+        }
+    }
+}
+
+/// `session` with the held turn detection (if any) written over what it builds.
+pub(super) fn with_detection(session: SessionFn, held: DetectionCell) -> SessionFn {
+    Arc::new(move || {
+        let mut setup = session()?;
+        let now = lock(&held).now;
+        let input = setup.session.pointer_mut("/audio/input");
+        if let (Some(d), Some(input)) = (now, input.and_then(Value::as_object_mut)) {
+            input.insert("turn_detection".into(), d.wire());
+        }
+        Ok(setup)
+    })
+}
 
 pub(super) type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -153,4 +215,34 @@ pub(super) async fn send(ws: &mut Ws, v: &Value) -> Result<(), String> {
     ws.send(Message::text(v.to_string()))
         .await
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn built(cell: &DetectionCell) -> Value {
+        let base: SessionFn = Arc::new(|| {
+            Ok(Setup::new(
+                json!({"audio": {"input": {"turn_detection": null}}}),
+            ))
+        });
+        with_detection(base, cell.clone())().unwrap().session["audio"]["input"]["turn_detection"]
+            .clone()
+    }
+
+    #[test]
+    fn a_held_turn_detection_is_in_every_setup_until_its_hold_is_dropped() {
+        let cell = DetectionCell::default();
+        assert_eq!(built(&cell), Value::Null, "yui.realtime's");
+        let first = hold(&cell, TurnDetection::ServerVad);
+        assert_eq!(built(&cell), json!({"type": "server_vad"}));
+        // A newer hold wins, and the older one released late leaves it alone.
+        let second = hold(&cell, TurnDetection::SemanticVad);
+        drop(first);
+        assert_eq!(built(&cell), json!({"type": "semantic_vad"}));
+        drop(second);
+        assert_eq!(built(&cell), Value::Null);
+    }
 }

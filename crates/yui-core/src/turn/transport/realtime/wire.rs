@@ -87,6 +87,11 @@ pub enum ServerEvent {
     SpeechStarted {
         item_id: Option<String>,
     },
+    /// `input_audio_buffer.committed`: the user's audio became item `item_id` (push-to-talk's
+    /// commit, or the server's voice activity at the end of speech).
+    Committed {
+        item_id: Option<String>,
+    },
     /// The user's words as the server transcribed them
     /// (`conversation.item.input_audio_transcription.completed`).
     InputTranscript {
@@ -199,6 +204,9 @@ impl ServerEvent {
             "input_audio_buffer.speech_started" => Self::SpeechStarted {
                 item_id: raw.item_id,
             },
+            "input_audio_buffer.committed" => Self::Committed {
+                item_id: raw.item_id,
+            },
             "conversation.item.input_audio_transcription.completed" => Self::InputTranscript {
                 item_id: raw.item_id,
                 transcript: raw.transcript.unwrap_or_default(),
@@ -226,7 +234,6 @@ const KNOWN_IGNORED: &[&str] = &[
     "conversation.item.input_audio_transcription.segment",
     "conversation.item.input_audio_transcription.failed",
     "input_audio_buffer.speech_stopped",
-    "input_audio_buffer.committed",
     "input_audio_buffer.cleared",
     "input_audio_buffer.timeout_triggered",
     "response.content_part.added",
