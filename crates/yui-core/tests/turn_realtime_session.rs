@@ -98,6 +98,18 @@ async fn realtime_barge_in_stops_audio_truncates_at_the_played_ms_and_cuts_the_s
         c.send(&json!({"type":"input_audio_buffer.speech_started","audio_start_ms":900,"item_id":"user_2"}));
         let t = c.recv_type("conversation.item.truncate").await.unwrap();
         let cancel = c.recv().await.unwrap();
+        // The server's deltas of the stopped item still in flight, then the user speaks again:
+        // they are not played, and the item is not truncated a second time (at 0 ms, which
+        // would wipe what was heard).
+        use base64::Engine as _;
+        let late = base64::engine::general_purpose::STANDARD.encode(vec![0u8; 100 * 48]);
+        c.send(
+            &json!({"type":"response.output_audio.delta","response_id":"r1","item_id":"msg_r1",
+            "output_index":0,"content_index":0,"delta":late}),
+        );
+        c.send(&json!({"type":"input_audio_buffer.speech_started","audio_start_ms":1500,"item_id":"user_3"}));
+        let again = c.recv_within(Duration::from_millis(400)).await;
+        assert_eq!(again, None, "no second truncate of a stopped item");
         (t, cancel)
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel(4096);

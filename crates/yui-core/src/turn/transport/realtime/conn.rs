@@ -285,6 +285,9 @@ struct Serve {
     next_id: u64,
     /// The assistant audio item last received and how many bytes of it came.
     playing: Option<(String, u64)>,
+    /// The audio item stopped last: its late deltas are neither played nor counted, so a later
+    /// barge-in cannot truncate it again (at 0 ms, wiping what was heard).
+    cut: Option<String>,
     /// A response runs (between `response.created` and `response.done`).
     responding: bool,
     /// The user's transcribed words that came with no turn running, for the response the
@@ -305,6 +308,7 @@ impl Serve {
             turn: None,
             next_id,
             playing: None,
+            cut: None,
             responding: false,
             words: None,
             seeded_turn: None,
@@ -382,7 +386,9 @@ impl Serve {
                         if let Some(a) = &self.audio {
                             a.stop();
                         }
-                        self.playing = None;
+                        if let Some((id, _)) = self.playing.take() {
+                            self.cut = Some(id);
+                        }
                         if self.responding {
                             self.responding = false;
                             if let Err(e) = send(&mut ws, &wire::response_cancel()).await {
@@ -508,6 +514,9 @@ impl Serve {
             }
         };
         let id = item_id.unwrap_or_default();
+        if self.cut.as_deref() == Some(id.as_str()) {
+            return; // the rest of a reply already stopped
+        }
         audio.on_audio(&id, &pcm);
         match &mut self.playing {
             Some((p, n)) if *p == id => *n += pcm.len() as u64,
@@ -524,6 +533,7 @@ impl Serve {
         let Some((item_id, bytes)) = self.playing.take() else {
             return Vec::new();
         };
+        self.cut = Some(item_id.clone());
         let total_ms = bytes / BYTES_PER_MS;
         let played_ms = audio.played_ms(&item_id).min(total_ms);
         if played_ms >= total_ms && !self.responding {
