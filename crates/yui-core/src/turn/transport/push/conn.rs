@@ -198,7 +198,7 @@ pub(crate) async fn retry_after<C>(
     }
 }
 
-type Ws =
+pub(crate) type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Why a live connection ended.
@@ -251,31 +251,39 @@ async fn run(
     }
 }
 
-async fn connect(cfg: &PushConfig, hello: &HelloFn) -> Result<Ws, String> {
-    let mut req = cfg
-        .url
-        .as_str()
+/// Open a WebSocket to `url` (`Authorization: Bearer` when a key is set) within `within`; the
+/// errors name the `what` server ("push", "realtime") in plain words. Push's and realtime's
+/// connects both start here.
+pub(crate) async fn open_socket(
+    what: &str,
+    url: &str,
+    api_key: Option<&str>,
+    within: std::time::Duration,
+) -> Result<Ws, String> {
+    let mut req = url
         .into_client_request()
-        .map_err(|e| format!("the push URL {} is not valid: {e}", cfg.url))?;
-    if let Some(k) = cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
+        .map_err(|e| format!("the {what} URL {url} is not valid: {e}"))?;
+    if let Some(k) = api_key.filter(|k| !k.is_empty()) {
         if let Ok(v) = format!("Bearer {k}").parse() {
             req.headers_mut().insert("authorization", v);
         }
     }
-    // No Nagle: our frames are small and each one is waited for (a pong, a tool result); with
-    // Nagle a frame could wait for the ACK of the one before (up to the peer's delayed-ACK 40 ms).
+    // No Nagle: our frames are small and each one is waited for (a pong, a tool result, an
+    // append); with Nagle a frame could wait for the ACK of the one before (up to the peer's
+    // delayed-ACK 40 ms).
     let connect = tokio_tungstenite::connect_async_with_config(req, None, true);
-    let (mut ws, _) = match tokio::time::timeout(cfg.connect, connect).await {
-        Err(_) => {
-            return Err(format!(
-                "the push server at {} did not answer within {} s",
-                cfg.url,
-                cfg.connect.as_secs()
-            ))
-        }
-        Ok(Err(e)) => return Err(format!("I can't reach the push server at {}: {e}", cfg.url)),
-        Ok(Ok(x)) => x,
-    };
+    match tokio::time::timeout(within, connect).await {
+        Err(_) => Err(format!(
+            "the {what} server at {url} did not answer within {} s",
+            within.as_secs()
+        )),
+        Ok(Err(e)) => Err(format!("I can't reach the {what} server at {url}: {e}")),
+        Ok(Ok((ws, _))) => Ok(ws),
+    }
+}
+
+async fn connect(cfg: &PushConfig, hello: &HelloFn) -> Result<Ws, String> {
+    let mut ws = open_socket("push", &cfg.url, cfg.api_key.as_deref(), cfg.connect).await?;
     let hello = hello()?;
     send(&mut ws, &hello)
         .await

@@ -7,11 +7,11 @@
 use super::wire::{self, ServerEvent};
 use crate::backend::realtime::TurnDetection;
 use crate::shared::realtime_audio::RealtimeAudioOut;
+use crate::turn::transport::push::conn::open_socket;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 /// Where and how to connect.
@@ -114,8 +114,7 @@ pub(super) fn with_detection(session: SessionFn, held: DetectionCell) -> Session
     })
 }
 
-pub(super) type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+pub(super) use crate::turn::transport::push::conn::Ws;
 
 /// Connect and set the session up: `session.update`, `session.updated`, then the seed. Returns
 /// the socket and the turn whose words the seed ends with.
@@ -124,27 +123,7 @@ pub(super) async fn connect(
     session: &SessionFn,
 ) -> Result<(Ws, Option<String>), String> {
     let url = &cfg.url;
-    let mut req = url
-        .as_str()
-        .into_client_request()
-        .map_err(|e| format!("the realtime URL {url} is not valid: {e}"))?;
-    if let Some(k) = cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
-        if let Ok(v) = format!("Bearer {k}").parse() {
-            req.headers_mut().insert("authorization", v);
-        }
-    }
-    // No Nagle: small events, each one waited for (a tool's output, an append's latency).
-    let connect = tokio_tungstenite::connect_async_with_config(req, None, true);
-    let (mut ws, _) = match tokio::time::timeout(cfg.connect, connect).await {
-        Err(_) => {
-            return Err(format!(
-                "the realtime server at {url} did not answer within {} s",
-                cfg.connect.as_secs()
-            ))
-        }
-        Ok(Err(e)) => return Err(format!("I can't reach the realtime server at {url}: {e}")),
-        Ok(Ok(x)) => x,
-    };
+    let mut ws = open_socket("realtime", url, cfg.api_key.as_deref(), cfg.connect).await?;
     let handshake = async {
         wait_for(&mut ws, "session.created", |e| {
             matches!(e, ServerEvent::SessionCreated)
