@@ -6,23 +6,12 @@ use crate::turn_support::backends;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
-use yui_core::stage::{BackendSource, Stage, StageEvent, StageOptions};
-use yui_core::turn::{Backend, TurnEvent, TurnStatus};
+use yui_core::stage::{Stage, StageEvent, StageOptions};
+use yui_core::turn::{TurnEvent, TurnStatus};
 use yui_core::{Store, WindowKind};
 use yui_testkit::realtime::{self as rt, RealtimeServer};
-
-fn realtime(url: &str) -> BackendSource {
-    BackendSource::Fixed {
-        backend: Backend {
-            realtime_url: Some(url.into()),
-            ..backends::backend(Transport::Realtime, "http://127.0.0.1:9/v1")
-        },
-        timeouts: backends::short_waits(),
-    }
-}
 
 #[tokio::test]
 async fn with_realtime_each_character_window_keeps_one_session_its_turns_share() {
@@ -31,7 +20,7 @@ async fn with_realtime_each_character_window_keeps_one_session_its_turns_share()
     let paths = Paths::resolve(Some(dir.path().to_path_buf()));
     let store = Store::open(paths.db_path()).unwrap();
     let opts = StageOptions {
-        backend: realtime(&srv.url),
+        backend: backends::realtime_fixed(&srv.url),
         headless: true,
         ..StageOptions::default()
     };

@@ -10,7 +10,7 @@
 //! with its instant and loudness; a clip (text-to-speech) takes its own length to play.
 
 use crate::mic::{turn_end, until};
-use crate::turn_support::backends::{backend, short_waits};
+use crate::turn_support::backends::realtime_fixed;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -18,12 +18,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
-use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
-use yui_core::stage::{AudioChoice, BackendSource, Stage, StageEvent, StageOptions, Window};
+use yui_core::stage::{AudioChoice, Stage, StageEvent, StageOptions, Window};
 use yui_core::transcript::{self, INTERRUPTED_MARKER};
-use yui_core::turn::{Backend, TurnStatus};
+use yui_core::turn::TurnStatus;
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
 use yui_core::voice::pcm::Pcm;
 use yui_core::voice::realtime_audio::RATE;
@@ -167,13 +166,7 @@ async fn rig(overlap: bool) -> Rig {
     let store = Store::open(paths.db_path()).unwrap();
     let out = Arc::new(Out::default());
     let opts = StageOptions {
-        backend: BackendSource::Fixed {
-            backend: Backend {
-                realtime_url: Some(srv.url.clone()),
-                ..backend(Transport::Realtime, "http://127.0.0.1:9/v1")
-            },
-            timeouts: short_waits(),
-        },
+        backend: realtime_fixed(&srv.url),
         headless: false,
         audio: Some(out.clone()),
         mic_audio: AudioChoice(Some(crate::mic::host(vec![], 20))),

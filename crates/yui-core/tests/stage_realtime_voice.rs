@@ -9,17 +9,16 @@
 
 use crate::mic::{host, quiet, spoken, turn_end, until};
 use crate::realtime_audio::{FakeOut, Mode};
-use crate::turn_support::backends::{backend, short_waits};
+use crate::turn_support::backends::realtime_fixed;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
-use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
-use yui_core::stage::{AudioChoice, BackendSource, Stage, StageEvent, StageOptions, Window};
+use yui_core::stage::{AudioChoice, Stage, StageEvent, StageOptions, Window};
 use yui_core::transcript::{self, Role};
-use yui_core::turn::{Backend, TurnEvent, TurnStatus};
+use yui_core::turn::{TurnEvent, TurnStatus};
 use yui_core::{settings, Store, WindowKind};
 use yui_testkit::realtime::{self as rt, RealtimeServer, RtConn};
 
@@ -59,13 +58,7 @@ pub(crate) async fn rig_with(
     let paths = Paths::resolve(Some(dir.path().to_path_buf()));
     let store = Store::open(paths.db_path()).unwrap();
     let opts = StageOptions {
-        backend: BackendSource::Fixed {
-            backend: Backend {
-                realtime_url: Some(srv.url.clone()),
-                ..backend(Transport::Realtime, "http://127.0.0.1:9/v1")
-            },
-            timeouts: short_waits(),
-        },
+        backend: realtime_fixed(&srv.url),
         headless: !voice,
         audio: out.map(|o| o as Arc<dyn yui_core::voice::audio::AudioHost>),
         mic_audio: AudioChoice(Some(host(mic, 20))),

@@ -38,3 +38,15 @@ pub fn fixed(transport: Transport, base_url: &str) -> BackendSource {
         timeouts: short_waits(),
     }
 }
+
+/// The stage's backend fixed to the realtime transport at `url` (nothing listens at the base
+/// URL: every request must go over the realtime URL), with [`short_waits`].
+pub fn realtime_fixed(url: &str) -> BackendSource {
+    BackendSource::Fixed {
+        backend: Backend {
+            realtime_url: Some(url.into()),
+            ..backend(Transport::Realtime, "http://127.0.0.1:9/v1")
+        },
+        timeouts: short_waits(),
+    }
+}
