@@ -456,8 +456,8 @@ fn the_wall_clock_is_read_in_clock_rs_only() {
     }
 }
 
-/// docs/ARCHITECTURE.md: "files stay under 600 lines" — the product sources of every crate of
-/// the workspace (tests, benches and the vendored crate aside).
+/// docs/ARCHITECTURE.md: "files stay under 600 lines" — the Rust sources of every crate of the
+/// workspace (`crates/*/src`, `src-tauri/src`; tests, benches and the vendored crate aside).
 #[test]
 fn no_product_source_file_is_over_600_lines() {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -472,9 +472,14 @@ fn no_product_source_file_is_over_600_lines() {
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut sources = Vec::new();
-    for dir in ["crates/yui-core/src", "crates/yui-cli/src", "src-tauri/src"] {
-        walk(&root.join(dir), &mut sources);
+    for c in std::fs::read_dir(root.join("crates"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        walk(&c.path().join("src"), &mut sources);
     }
+    walk(&root.join("src-tauri/src"), &mut sources);
     assert!(sources.len() > 100, "the survey found the sources");
     let long: Vec<String> = sources
         .iter()

@@ -113,6 +113,18 @@ fn heard_later(seen: &[StageEvent]) -> Option<(String, String)> {
     })
 }
 
+/// The events until both the turn's end and the late words came, in either order (the words are
+/// stored beside the running turn).
+async fn until_ended_and_heard_later(r: &mut Rig) -> Vec<StageEvent> {
+    let (mut ended, mut later) = (false, false);
+    until(&mut r.rx, |e| {
+        ended |= turn_end(e).is_some();
+        later |= heard_later(std::slice::from_ref(e)).is_some();
+        ended && later
+    })
+    .await
+}
+
 #[tokio::test]
 async fn words_transcribed_after_the_spoken_turn_ended_replace_its_placeholder_and_reach_the_next_history(
 ) {
@@ -164,14 +176,7 @@ async fn words_transcribed_while_the_spoken_reply_runs_replace_its_placeholder()
             None => c.send(&e),
         }
     }
-    // Both, in either order (the words are stored beside the running turn).
-    let (mut ended, mut later) = (false, false);
-    let seen = until(&mut r.rx, |e| {
-        ended |= turn_end(e).is_some();
-        later |= heard_later(std::slice::from_ref(e)).is_some();
-        ended && later
-    })
-    .await;
+    let seen = until_ended_and_heard_later(&mut r).await;
     assert_eq!(
         heard_later(&seen),
         Some((turn_id(&seen), "what is the weather".to_string()))
@@ -199,13 +204,7 @@ async fn words_heard_while_a_typed_turn_ran_are_those_of_the_response_the_server
     until(&mut r.rx, |e| turn_end(e).is_some()).await;
     // Then the server answers them by itself: its turn starts without words, then gets them.
     c.play(&rt::text_reply("r2", &["Okay."]));
-    let (mut ended, mut later) = (false, false);
-    let seen = until(&mut r.rx, |e| {
-        ended |= turn_end(e).is_some();
-        later |= heard_later(std::slice::from_ref(e)).is_some();
-        ended && later
-    })
-    .await;
+    let seen = until_ended_and_heard_later(&mut r).await;
     assert_eq!(
         heard_later(&seen).map(|l| l.1).as_deref(),
         Some("never mind")
