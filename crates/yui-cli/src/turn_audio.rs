@@ -4,7 +4,6 @@
 //! on the default output device when no --audio-out is given. The JSON lines on stdout are the
 //! turn's events, as with every transport.
 
-use crate::turn_cmd::{Setup, TurnArgs};
 use std::path::Path;
 use std::sync::Arc;
 use yui_core::backend::Transport;
@@ -37,18 +36,22 @@ pub fn spoken_message(file: &Path) -> String {
 }
 
 impl TurnAudio {
-    /// The audio of `args`, if any; `None` without --audio-in and --audio-out. Call inside the
+    /// The audio of --audio-in and --audio-out, if any; `None` without both. Call inside the
     /// runtime (the player opens its device on it).
-    pub fn from_args(s: &Setup, args: &TurnArgs) -> Result<Option<TurnAudio>, CoreError> {
-        if args.audio_in.is_none() && args.audio_out.is_none() {
+    pub fn from_args(
+        transport: Transport,
+        audio_in: Option<&Path>,
+        audio_out: Option<&Path>,
+    ) -> Result<Option<TurnAudio>, CoreError> {
+        if audio_in.is_none() && audio_out.is_none() {
             return Ok(None);
         }
-        if s.backend.transport != Transport::Realtime {
+        if transport != Transport::Realtime {
             return Err(CoreError::invalid(
                 "--audio-in and --audio-out need the realtime transport (--transport realtime)",
             ));
         }
-        let chunks = match &args.audio_in {
+        let chunks = match audio_in {
             Some(f) => {
                 let bytes = std::fs::read(f)
                     .map_err(|e| CoreError::invalid(format!("cannot read {}: {e}", f.display())))?;
@@ -59,7 +62,7 @@ impl TurnAudio {
             }
             None => None,
         };
-        let out = match &args.audio_out {
+        let out = match audio_out {
             Some(f) => Out::File(Arc::new(ReplyRecorder::new(f))),
             None => Out::Device(Arc::new(
                 ReplyPlayer::new(yui_core::voice::hosts::host(), None, None)

@@ -208,7 +208,11 @@ pub fn run_turn(paths: &Paths, args: &TurnArgs) -> Result<u8, CoreError> {
         (None, None) => String::new(),
     };
     let outcome = rt.block_on(async {
-        let audio = crate::turn_audio::TurnAudio::from_args(&s, args)?;
+        let audio = crate::turn_audio::TurnAudio::from_args(
+            s.backend.transport,
+            args.audio_in.as_deref(),
+            args.audio_out.as_deref(),
+        )?;
         let outcome = one_turn(&s, args.target.window, &message, audio.as_ref(), |ev| {
             let mut out = std::io::stdout().lock();
             if let Ok(line) = serde_json::to_string(ev) {

@@ -8,7 +8,7 @@ use image::{Rgb, RgbImage};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use yui_core::shared::images as shots;
+use yui_core::images as shots;
 
 const CONVERT: &str = "/usr/bin/convert";
 const RUNS: usize = 15;

@@ -7,38 +7,30 @@ pub mod autostart;
 pub mod avatar;
 pub mod backend;
 pub mod cards;
-pub mod clock;
 pub mod context;
 pub mod discover;
 pub mod doctor;
-pub mod error;
 pub mod firstrun;
 pub mod layout;
-pub mod logging;
 pub mod longterm;
 pub mod looks;
 pub mod memory;
-pub mod paths;
-pub mod playback;
 pub mod presence;
 pub mod presets;
-pub mod process;
 pub mod relations;
 pub mod settings;
-pub mod shared;
-pub mod sprite_labels;
 pub mod sprites;
 pub mod stage;
-pub mod store;
-pub mod target_names;
 pub mod tools;
 pub mod transcript;
 pub mod turn;
 pub mod vocab;
 pub mod voice;
-pub mod window;
 
-pub use clock::{Clock, SystemClock};
-pub use error::{CoreError, ErrorCode};
-pub use store::Store;
-pub use window::WindowKind;
+// The floor below, under the names it has always had here: `crate::store` in this crate and
+// `yui_core::store` above are `yui_base::store`.
+pub use yui_base::{
+    clock, error, events, images, logging, names, output, paths, playback, process, realtime_audio,
+    schema, sprite_labels, store, target_names, timeouts, window,
+};
+pub use yui_base::{Clock, CoreError, ErrorCode, Store, SystemClock, WindowKind};

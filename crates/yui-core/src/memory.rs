@@ -149,7 +149,7 @@ mod tests {
             turn_id: "t1".into(),
             window: crate::WindowKind::Main,
             origin: crate::stage::Origin::User,
-            event: crate::shared::events::TurnEvent::Speech { delta: "hi".into() },
+            event: crate::events::TurnEvent::Speech { delta: "hi".into() },
         }
     }
 

@@ -67,17 +67,8 @@ pub struct NewPreset {
     pub open: bool,
 }
 
-/// speech-dispatcher's voice types, the choices of a character's voice.
-pub const VOICE_TYPES: &[&str] = &[
-    "male1",
-    "male2",
-    "male3",
-    "female1",
-    "female2",
-    "female3",
-    "child_male",
-    "child_female",
-];
+/// speech-dispatcher's voice types, the choices of a character's voice (the voice's own list).
+pub use crate::voice::VOICE_TYPES;
 
 /// What a character form offers (settings → Characters, `yui preset choices`): the voice types
 /// and the palette a new character gets when none is chosen (the built-in palettes with their

@@ -13,7 +13,7 @@ pub const SCREEN: &str = "yui.screen";
 pub const BACKEND: &str = crate::backend::KEY;
 pub const VOCAB: &str = crate::vocab::KEY;
 pub const VOICE: &str = crate::voice::KEY;
-pub const TIMEOUTS: &str = crate::shared::timeouts::TIMEOUTS_KEY;
+pub const TIMEOUTS: &str = crate::timeouts::TIMEOUTS_KEY;
 pub const ENABLED_CLIENT_TOOLS: &str = enabled_tools::KEY;
 pub const FIRST_RUN: &str = "yui.first_run";
 pub const SLEEP: &str = crate::presence::KEY;
@@ -144,8 +144,8 @@ pub const KNOWN: &[Known] = &[
     Known {
         key: TIMEOUTS,
         kind: "object {connect_secs, headers_secs, stall_secs} of whole seconds 1-3600",
-        default: crate::shared::timeouts::Timeouts::default_value,
-        validate: |v| crate::shared::timeouts::Timeouts::validate(v).map_err(CoreError::invalid),
+        default: crate::timeouts::Timeouts::default_value,
+        validate: |v| crate::timeouts::Timeouts::validate(v).map_err(CoreError::invalid),
         doc: "How long a turn waits for the backend, in seconds: connect_secs (TCP/TLS connect, 10), headers_secs (the response headers, 120: a server loading a model is slow to answer), stall_secs (no byte of the stream, 60).",
     },
     Known {

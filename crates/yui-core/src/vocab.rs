@@ -384,13 +384,13 @@ pub fn declared_tool(vocab: &Vocab, transport: Transport) -> Option<Value> {
         return None;
     }
     let schema = match transport {
-        Transport::ChatCompletions => crate::shared::schema::chat,
-        Transport::Responses => crate::shared::schema::responses,
-        Transport::Realtime => crate::shared::schema::realtime,
+        Transport::ChatCompletions => crate::schema::chat,
+        Transport::Responses => crate::schema::responses,
+        Transport::Realtime => crate::schema::realtime,
         Transport::Push => return None,
     };
     Some(schema(
-        crate::shared::names::GENERATE_EXPRESS,
+        crate::names::GENERATE_EXPRESS,
         &tool_description(vocab),
         &parameters(vocab),
     ))

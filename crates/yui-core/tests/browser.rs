@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
+use yui_core::images as shots;
 use yui_core::settings;
-use yui_core::shared::images as shots;
 use yui_core::tools::browser::{
     self, lock, prelude, result::UNTRUSTED, BrowserConfig, BrowserTool, Timings,
 };

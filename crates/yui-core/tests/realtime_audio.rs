@@ -378,7 +378,7 @@ async fn played_ms_is_what_the_device_was_given_minus_what_it_holds_and_stop_cut
         .contains("not base64"));
     assert_eq!(feed.pushed(), before);
     // Through the transport's seam: bytes in, an odd count logged and skipped, stop.
-    let seam: &dyn yui_core::shared::realtime_audio::RealtimeAudioOut = &player;
+    let seam: &dyn yui_core::realtime_audio::RealtimeAudioOut = &player;
     seam.on_audio("item_3", &[1, 2, 3]);
     assert_eq!(feed.pushed(), before);
     seam.on_audio(

@@ -10,7 +10,7 @@ const DOMAINS: &[&str] = &[
     "crate::backend::",
     "crate::voice::",
     "crate::vocab::",
-    "crate::shared::timeouts::",
+    "crate::timeouts::",
     "crate::avatar::",
     "crate::presence::",
     "crate::autostart::",

@@ -3,7 +3,7 @@
 //! to disk.
 
 use super::Capture;
-use crate::shared::images as shots;
+use crate::images as shots;
 use base64::Engine as _;
 use image::codecs::jpeg::JpegEncoder;
 use image::RgbImage;

@@ -29,7 +29,7 @@ pub(super) async fn run(b: &Backend, opts: &Options) -> Report {
         transcription_model: None,
         ..RealtimeSettings::default()
     };
-    let tools = vec![crate::shared::schema::realtime(
+    let tools = vec![crate::schema::realtime(
         PING,
         PING_DESCRIPTION,
         &ping_parameters(),

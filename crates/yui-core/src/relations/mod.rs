@@ -490,10 +490,10 @@ pub fn value(store: &Store, preset_id: &str, target: &Target) -> Result<i64> {
 
 /// Whether a turn event may have moved a relation value: an answered `rate_relation` call that
 /// was neither refused (`failed`) nor ignored. The shell then announces the fresh bands.
-pub fn changed_by(event: &crate::shared::events::TurnEvent) -> bool {
+pub fn changed_by(event: &crate::events::TurnEvent) -> bool {
     matches!(
         event,
-        crate::shared::events::TurnEvent::ToolResult { name, result, failed: false, .. }
-            if name == crate::shared::names::RATE_RELATION && !result.as_text().starts_with("ignored")
+        crate::events::TurnEvent::ToolResult { name, result, failed: false, .. }
+            if name == crate::names::RATE_RELATION && !result.as_text().starts_with("ignored")
     )
 }

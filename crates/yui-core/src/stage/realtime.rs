@@ -107,7 +107,7 @@ pub(super) fn ensure(
     };
     cfg.audio = audio
         .clone()
-        .map(|a| a as Arc<dyn crate::shared::realtime_audio::RealtimeAudioOut>);
+        .map(|a| a as Arc<dyn crate::realtime_audio::RealtimeAudioOut>);
     let url = cfg.url.clone();
     let session = realtime::session_fn(
         inner.store.clone(),

@@ -19,7 +19,7 @@
 
 use super::speech::Heard;
 use super::{Inner, StageEvent, Window};
-use crate::shared::realtime_audio::RealtimeAudioOut;
+use crate::realtime_audio::RealtimeAudioOut;
 use crate::turn::transport::realtime::RealtimeClient;
 use crate::turn::{CancellationToken, TurnEvent, TurnStatus};
 use crate::voice::audio::AudioHost;

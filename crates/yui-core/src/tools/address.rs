@@ -6,7 +6,7 @@
 //! later one answers `ignored: already addressed <name>` with the name of the first.
 
 use super::*;
-use crate::shared::events::Addressed;
+use crate::events::Addressed;
 use input::Field;
 use serde::Deserialize;
 use serde_json::json;

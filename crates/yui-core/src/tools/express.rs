@@ -2,10 +2,10 @@
 //! tone) on the speech around the call. Its description and parameters are built from the
 //! vocabulary loaded at the moment they are asked for, so a vocabulary edit reaches the schema of
 //! the next turn with no restart. The result is always `ok`; playing the cue is the turn
-//! engine's job (`shared::events::Cue`, emitted before the call runs).
+//! engine's job (`events::Cue`, emitted before the call runs).
 
 use super::*;
-use crate::shared::events::Cue;
+use crate::events::Cue;
 use crate::vocab::{self, Vocab};
 use input::Field;
 use serde::Deserialize;

@@ -20,10 +20,10 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use crate::shared::names::{
+pub use crate::names::{
     ADDRESS_CHARACTER, BODY_ACTION, BROWSER, GENERATE_EXPRESS, LOOK, RATE_RELATION,
 };
-pub use crate::shared::output::ToolOutput;
+pub use crate::output::ToolOutput;
 
 /// A tool that failed in a way the contract does not name: the turn loop answers
 /// `error: <message>`.

@@ -5,7 +5,7 @@
 use super::call::{call_tool, parse_call_arguments};
 use super::model::{CallItem, ModelEvent, StopReason};
 use super::sse::BackendError;
-use crate::shared::events::TurnEvent;
+use crate::events::TurnEvent;
 use crate::tools::registry::ToolRegistry;
 use crate::tools::{ClientTool, ToolContext, ToolOutput, GENERATE_EXPRESS};
 use serde_json::Value;

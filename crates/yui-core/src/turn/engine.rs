@@ -18,7 +18,7 @@ use crate::backend::Transport;
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
 use crate::error::Result;
-use crate::shared::events::{Addressed, TurnEvent, TurnStatus};
+use crate::events::{Addressed, TurnEvent, TurnStatus};
 use crate::store::Store;
 use crate::tools::registry::{RegistryEnv, ToolRegistry};
 use crate::transcript::{self, Role};

@@ -30,7 +30,7 @@ pub mod rounds;
 pub mod sse;
 pub mod transport;
 
-pub use crate::shared::events::{Cue, TurnEvent, TurnStatus};
+pub use crate::events::{Cue, TurnEvent, TurnStatus};
 pub use call::{call_tool, parse_call_arguments};
 pub use dispatch::{join_speech, SILENT};
 pub use engine::{prepare, run, start, start_configured, TurnHandle, TurnOutcome};

@@ -6,7 +6,7 @@
 //! backend tool status. The mappers know the wire; the dispatch knows the contract's rules.
 
 use super::sse::BackendError;
-use crate::shared::events::Cue;
+use crate::events::Cue;
 use serde_json::Value;
 
 /// One thing the model did, in stream order.

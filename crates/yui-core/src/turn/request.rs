@@ -56,7 +56,7 @@ pub struct TurnDeps {
     pub audio_in: Option<Arc<Vec<Vec<u8>>>>,
     /// Realtime without a window's session: where the reply's audio goes (the session is then
     /// an audio one).
-    pub audio_out: Option<Arc<dyn crate::shared::realtime_audio::RealtimeAudioOut>>,
+    pub audio_out: Option<Arc<dyn crate::realtime_audio::RealtimeAudioOut>>,
     /// A response the realtime server started by itself (the user spoke): the turn reads it
     /// from this link (and the events already read from it) instead of sending the user's words.
     pub realtime_started: Option<super::transport::realtime::started::ServerStarted>,

@@ -3,7 +3,7 @@
 
 use super::config::{self, TtsSettings};
 use super::tts::{OpenAiTts, SpeechDispatcher, TtsEngine};
-use super::{Speaker, OPENAI, SPEECH_DISPATCHER};
+use super::{canonical_engine, Speaker, SPEECH_DISPATCHER};
 use crate::error::{CoreError, Result};
 use crate::paths::Paths;
 use crate::store::Store;
@@ -19,17 +19,6 @@ pub struct EngineChoice {
     pub voice: Option<String>,
 }
 
-/// The engine name as settings spell it (`speech_dispatcher` → `speech-dispatcher`).
-pub fn canonical(name: &str) -> Result<&'static str> {
-    match name {
-        SPEECH_DISPATCHER | "speech_dispatcher" | "spd" => Ok(SPEECH_DISPATCHER),
-        OPENAI => Ok(OPENAI),
-        other => Err(CoreError::invalid(format!(
-            "unknown voice engine {other:?}; known: speech_dispatcher, openai"
-        ))),
-    }
-}
-
 /// The engine to speak with. `spd_path`: where to look for `spd-say` (`None`: `PATH`).
 pub fn engine_for(
     store: &Store,
@@ -38,8 +27,8 @@ pub fn engine_for(
     spd_path: Option<&std::ffi::OsStr>,
 ) -> Result<Arc<dyn TtsEngine>> {
     let name = match &choice.engine {
-        Some(e) => canonical(e)?,
-        None => canonical(&super::load(store)?.engine)?,
+        Some(e) => canonical_engine(e)?,
+        None => canonical_engine(&super::load(store)?.engine)?,
     };
     if name == SPEECH_DISPATCHER {
         let speaker = match spd_path {

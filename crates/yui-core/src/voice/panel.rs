@@ -167,7 +167,7 @@ pub async fn test_speak(
     };
     let engine = super::engine_for(store, paths, &choice, None)?;
     let mut feed = super::feed::LineFeed::for_voice(&voice);
-    let mut lines: Vec<Line> = feed.observe(&crate::shared::events::TurnEvent::Speech {
+    let mut lines: Vec<Line> = feed.observe(&crate::events::TurnEvent::Speech {
         delta: text.to_string(),
     });
     lines.extend(feed.flush());

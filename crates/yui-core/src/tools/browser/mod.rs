@@ -33,7 +33,7 @@ use tokio::process::{Child, ChildStdout, Command};
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
-use crate::shared::images as shots;
+use crate::images as shots;
 pub use shots::cleanup_leftovers;
 
 /// The switch is off at call time.

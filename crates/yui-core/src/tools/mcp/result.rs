@@ -2,7 +2,7 @@
 //! image content as the result's images (the path look's and the browser's screenshots take:
 //! decoded, long edge ≤ 1280 px, JPEG data URLs, at most 4), `isError` as `error: <text>`.
 
-use crate::shared::images as shots;
+use crate::images as shots;
 use crate::tools::ToolOutput;
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};

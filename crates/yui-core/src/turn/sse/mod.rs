@@ -113,7 +113,7 @@ pub struct SseEvent {
     pub data: String,
 }
 
-pub use crate::shared::timeouts::{Timeouts, TIMEOUTS_KEY};
+pub use crate::timeouts::{Timeouts, TIMEOUTS_KEY};
 
 /// The HTTP client a turn uses. Cheap to clone; build one per app and reuse it.
 pub fn http_client(t: &Timeouts) -> Result<reqwest::Client, BackendError> {

@@ -61,7 +61,7 @@ pub struct HermesProgress {
     pub status: Option<String>,
 }
 
-pub use crate::shared::schema::chat as tool_schema;
+pub use crate::schema::chat as tool_schema;
 
 /// The `tool_choice` that asks for one named tool.
 pub fn tool_choice(name: &str) -> Value {

@@ -4,7 +4,7 @@
 //! [`StopReason`]; a connection that closes before it is a lost connection.
 
 use super::wire::{arguments_text, SegmentCue, ServerFrame};
-use crate::shared::events::Cue;
+use crate::events::Cue;
 use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
 use crate::turn::sse::BackendError;
 

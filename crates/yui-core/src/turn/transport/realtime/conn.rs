@@ -13,7 +13,7 @@ pub use super::setup::{DetectionHold, RealtimeConfig, SessionFn, Setup};
 use super::wire::{self, ServerEvent, BYTES_PER_MS};
 pub use crate::backend::realtime::url_with_model;
 use crate::backend::realtime::TurnDetection;
-use crate::shared::realtime_audio::RealtimeAudioOut;
+use crate::realtime_audio::RealtimeAudioOut;
 use crate::turn::transport::push::conn::retry_after;
 pub use crate::turn::transport::push::conn::ConnState;
 use base64::Engine as _;

@@ -20,7 +20,7 @@ pub mod started;
 pub mod wire;
 
 pub use crate::backend::realtime::{RealtimeSettings, TurnDetection};
-pub use crate::shared::realtime_audio::RealtimeAudioOut;
+pub use crate::realtime_audio::RealtimeAudioOut;
 pub use conn::{
     url_with_model, ConnState, DetectionHold, FromServer, RealtimeClient, RealtimeConfig,
     RealtimeLink, SessionFn, Setup,
@@ -62,7 +62,7 @@ pub fn session_from(
     let tools: Vec<Value> = registry
         .tools()
         .iter()
-        .map(|t| crate::shared::schema::realtime(t.name(), &t.description(), &t.parameters()))
+        .map(|t| crate::schema::realtime(t.name(), &t.description(), &t.parameters()))
         .collect();
     session_with(tools, instructions, settings, audio)
 }

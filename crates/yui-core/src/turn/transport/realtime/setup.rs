@@ -6,7 +6,7 @@
 
 use super::wire::{self, ServerEvent};
 use crate::backend::realtime::TurnDetection;
-use crate::shared::realtime_audio::RealtimeAudioOut;
+use crate::realtime_audio::RealtimeAudioOut;
 use crate::turn::transport::push::conn::open_socket;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;

@@ -120,7 +120,7 @@ pub struct FunctionCallItem {
     pub status: Option<String>,
 }
 
-pub use crate::shared::schema::responses as tool_schema;
+pub use crate::schema::responses as tool_schema;
 
 /// The `function_call` input item sent back on a round trip.
 pub fn function_call_item(call_id: &str, name: &str, arguments: &str) -> Value {

@@ -1,6 +1,6 @@
 //! `relations`: per preset, one directed integer per target (the human or another preset), the
 //! log of every accepted change, and the per-turn marks that hold the one-call-per-turn rule.
-//! Logic lives in [`crate::relations`]; the shape is documented in docs/relations.md.
+//! Logic lives in `yui_core::relations`; the shape is documented in docs/relations.md.
 //!
 //! A target is `(target_kind, target_id)`: `('user', '')` is the human, `('preset', <id>)` another
 //! preset, so a preset whose id is `user` never collides with the human. No foreign keys to

@@ -12,7 +12,7 @@
 //!   [`super::audio::AudioHost`]) or written to a WAV file ([`ReplyRecorder`]); the exact
 //!   milliseconds heard per item (for `conversation.item.truncate`'s `audio_end_ms`) and a
 //!   lip-sync envelope in small batches ([`EnvelopeBatch`]). Both implement the transport's seam,
-//!   [`crate::shared::realtime_audio::RealtimeAudioOut`] (`on_audio`, `played_ms`, `stop`), and
+//!   [`yui_base::realtime_audio::RealtimeAudioOut`] (`on_audio`, `played_ms`, `stop`), and
 //!   add what the caller of a turn needs: `stop` returning the cut (`stop_cut`), `finish` at
 //!   `response.done` (the last lip-sync batch; the recorder writes its file) and `drained`
 //!   (everything heard: "playback finished").

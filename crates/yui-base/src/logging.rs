@@ -1,6 +1,6 @@
 //! Logging: `tracing` to stderr and to a daily rolling file `yui.log.YYYY-MM-DD` in the log dir.
 //! The level comes from `YUI_LOG` (an `EnvFilter` string such as `debug` or
-//! `yui_core=debug,info`), default `info`. Secrets are never logged (see [`crate::backend`]):
+//! `yui_core=debug,info`), default `info`. Secrets are never logged (see `yui_core::backend`):
 //! and as a second line of defence, every secret the process has read ([`redact_secret`]: the
 //! API key, once read or stored) is replaced by `<redacted>` in every line either writer gets, so
 //! a key a server quotes back in an error body, or a dependency's trace line, never reaches a log.

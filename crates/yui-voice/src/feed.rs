@@ -7,7 +7,7 @@
 use super::chunk::SentenceChunker;
 use super::tts::Line;
 use super::Direction;
-use crate::shared::events::TurnEvent;
+use yui_base::events::TurnEvent;
 
 /// Cuts one turn's speech into [`Line`]s as it streams.
 #[derive(Debug, Clone, Default)]
@@ -93,8 +93,8 @@ impl LineFeed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shared::events::Cue;
     use serde_json::json;
+    use yui_base::events::Cue;
 
     fn speech(s: &str) -> TurnEvent {
         TurnEvent::Speech { delta: s.into() }

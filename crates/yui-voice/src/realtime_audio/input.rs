@@ -5,8 +5,8 @@
 //! real-time pacing or at once by [`send_paced`]).
 
 use super::{encode_pcm16, pcm16_bytes, CHUNK_MS, CHUNK_SAMPLES, RATE};
-use crate::voice::audio::{AudioError, Capture};
-use crate::voice::pcm::{Pcm, StreamResampler};
+use crate::audio::{AudioError, Capture};
+use crate::pcm::{Pcm, StreamResampler};
 use std::future::Future;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

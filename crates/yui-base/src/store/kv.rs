@@ -1,6 +1,6 @@
 //! The `settings` table as raw JSON values by key. Domain modules (backend, voice, vocabulary,
 //! avatar, timeouts, command-tool selection) read and write their own keys through this, with
-//! their own defaults and checks, so they never depend on `crate::settings`, which declares every
+//! their own defaults and checks, so they never depend on `yui_core::settings`, which declares every
 //! key once and depends on them for its validators and defaults (no import cycle).
 
 use super::Store;

@@ -1,5 +1,5 @@
 //! The lip-sync envelope of a reply that is still arriving: the RMS of each 20 ms, as the
-//! clips' [`crate::voice::pcm::Envelope`], but made as the audio comes and sent in small batches
+//! clips' [`crate::pcm::Envelope`], but made as the audio comes and sent in small batches
 //! (at least [`BATCH_LEVELS`] levels, about 100 ms, or the item's end) rather than per frame. The
 //! window appends each batch to what it plays on its own clock from the item's start.
 //!
@@ -7,7 +7,7 @@
 //! yet, so each level is scaled to the loudest so far (with a floor, so a quiet start does not
 //! open the mouth wide).
 
-use crate::voice::pcm::{rms, ENVELOPE_FRAME_MS};
+use crate::pcm::{rms, ENVELOPE_FRAME_MS};
 use serde::Serialize;
 
 /// Levels per batch (5 × 20 ms = 100 ms): few events, and the mouth never waits long.

@@ -233,7 +233,7 @@ mod tests {
 
     fn server(instructions: bool) -> OpenAiTts {
         OpenAiTts::from_settings(
-            &crate::voice::config::TtsSettings {
+            &crate::config::TtsSettings {
                 instructions,
                 ..Default::default()
             },

@@ -35,11 +35,11 @@ pub fn found_in(modules: &str, sources: &str) -> Option<String> {
 }
 
 async fn pactl(args: &[&str]) -> Option<String> {
-    let program = crate::paths::find_program("pactl", std::env::var_os("PATH").as_deref())?;
+    let program = yui_base::paths::find_program("pactl", std::env::var_os("PATH").as_deref())?;
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args);
-    let spec = crate::process::RunSpec::new(Duration::from_secs(3), 256 * 1024);
-    let ran = crate::process::run(cmd, spec, &CancellationToken::new())
+    let spec = yui_base::process::RunSpec::new(Duration::from_secs(3), 256 * 1024);
+    let ran = yui_base::process::run(cmd, spec, &CancellationToken::new())
         .await
         .ok()?;
     (ran.status.is_some_and(|s| s.success()) && !ran.timed_out)

@@ -9,11 +9,11 @@
 
 use super::envelope::{EnvelopeBatch, LiveEnvelope};
 use super::{decode_delta, decode_pcm16, ms_of, RATE};
-use crate::shared::realtime_audio::RealtimeAudioOut;
-use crate::voice::audio::{AudioError, AudioHost};
-use crate::voice::stream_out::StreamFeed;
+use crate::audio::{AudioError, AudioHost};
+use crate::stream_out::StreamFeed;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
+use yui_base::realtime_audio::RealtimeAudioOut;
 
 /// Nothing to play for this long closes the device (the next delta opens it again).
 pub const IDLE_CLOSE: Duration = Duration::from_secs(3);

@@ -22,9 +22,9 @@ use tokio_util::sync::CancellationToken;
 #[error("{0}")]
 pub struct AudioError(pub String);
 
-impl From<AudioError> for crate::CoreError {
+impl From<AudioError> for yui_base::CoreError {
     fn from(e: AudioError) -> Self {
-        crate::CoreError::new(crate::ErrorCode::Internal, e.0)
+        yui_base::CoreError::new(yui_base::ErrorCode::Internal, e.0)
     }
 }
 

@@ -1,6 +1,19 @@
 //! How an utterance sounds: a [`Direction`] in speech-dispatcher's terms (rate, pitch, volume,
 //! voice type), read from a cue's caption or emotion text, or from a character's own voice.
 
+/// speech-dispatcher's voice types, the choices of a character's voice
+/// (`presets::check_voice` refuses any other).
+pub const VOICE_TYPES: &[&str] = &[
+    "male1",
+    "male2",
+    "male3",
+    "female1",
+    "female2",
+    "female3",
+    "child_male",
+    "child_female",
+];
+
 /// How an utterance should sound, in speech-dispatcher's terms. Zero means "the user's default".
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Direction {
@@ -27,12 +40,7 @@ impl Direction {
         let voice_type = voice
             .get("voice_type")
             .and_then(serde_json::Value::as_str)
-            .and_then(|t| {
-                crate::presets::VOICE_TYPES
-                    .iter()
-                    .copied()
-                    .find(|v| *v == t)
-            });
+            .and_then(|t| VOICE_TYPES.iter().copied().find(|v| *v == t));
         Self {
             rate: num("rate"),
             pitch: num("pitch"),
@@ -141,7 +149,7 @@ const TONES: &[(&[&str], i32, i32, i32)] = &[
 ];
 
 /// Words → a speech-dispatcher voice type.
-const VOICE_TYPES: &[(&[&str], &str)] = &[
+const WORD_VOICE_TYPES: &[(&[&str], &str)] = &[
     (&["child", "childlike", "kid"], "child_female"),
     (&["male", "man", "masculine"], "male1"),
     (&["female", "woman", "feminine"], "female1"),
@@ -169,7 +177,7 @@ impl Direction {
                 }
             }
             if d.voice_type.is_none() {
-                d.voice_type = VOICE_TYPES
+                d.voice_type = WORD_VOICE_TYPES
                     .iter()
                     .find(|(words, _)| words.contains(&word))
                     .map(|(_, t)| *t);

@@ -25,7 +25,7 @@ impl Default for Timeouts {
     }
 }
 
-/// The settings key of the waits (declared in `crate::settings`).
+/// The settings key of the waits (declared in `yui_core::settings`).
 pub const TIMEOUTS_KEY: &str = "yui.timeouts";
 
 impl Timeouts {

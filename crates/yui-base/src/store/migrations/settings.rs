@@ -1,4 +1,4 @@
-//! `settings`: key → JSON value. Defaults live in code ([`crate::settings`]), not in rows, so a
+//! `settings`: key → JSON value. Defaults live in code (`yui_core::settings`), not in rows, so a
 //! missing row reads as the default.
 
 pub(super) const V1: &str = r#"

@@ -1,5 +1,5 @@
 //! Window kinds, as the contract names them. Which tools each kind declares lives in
-//! [`crate::tools::registry`], the one place that decides it.
+//! `yui_core::tools::registry`, the one place that decides it.
 
 use serde::{Deserialize, Serialize};
 

@@ -4,11 +4,11 @@
 //! whole: a temporary file renamed over it).
 
 use super::{decode_delta, decode_pcm16, ms_of, RATE};
-use crate::shared::realtime_audio::RealtimeAudioOut;
-use crate::voice::audio::AudioError;
-use crate::voice::pcm::Pcm;
+use crate::audio::AudioError;
+use crate::pcm::Pcm;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
+use yui_base::realtime_audio::RealtimeAudioOut;
 
 #[derive(Default)]
 struct State {

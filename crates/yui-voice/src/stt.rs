@@ -26,9 +26,9 @@ pub struct SttRequest {
 #[error("{0}")]
 pub struct SpeechError(pub String);
 
-impl From<SpeechError> for crate::CoreError {
+impl From<SpeechError> for yui_base::CoreError {
     fn from(e: SpeechError) -> Self {
-        crate::CoreError::new(crate::ErrorCode::Backend, e.0)
+        yui_base::CoreError::new(yui_base::ErrorCode::Backend, e.0)
     }
 }
 
