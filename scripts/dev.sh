@@ -4,9 +4,12 @@
 #   scripts/dev.sh deps   install what is missing for the tests (system packages, the MCP test
 #                         servers) without running them
 #   scripts/dev.sh test   install what is missing, then run every check and test
-#                         (format, clippy, unit/integration tests, fuzz smoke, end-to-end
-#                         under Xvfb, the debug .deb installed and started); prints each
-#                         phase's time at the end
+#                         (format, clippy, unit/integration tests with every committed fuzz
+#                         input replayed, end-to-end under Xvfb, the debug .deb installed and
+#                         started); prints each phase's time at the end
+#   scripts/dev.sh fuzz   the fuzzing lane, apart from `test`: install nightly and cargo-fuzz,
+#                         build every target and run each SMOKE_SECS (20) s (scripts/fuzz.sh;
+#                         docs/FUZZING.md)
 #   scripts/dev.sh package  build the release app and bundle .deb and .rpm packages
 #                         (scripts/package.sh; docs/packaging.md)
 # Installs system packages with apt (through sudo when not root). Idempotent.
@@ -234,7 +237,6 @@ case "$cmd" in
     # Downloads beside apt (network against disk): the crates, the prebuilt tools.
     fetch() {
       cargo fetch --locked --quiet
-      (cd fuzz && cargo fetch --locked --quiet)
       if command -v npm >/dev/null 2>&1; then ensure_node_tools; fi
     }
     # A developer's own display numbers (DISPLAY_NUM, also read by tests/e2e/run.sh and
@@ -248,30 +250,29 @@ case "$cmd" in
     phase "system packages (apt)" apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
     bg_wait "fetch crates and tools"
     phase "MCP test servers (npm, PyPI)" ensure_mcp_servers
-    phase "tools (tauri-driver, Tauri CLI, cargo-fuzz)" eval 'ensure_node_tools; ensure_cargo_fuzz'
+    phase "tools (tauri-driver, Tauri CLI)" ensure_node_tools
     phase "cargo fmt --check" cargo fmt --all -- --check
     phase "dependency rules (cargo tree)" check_dependency_rules
-    # The fuzz build (scripts/fuzz.sh, docs/FUZZING.md) from here on at nice 19: it takes the CPU
-    # the foreground leaves (the serial ends of builds, the tests' waits), so most of its ~7
-    # minutes is off the critical path. Its runs start after the unit tests (below): targets
-    # running beside them made X11 tests fail. Its own TMPDIR (rustc's and the targets' files).
-    mkdir -p fuzz/target/tmp
-    bg_start "fuzz build" env TMPDIR="$PWD/fuzz/target/tmp" nice -n 19 bash scripts/fuzz.sh build
+    # No fuzz build here: on a fresh 2-core machine its ~19 CPU-minutes beside clippy and the test
+    # build made this command 22 minutes. The unit tests replay every committed fuzz input
+    # (crates/yui-core/tests/fuzz_replay.rs); the fuzzing itself is `scripts/dev.sh fuzz`.
     phase "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
     phase "build the tests (cargo test --no-run)" cargo test --workspace --locked --no-run
     phase "unit and integration tests" unit_tests
-    # Every target SMOKE_SECS (20), two at a time, beside the UI checks and the e2e suite (which
-    # mostly wait on windows and timers); the long runs are `scripts/fuzz.sh long`. Its cargo
-    # waits for the early build to finish (cargo's lock on fuzz/target).
-    bg_start "fuzz smoke" env TMPDIR="$PWD/fuzz/target/tmp" SMOKE_SECS="${SMOKE_SECS:-20}" \
-      nice -n 19 bash scripts/fuzz.sh smoke
     phase "UI checks in headless Chromium (tests/ui)" ui_checks
     phase "end-to-end tests (Xvfb + tauri-driver, three lanes)" bash tests/e2e/run.sh
     # After the e2e suite, not beside it: Tauri's bundler patches target/debug/yui-app in place
     # ("Text file busy" while the suite runs it).
     phase "package: .deb of the debug build, installed and started" package_check_beside
-    bg_wait "fuzz build"
-    bg_wait "fuzz smoke"
+    ;;
+  fuzz)
+    trap print_phases EXIT
+    ensure_rust
+    export CARGO_TERM_COLOR=never
+    phase "cargo-fuzz and nightly" ensure_cargo_fuzz
+    mkdir -p fuzz/target/tmp
+    phase "fuzz build and smoke (scripts/fuzz.sh)" env TMPDIR="$PWD/fuzz/target/tmp" \
+      SMOKE_SECS="${SMOKE_SECS:-20}" bash scripts/fuzz.sh smoke
     ;;
   package)
     apt_install "${APP_PKGS[@]}"
@@ -281,7 +282,7 @@ case "$cmd" in
     bash scripts/package.sh "${@:2}"
     ;;
   *)
-    echo "usage: scripts/dev.sh run|deps|test|package" >&2
+    echo "usage: scripts/dev.sh run|deps|test|fuzz|package" >&2
     exit 2
     ;;
 esac

@@ -31,11 +31,11 @@ all_targets() { cargo +nightly fuzz list; }
 # run_one <target> <secs>: prints "target execs secs crashes" on stdout, the log to fuzz/logs.
 run_one() {
   local t=$1 secs=$2 log start end execs crashes before after rc=0
-  mkdir -p "fuzz/corpus/$t" "fuzz/seeds/$t" "fuzz/artifacts/$t" fuzz/logs
+  mkdir -p "fuzz/corpus/$t" "fuzz/seeds/$t" "fuzz/regressions/$t" "fuzz/artifacts/$t" fuzz/logs
   log="fuzz/logs/$t.log"
   before=$(find "fuzz/artifacts/$t" -type f | wc -l)
   start=$(date +%s)
-  cargo +nightly fuzz run "${BUILD[@]}" "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" -- \
+  cargo +nightly fuzz run "${BUILD[@]}" "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" "fuzz/regressions/$t" -- \
     "${RUN_FLAGS[@]}" -max_total_time="$secs" >"$log" 2>&1 || rc=$?
   end=$(date +%s)
   after=$(find "fuzz/artifacts/$t" -type f | wc -l)

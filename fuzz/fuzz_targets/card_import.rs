@@ -3,12 +3,5 @@
 //! card's picture reference (`cards::picture_of`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use yui_core::cards;
 
-fuzz_target!(|data: &[u8]| {
-    if let Ok(card) = cards::parse(data) {
-        let _ = cards::persona(&card);
-    }
-    let _ = cards::png_text_chunks(data);
-    let _ = cards::picture_of(data);
-});
+fuzz_target!(|data: &[u8]| yui_fuzz::card_import(data));

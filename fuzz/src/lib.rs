@@ -168,3 +168,176 @@ impl Env {
         self.clock.clone()
     }
 }
+
+// The targets' bodies: each fuzz target is one call to its function here, and
+// crates/yui-core/tests/fuzz_replay.rs replays every committed seed and regression input
+// through the same functions in the ordinary test run.
+
+/// Character-card import: a file's bytes (PNG with a `chara`/`ccv3` text chunk, or V1/V2/V3
+/// JSON) through `cards::parse`, the PNG chunk reader, the persona built from the card, and the
+/// card's picture reference (`cards::picture_of`).
+pub fn card_import(data: &[u8]) {
+    use yui_core::cards;
+    if let Ok(card) = cards::parse(data) {
+        let _ = cards::persona(&card);
+    }
+    let _ = cards::png_text_chunks(data);
+    let _ = cards::picture_of(data);
+}
+
+/// Command client tools: every stdout line as a version 4 frame (`protocol::parse`); an input
+/// whose first line is a JSON array is also read as `client-tools.json` entries, and each usable
+/// definition's schema checks every other line that is JSON (as a call's arguments are checked).
+pub fn command_frames(data: &[u8]) {
+    use serde_json::Value;
+    use yui_core::tools::command::{config, protocol, run};
+    let mut lines = data.split(|&b| b == b'\n');
+    let first = lines.next().unwrap_or_default();
+    let _ = protocol::parse(first);
+    let rest: Vec<&[u8]> = lines.collect();
+    for line in &rest {
+        let _ = protocol::parse(line);
+    }
+    let Ok(Value::Array(entries)) = serde_json::from_slice::<Value>(first) else {
+        return;
+    };
+    let (defs, _diags) = config::parse_entries(&entries, None);
+    for def in defs {
+        let Ok(validator) = jsonschema::validator_for(&def.parameters) else {
+            continue;
+        };
+        for line in &rest {
+            if let Ok(args) = serde_json::from_slice::<Value>(line) {
+                let _ = run::check_args(&validator, &args);
+            }
+        }
+    }
+}
+
+/// MCP: the input as `mcp.json` text (`config::parse`), as a server's tool list (names, schemas:
+/// `listing::build`), as a `tools/call` result (`result::parts`, and the answer when it holds no
+/// image), and as SSE bytes through the event-size limit of our streamable HTTP client
+/// (`http::SseLimit`), which must count the same whatever the chunking.
+pub fn mcp_config(data: &[u8]) {
+    use std::collections::HashSet;
+    use yui_core::tools::mcp::{config, http::SseLimit, listing, result};
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = config::parse(text, None);
+    }
+    let mut whole = SseLimit::new((), 64);
+    let all_at_once = whole.observe(data);
+    let mut parts = SseLimit::new((), 64);
+    let mut chunked = true;
+    for c in data.chunks(7) {
+        if !parts.observe(c) {
+            chunked = false;
+            break;
+        }
+    }
+    assert_eq!(all_at_once, chunked);
+    if let Ok(tools) = serde_json::from_slice::<Vec<rmcp::model::Tool>>(data) {
+        let l = listing::build("s", &tools, &HashSet::new());
+        for t in &l.tools {
+            assert!(t.name.len() <= listing::MAX_NAME && t.name.starts_with("mcp__s__"));
+        }
+    }
+    if let Ok(r) = serde_json::from_slice::<rmcp::model::CallToolResult>(data) {
+        let p = result::parts(&r);
+        if p.images.is_empty() {
+            let _ = result::answer(p);
+        }
+    }
+}
+
+/// Settings values: the first line names the key (one of `settings::KNOWN`, or anything), the
+/// rest is the value's JSON, checked by that key's declared validator (`settings::validate`).
+pub fn settings_json(data: &[u8]) {
+    use yui_core::settings;
+    let text = String::from_utf8_lossy(data);
+    let (key, value) = text.split_once('\n').unwrap_or(("", &text));
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(value) else {
+        return;
+    };
+    let _ = settings::validate(key, &value);
+    // Every known key's validator sees every value, so one input exercises all of them.
+    for k in settings::KNOWN {
+        let _ = (k.validate)(&value);
+    }
+}
+
+/// A tool call's `arguments` text, parsed the way a turn parses it, then given to every client
+/// tool of the main window (generate_express, body_action, look, browser, rate_relation,
+/// address_character): their real `call` (no avatar, browser switch off, a real store) and their
+/// pure argument checks.
+pub fn tool_args(data: &[u8]) {
+    use std::sync::Arc;
+    use yui_core::relations::{Target, TowardEntry};
+    use yui_core::tools::{avatar, browser, relation, CallScope, ToolContext};
+    use yui_core::turn::call::parse_call_arguments;
+    use yui_core::turn::CancellationToken;
+    use yui_core::WindowKind;
+    let text = String::from_utf8_lossy(data);
+    let Ok(args) = parse_call_arguments(&text) else {
+        return;
+    };
+    let _ = avatar::parse_action(&args);
+    let _ = browser::parse(&args);
+    let entries = [
+        TowardEntry {
+            label: "user".into(),
+            target: Target::User,
+        },
+        TowardEntry {
+            label: "Ren".into(),
+            target: Target::Preset("ren".into()),
+        },
+    ];
+    let _ = relation::parse_args(&args, &entries);
+
+    let e = env();
+    let registry = registry(&e.store);
+    let ctx = ToolContext {
+        store: e.store.clone(),
+        clock: e.deps_clock(),
+        preset_id: "yui".into(),
+        window: WindowKind::Main,
+        turn_id: "fuzz-args".into(),
+        call: CallScope::default(),
+    };
+    e.rt.block_on(async {
+        for tool in registry.tools() {
+            let tool = Arc::clone(tool);
+            let out = tool
+                .call(args.clone(), &ctx, CancellationToken::new())
+                .await;
+            if let Ok(out) = out {
+                let _ = tool.failed(&out);
+            }
+        }
+    });
+}
+
+/// The `yui.vocab` value (the expression vocabulary): parse and check it, then build what a turn
+/// builds from it (the generate_express description, parameters and declared tool).
+pub fn vocab_json(data: &[u8]) {
+    use yui_core::backend::Transport;
+    use yui_core::vocab;
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
+    let Ok(v) = vocab::from_value(&value) else {
+        return;
+    };
+    let _ = vocab::vocab_is_empty(&v);
+    let _ = vocab::tool_description(&v);
+    let _ = vocab::parameters(&v);
+    let _ = v.offered_motions();
+    let _ = v.voice_tags();
+    for t in [
+        Transport::ChatCompletions,
+        Transport::Responses,
+        Transport::Push,
+    ] {
+        let _ = vocab::declared_tool(&v, t);
+    }
+}

@@ -14,6 +14,7 @@ mod contract_strings;
 mod doctor;
 mod fault_matrix;
 mod floors;
+mod fuzz_replay;
 mod looks;
 mod mcp;
 mod memory;
