@@ -267,7 +267,7 @@ function showMic(s) {
   if (s?.message) stage.dataset.micMessage = s.message;
 }
 
-/** One turn event from the core (see crates/yui-core/src/turn/events.rs). */
+/** One turn event from the core (see crates/yui-base/src/events.rs). */
 function onTurnEvent(ev, acc, { mirrored = false } = {}) {
   switch (ev.type) {
     case "speech":
