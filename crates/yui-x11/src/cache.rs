@@ -19,7 +19,7 @@
 
 use std::collections::{HashMap, HashSet};
 use x11rb::protocol::xproto::Window;
-use yui_core::avatar::Monitor;
+use yui_domain::avatar::Monitor;
 
 /// A window's properties that do not change while it is mapped.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use crate::{xerr, X11Desktop};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat, ImageOrder};
-use yui_core::avatar::{Capture, HostError, Rect};
+use yui_domain::avatar::{Capture, HostError, Rect};
 
 /// The pixels of `area` (clipped to the root window).
 pub fn capture(h: &X11Desktop, area: Rect) -> Result<Capture, HostError> {

@@ -1,14 +1,14 @@
 //! How long the user has given no input, as the X server counts it: the MIT-SCREEN-SAVER
 //! extension's `ms_since_user_input` (keyboard and pointer, real or XTest; the same figure
 //! screen savers and `xprintidle` use). One round trip per question; the core's presence watch
-//! (`yui_core::presence`) decides how often to ask.
+//! (`yui_domain::presence`) decides how often to ask.
 
 use crate::{xerr, X11Desktop};
 use std::time::Duration;
 use x11rb::connection::RequestConnection as _;
 use x11rb::protocol::screensaver::ConnectionExt as _;
-use yui_core::avatar::HostError;
-use yui_core::presence::InputIdle;
+use yui_domain::avatar::HostError;
+use yui_domain::presence::InputIdle;
 
 impl InputIdle for X11Desktop {
     fn idle_for(&self) -> Result<Duration, HostError> {

@@ -1,4 +1,4 @@
-//! YUI's X11 desktop host ([`yui_core::avatar::DesktopHost`]) over x11rb, the pure-Rust X
+//! YUI's X11 desktop host ([`yui_domain::avatar::DesktopHost`]) over x11rb, the pure-Rust X
 //! protocol crate:
 //! - the other apps' top-level windows from EWMH `_NET_CLIENT_LIST_STACKING` (bottom first), with
 //!   `WM_CLASS`, `_NET_WM_NAME`, the frame from `_NET_FRAME_EXTENTS`, `_NET_WM_STATE`
@@ -10,7 +10,7 @@
 //!   on one thread that blocks in `wait_for_event`: no polling ([`X11Desktop::connect`]);
 //! - screen capture with `GetImage` on the root window, in memory only ([`capture`]);
 //! - the user's input idle time from the screen-saver extension (`idle.rs`), for the
-//!   characters' sleep (`yui_core::presence`).
+//!   characters' sleep (`yui_domain::presence`).
 //!
 //! Each query pipelines its requests (all sent, then all replies read): one round trip for the
 //! whole window list. What was read is kept until an X event says it changed (`cache.rs`): while
@@ -30,7 +30,7 @@ use x11rb::protocol::xproto::{
 };
 use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
-use yui_core::avatar::{Capture, Desktop, DesktopHost, HostError, Rect};
+use yui_domain::avatar::{Capture, Desktop, DesktopHost, HostError, Rect};
 
 /// An error of the X connection, in plain words.
 pub(crate) fn xerr(e: impl std::fmt::Display) -> HostError {

@@ -9,7 +9,7 @@ use x11rb::connection::RequestConnection as _;
 use x11rb::protocol::randr::{self, ConnectionExt as _};
 use x11rb::protocol::xinerama::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
-use yui_core::avatar::{HostError, Monitor, Rect};
+use yui_domain::avatar::{HostError, Monitor, Rect};
 
 /// The monitors, numbered from 1. Kept until the work area, the current desktop, the root's
 /// size or RandR's monitors change (`cache.rs`).

@@ -11,7 +11,7 @@ use x11rb::protocol::xproto::{
     TranslateCoordinatesReply, Window,
 };
 use x11rb::rust_connection::RustConnection;
-use yui_core::avatar::{DesktopWindow, HostError, Rect};
+use yui_domain::avatar::{DesktopWindow, HostError, Rect};
 
 /// `WM_STATE` value of an iconified (minimised) window.
 const ICONIC: u32 = 3;
