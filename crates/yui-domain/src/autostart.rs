@@ -142,6 +142,7 @@ fn io_err(what: &str, path: &Path, e: std::io::Error) -> CoreError {
         "cannot {what} the autostart entry {}: {e}",
         path.display()
     ))
+    .with_source(e)
 }
 
 /// The switch's stored state (off when never set or unreadable as a switch).

@@ -78,7 +78,7 @@ pub fn scale(bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
 }
 
 fn io_err(what: &str, path: &Path, e: std::io::Error) -> CoreError {
-    CoreError::internal(format!("cannot {what} {}: {e}", path.display()))
+    CoreError::internal(format!("cannot {what} {}: {e}", path.display())).with_source(e)
 }
 
 /// Write `bytes` to `path` through a temporary file, so a reader never sees half a file.

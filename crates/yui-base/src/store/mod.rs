@@ -260,7 +260,9 @@ fn corrupt_msg(path: &Path, detail: &str) -> CoreError {
 
 fn corrupt_or(e: rusqlite::Error, path: &Path) -> CoreError {
     match CoreError::from(e) {
-        err if err.code == ErrorCode::StoreCorrupt => corrupt_msg(path, &err.message),
+        err if err.code == ErrorCode::StoreCorrupt => {
+            corrupt_msg(path, &err.message).with_source(err)
+        }
         err => err,
     }
 }

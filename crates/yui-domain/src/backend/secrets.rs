@@ -243,6 +243,7 @@ fn io_err(what: &str, path: &Path, e: std::io::Error) -> CoreError {
         ErrorCode::Keyring,
         format!("cannot {what} {}: {e}", path.display()),
     )
+    .with_source(e)
 }
 
 /// A keystream from the salt (splitmix64). Obfuscation only: it keeps the key out of plain
