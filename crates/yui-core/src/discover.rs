@@ -5,7 +5,7 @@
 //! Settings → Backend. The ports are a parameter ([`Candidate`]) so tests choose their own;
 //! `YUI_DISCOVER_PORTS` replaces the list for a run (`11434,LM Studio=1234`, or `none`).
 
-use crate::turn::sse::BackendError;
+use crate::turn::error::BackendError;
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Duration;
@@ -224,15 +224,15 @@ pub async fn list_models(
     if !(200..300).contains(&status) {
         return Err(BackendError::Http {
             status,
-            body: crate::turn::sse::evidence(body.trim()),
+            body: crate::turn::error::evidence(body.trim()),
         });
     }
     let v: Value = serde_json::from_str(&body).map_err(|e| BackendError::Parse {
-        line: crate::turn::sse::evidence(&body),
+        line: crate::turn::error::evidence(&body),
         message: e.to_string(),
     })?;
     model_ids(&v).ok_or_else(|| BackendError::Parse {
-        line: crate::turn::sse::evidence(&body),
+        line: crate::turn::error::evidence(&body),
         message: "no \"data\" list of models".into(),
     })
 }

@@ -7,10 +7,11 @@
 use crate::backend::{Backend, Transport};
 use crate::tools::ToolOutput;
 use crate::turn::dispatch::{Answered, End, Round};
+use crate::turn::error::{evidence, BackendError};
 use crate::turn::model::ModelEvent;
 use crate::turn::read::{read, Sink, SseSource};
 use crate::turn::rounds::Conversation;
-use crate::turn::sse::{self, evidence, BackendError, Timeouts};
+use crate::turn::sse::{self, Timeouts};
 use crate::turn::transport::chat::{wire as wchat, ChatConversation};
 use crate::turn::transport::responses::{wire as wresp, ResponsesConversation};
 use serde_json::{json, Value};

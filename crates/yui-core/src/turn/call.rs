@@ -1,7 +1,6 @@
 //! How one client call runs, the same for every transport: its arguments parsed as a turn
 //! parses them, the tool in its own task under its wait, a stopped turn ending it.
 
-use super::sse;
 use crate::tools::{ClientTool, ToolContext, ToolOutput};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -54,5 +53,5 @@ pub fn parse_call_arguments(arguments: &str) -> std::result::Result<Value, ToolO
 }
 
 fn human(d: std::time::Duration) -> String {
-    sse::human_ms(d.as_millis() as u64)
+    super::error::human_ms(d.as_millis() as u64)
 }

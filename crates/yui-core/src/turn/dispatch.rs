@@ -3,8 +3,8 @@
 //! status. The read loop (`read`) feeds it one response's model events.
 
 use super::call::{call_tool, parse_call_arguments};
+use super::error::BackendError;
 use super::model::{CallItem, ModelEvent, StopReason};
-use super::sse::BackendError;
 use crate::events::TurnEvent;
 use crate::tools::registry::ToolRegistry;
 use crate::tools::{ClientTool, ToolContext, ToolOutput, GENERATE_EXPRESS};

@@ -22,6 +22,7 @@ pub mod chain;
 pub mod dispatch;
 pub mod endpoints;
 pub mod engine;
+pub mod error;
 pub mod model;
 pub mod plain;
 pub(crate) mod read;
@@ -34,8 +35,9 @@ pub use crate::events::{Cue, TurnEvent, TurnStatus};
 pub use call::{call_tool, parse_call_arguments};
 pub use dispatch::{join_speech, SILENT};
 pub use engine::{prepare, run, start, start_configured, TurnHandle, TurnOutcome};
+pub use error::BackendError;
 pub use request::{Backend, TurnDeps, TurnRequest};
-pub use sse::{BackendError, Timeouts};
+pub use sse::Timeouts;
 /// Re-exported so adapters can stop turns and tool calls without depending on tokio-util.
 pub use tokio_util::sync::CancellationToken;
 

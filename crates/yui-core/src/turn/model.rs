@@ -5,7 +5,7 @@
 //! (`read`) feeds them and one dispatch (`dispatch`) runs them: speech, cues, client calls,
 //! backend tool status. The mappers know the wire; the dispatch knows the contract's rules.
 
-use super::sse::BackendError;
+use super::error::BackendError;
 use crate::events::Cue;
 use serde_json::Value;
 

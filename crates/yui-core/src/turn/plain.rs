@@ -5,7 +5,7 @@
 //! A pure function of the error and the backend it happened on, table-tested with exact strings
 //! (`tests/plain.rs`).
 
-use super::sse::{human_ms, BackendError};
+use super::error::{human_ms, BackendError};
 use crate::backend::Backend;
 use crate::backend::Transport;
 use serde_json::Value;

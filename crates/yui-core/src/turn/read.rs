@@ -8,8 +8,9 @@
 //! model events go to is a [`Sink`]: a turn's dispatch, or the doctor's recorder.
 
 use super::dispatch::{Answered, Dispatch, End, Round};
+use super::error::BackendError;
 use super::model::{Flow, Mapper, ModelEvent};
-use super::sse::{BackendError, SseEvent, SseStream};
+use super::sse::{SseEvent, SseStream};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 

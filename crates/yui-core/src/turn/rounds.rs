@@ -4,10 +4,11 @@
 //! `transport/`).
 
 use super::dispatch::{spoke, Answered, Dispatch, End, Round};
+use super::error::BackendError;
 use super::model::Mapper;
 use super::read::{read, SseSource};
 use super::request::{TurnDeps, TurnRequest};
-use super::sse::{self, BackendError, SseEvent, SseStream};
+use super::sse::{self, SseEvent, SseStream};
 use super::MAX_TOOL_ROUND_TRIPS;
 use serde_json::Value;
 

@@ -2,7 +2,8 @@
 //! end of the body (a complete but unterminated last event is still dispatched; a body that
 //! stops mid-line is [`ByteError::Cut`], with that partial line as evidence).
 
-use super::{EVIDENCE_MAX, STREAM_MAX};
+use super::STREAM_MAX;
+use crate::turn::error::EVIDENCE_MAX;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use std::future::Future;

@@ -8,8 +8,9 @@
 //! backend tool status.
 
 use super::wire as wchat;
+use crate::turn::error::{evidence, BackendError};
 use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
-use crate::turn::sse::{evidence, BackendError, SseEvent};
+use crate::turn::sse::SseEvent;
 
 /// One Chat Completions response being read.
 #[derive(Default)]

@@ -5,8 +5,8 @@
 
 use super::wire::{arguments_text, SegmentCue, ServerFrame};
 use crate::events::Cue;
+use crate::turn::error::BackendError;
 use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
-use crate::turn::sse::BackendError;
 
 /// What a push turn whose connection closed before its end fails with.
 pub const LOST: &str = "the connection to the push backend was lost";

@@ -8,8 +8,8 @@
 //! Audio, the user's speech and everything else are not the mapper's: they map to nothing.
 
 use super::wire::{Item, ServerEvent};
+use crate::turn::error::BackendError;
 use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
-use crate::turn::sse::BackendError;
 
 /// What a realtime turn whose connection closed before its response ended fails with.
 pub const LOST: &str = "the connection to the realtime server was lost";

@@ -9,8 +9,9 @@
 //! body that closes before any of them is cut off, and calls not yet released are dropped.
 
 use super::wire as wresp;
+use crate::turn::error::{evidence, BackendError};
 use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent};
-use crate::turn::sse::{evidence, BackendError, SseEvent};
+use crate::turn::sse::SseEvent;
 use serde_json::{json, Value};
 
 /// One Responses response being read.
