@@ -43,11 +43,11 @@ impl<R: Runtime> BodyWindow for MainBody<R> {
     fn place(&self, pos: (i32, i32)) -> Result<(), HostError> {
         let w = self
             .window()
-            .ok_or_else(|| HostError("the main window is closed".into()))?;
+            .ok_or_else(|| HostError::unavailable("the main window is closed"))?;
         expect_move(&self.app, &WindowLabel::Main, pos);
         // set_position never focuses the window: the user's focus stays where it is.
         w.set_position(PhysicalPosition::new(pos.0, pos.1))
-            .map_err(|e| HostError(e.to_string()))
+            .map_err(|e| HostError::platform("moving the main window", e))
     }
     fn hide_own_windows(&self, hidden: bool) {
         hide_characters(&self.app, hidden);

@@ -144,7 +144,7 @@ mod tests {
         fn idle_for(&self) -> std::result::Result<Duration, HostError> {
             *self.asked.lock().unwrap() += 1;
             if *self.broken.lock().unwrap() {
-                return Err(HostError("no screen saver extension".into()));
+                return Err(HostError::unavailable("no screen saver extension"));
             }
             Ok(self.last_input.lock().unwrap().elapsed())
         }

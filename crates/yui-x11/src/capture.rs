@@ -14,7 +14,7 @@ pub fn capture(h: &X11Desktop, area: Rect) -> Result<Capture, HostError> {
         .roots
         .iter()
         .find(|s| s.root == h.root)
-        .ok_or_else(|| HostError("X11: no screen".into()))?;
+        .ok_or_else(|| HostError::unavailable("X11: no screen"))?;
     let (sw, sh) = (
         i32::from(screen.width_in_pixels),
         i32::from(screen.height_in_pixels),
@@ -23,7 +23,7 @@ pub fn capture(h: &X11Desktop, area: Rect) -> Result<Capture, HostError> {
     let (x1, y1) = (area.right().clamp(0, sw), area.bottom().clamp(0, sh));
     let (w, h_) = ((x1 - x0) as u16, (y1 - y0) as u16);
     if w == 0 || h_ == 0 {
-        return Err(HostError("X11: the area is off the screen".into()));
+        return Err(HostError::unavailable("X11: the area is off the screen"));
     }
     let reply = conn
         .get_image(
@@ -45,7 +45,7 @@ pub fn capture(h: &X11Desktop, area: Rect) -> Result<Capture, HostError> {
         .map(|f| f.bits_per_pixel)
         .unwrap_or(32);
     if bpp != 32 || reply.depth < 24 {
-        return Err(HostError(format!(
+        return Err(HostError::unavailable(format!(
             "X11: unsupported pixel format (depth {}, {} bits per pixel)",
             reply.depth, bpp
         )));
@@ -54,7 +54,7 @@ pub fn capture(h: &X11Desktop, area: Rect) -> Result<Capture, HostError> {
     let (w, h_) = (u32::from(w), u32::from(h_));
     let stride = reply.data.len() / h_ as usize;
     if stride < w as usize * 4 {
-        return Err(HostError("X11: short image reply".into()));
+        return Err(HostError::unavailable("X11: short image reply"));
     }
     let mut rgb = Vec::with_capacity((w * h_ * 3) as usize);
     for row in reply.data.chunks_exact(stride) {

@@ -19,7 +19,7 @@ impl InputIdle for X11Desktop {
             .map_err(xerr)?
             .is_none()
         {
-            return Err(HostError(format!(
+            return Err(HostError::unavailable(format!(
                 "X11: the server has no {name} extension"
             )));
         }

@@ -32,9 +32,9 @@ use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
 use yui_domain::avatar::{Capture, Desktop, DesktopHost, HostError, Rect};
 
-/// An error of the X connection, in plain words.
-pub(crate) fn xerr(e: impl std::fmt::Display) -> HostError {
-    HostError(format!("X11: {e}"))
+/// An error of the X connection or of a request, kept as the source.
+pub(crate) fn xerr(e: impl std::error::Error + Send + Sync + 'static) -> HostError {
+    HostError::platform("X11", e)
 }
 
 x11rb::atom_manager! {

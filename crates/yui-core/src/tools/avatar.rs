@@ -342,7 +342,9 @@ async fn capture(avatar: &Arc<Avatar>, area: geo::Rect) -> Result<String, String
         b.hide_own_windows(false);
         b.show_looking(false);
     }
-    let cap = shot.map_err(|e| e.to_string())?.map_err(|e| e.0)?;
+    let cap = shot
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
     tokio::task::spawn_blocking(move || avatar::capture::to_data_url(cap))
         .await
         .map_err(|e| e.to_string())?

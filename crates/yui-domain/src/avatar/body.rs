@@ -183,10 +183,10 @@ impl Avatar {
         let host = self
             .desktop
             .clone()
-            .ok_or_else(|| HostError("no desktop host".into()))?;
+            .ok_or_else(|| HostError::unavailable("no desktop host"))?;
         tokio::task::spawn_blocking(move || host.desktop())
             .await
-            .map_err(|e| HostError(e.to_string()))?
+            .map_err(|e| HostError::platform("reading the desktop", e))?
     }
 
     /// The number of the monitor the body is on: where its window is, else its last state,

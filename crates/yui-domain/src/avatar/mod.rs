@@ -21,10 +21,38 @@ pub use geometry::{Desktop, DesktopWindow, Monitor, Rect, Side};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, RwLock};
 
-/// A host failure, in plain words (logged; the model sees the contract's word).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct HostError(pub String);
+/// A desktop host failure (logged; the model sees the contract's word).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum HostError {
+    /// What this desktop cannot do, in plain words: no host, no screen-saver extension, an
+    /// area off the screen, the main window closed.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The window system failed underneath (an X11 request or connection, a window call): what
+    /// was being done, and the error it gave, kept as the source.
+    #[error("{what}: {source}")]
+    Platform {
+        what: String,
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync + 'static>,
+    },
+}
+
+impl HostError {
+    pub fn unavailable(why: impl Into<String>) -> Self {
+        Self::Unavailable(why.into())
+    }
+    /// `what` failed with `cause` (`"X11"`, `"moving the main window"`).
+    pub fn platform(
+        what: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Platform {
+            what: what.into(),
+            source: Arc::new(cause),
+        }
+    }
+}
 
 /// A captured display: tightly packed RGB8 rows.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -410,8 +410,8 @@ impl BodyWindow for XBody {
     fn place(&self, (x, y): (i32, i32)) -> Result<(), HostError> {
         self.conn
             .configure_window(self.id, &ConfigureWindowAux::new().x(x).y(y))
-            .map_err(|e| HostError(e.to_string()))?;
-        self.conn.flush().map_err(|e| HostError(e.to_string()))
+            .map_err(|e| HostError::platform("X11", e))?;
+        self.conn.flush().map_err(|e| HostError::platform("X11", e))
     }
     fn hide_own_windows(&self, hidden: bool) {
         self.hides.lock().unwrap().push(hidden);
