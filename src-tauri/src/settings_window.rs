@@ -90,7 +90,7 @@ pub async fn listen_view<R: Runtime>(
         let listed = tauri::async_runtime::spawn_blocking(move || host.devices())
             .await
             .map_err(|e| CoreError::internal(format!("device listing failed: {e}")))?;
-        Some(listed.map_err(|e| e.0))
+        Some(listed.map_err(|e| e.to_string()))
     } else {
         None
     };

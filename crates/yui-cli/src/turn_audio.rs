@@ -56,9 +56,9 @@ impl TurnAudio {
                 let bytes = std::fs::read(f)
                     .map_err(|e| CoreError::invalid(format!("cannot read {}: {e}", f.display())))?;
                 let what = f.display().to_string();
-                Some(Arc::new(
-                    wav_chunks(&bytes, &what).map_err(|e| CoreError::invalid(e.0))?,
-                ))
+                Some(Arc::new(wav_chunks(&bytes, &what).map_err(|e| {
+                    CoreError::invalid(e.to_string()).with_source(e)
+                })?))
             }
             None => None,
         };
@@ -66,7 +66,7 @@ impl TurnAudio {
             Some(f) => Out::File(Arc::new(ReplyRecorder::new(f))),
             None => Out::Device(Arc::new(
                 ReplyPlayer::new(yui_core::voice::hosts::host(), None, None)
-                    .map_err(|e| CoreError::internal(e.0))?,
+                    .map_err(CoreError::from)?,
             )),
         };
         Ok(Some(TurnAudio { chunks, out }))
@@ -88,7 +88,7 @@ impl TurnAudio {
         outcome: Result<TurnOutcome, CoreError>,
     ) -> Result<TurnOutcome, CoreError> {
         match &self.out {
-            Out::File(r) => r.finish().map_err(|e| CoreError::internal(e.0))?,
+            Out::File(r) => r.finish().map_err(CoreError::from)?,
             Out::Device(p) => {
                 let _ = p.finish();
                 let _ = tokio::time::timeout(PLAYED_WAIT, p.drained()).await;

@@ -61,7 +61,7 @@ impl AudioHost for Silent {
         Ok(Played::Finished { ms: 0 })
     }
     async fn capture(&self, _: Option<&str>) -> Result<Capture, AudioError> {
-        Err(AudioError("none".into()))
+        Err(AudioError::no_device("none"))
     }
     async fn open_stream(
         &self,

@@ -126,7 +126,7 @@ impl AudioHost for Mic {
         _: Option<&str>,
         _: &CancellationToken,
     ) -> Result<Played, AudioError> {
-        Err(AudioError("no speakers".into()))
+        Err(AudioError::no_device("no speakers"))
     }
     async fn capture(&self, _: Option<&str>) -> Result<Capture, AudioError> {
         let (tx, rx) = tokio::sync::mpsc::channel(64);

@@ -56,7 +56,7 @@ impl AudioHost for MicHost {
         _device: Option<&str>,
         _cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Played, AudioError> {
-        Err(AudioError("no speakers here".into()))
+        Err(AudioError::no_device("no speakers here"))
     }
     async fn capture(&self, _device: Option<&str>) -> Result<Capture, AudioError> {
         self.opened.fetch_add(1, Ordering::SeqCst);
@@ -75,7 +75,7 @@ impl AudioHost for MicHost {
                         }
                     }
                     Step::Vanish => {
-                        let gone = AudioError("the microphone \"test mic\" went away".into());
+                        let gone = AudioError::device("the microphone \"test mic\" went away");
                         let _ = tx.send(Err(gone)).await;
                         return;
                     }

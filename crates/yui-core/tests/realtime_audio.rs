@@ -84,7 +84,7 @@ fn microphone_blocks_at_16_and_48_khz_become_20_ms_payloads_at_24_khz() {
     assert!(MicEncoder::new(0)
         .err()
         .unwrap()
-        .0
+        .to_string()
         .contains("sample rate of 0"));
 }
 
@@ -99,15 +99,15 @@ fn payloads_are_base64_pcm16_little_endian_and_bad_deltas_are_plain_words() {
     let back = decode_delta(&p).unwrap();
     assert!((back[0] - 0.5).abs() < 1e-4 && (back[2] - 1.0).abs() < 1e-4);
     assert!(decode_delta("").unwrap().is_empty());
-    let e = decode_delta("not base64!!").unwrap_err().0;
+    let e = decode_delta("not base64!!").unwrap_err().to_string();
     assert!(
         e.starts_with("the realtime server sent reply audio that is not base64"),
         "{e}"
     );
     let odd = base64::engine::general_purpose::STANDARD.encode([1u8, 2, 3]);
-    let e = decode_delta(&odd).unwrap_err().0;
+    let e = decode_delta(&odd).unwrap_err().to_string();
     assert!(e.contains("3 bytes of reply audio, an odd number"), "{e}");
-    assert_eq!(decode_pcm16(&[1, 2, 3]).unwrap_err().0, e);
+    assert_eq!(decode_pcm16(&[1, 2, 3]).unwrap_err().to_string(), e);
     assert_eq!(decode_pcm16(&raw).unwrap(), back);
 }
 
@@ -141,11 +141,13 @@ fn a_wav_file_at_any_rate_becomes_the_same_payloads_and_the_reply_round_trips_to
     );
     assert!((out.len() as i64 - 12_000).abs() <= 100, "{}", out.len());
     assert!((frequency(&out[1200..10_800], RATE) - 300.0).abs() < 3.0);
-    let e = wav_payloads(b"RIFFnope", "question.wav").unwrap_err().0;
+    let e = wav_payloads(b"RIFFnope", "question.wav")
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("question.wav is not a WAV file"), "{e}");
     let e = wav_payloads(&wav(16_000, 1, &[]), "empty.wav")
         .unwrap_err()
-        .0;
+        .to_string();
     assert_eq!(e, "empty.wav holds no audio");
 
     // The reply's deltas, two items, into a WAV file: the same samples back, in order.
@@ -176,7 +178,7 @@ fn a_wav_file_at_any_rate_becomes_the_same_payloads_and_the_reply_round_trips_to
     assert_eq!(rec.played_ms("item_a"), 300);
     assert_eq!(rec.stop_cut(), Some(("item_b".into(), 200)));
     let bad = ReplyRecorder::new(dir.path().join("no/such/dir/x.wav"));
-    let e = bad.finish().unwrap_err().0;
+    let e = bad.finish().unwrap_err().to_string();
     assert!(e.starts_with("cannot write the reply's audio to"), "{e}");
 }
 
@@ -233,10 +235,10 @@ impl AudioHost for FakeOut {
         _: Option<&str>,
         _: &CancellationToken,
     ) -> Result<Played, AudioError> {
-        Err(AudioError("clips are not played here".into()))
+        Err(AudioError::no_device("clips are not played here"))
     }
     async fn capture(&self, _: Option<&str>) -> Result<Capture, AudioError> {
-        Err(AudioError("no microphone here".into()))
+        Err(AudioError::no_device("no microphone here"))
     }
     async fn open_stream(
         &self,
@@ -244,8 +246,8 @@ impl AudioHost for FakeOut {
         _: Option<&str>,
     ) -> Result<OpenStream, AudioError> {
         if self.mode == Mode::Broken {
-            return Err(AudioError(
-                "the audio output device \"Fake\" went away".into(),
+            return Err(AudioError::device(
+                "the audio output device \"Fake\" went away",
             ));
         }
         *self.opened.lock().unwrap() += 1;
@@ -374,7 +376,7 @@ async fn played_ms_is_what_the_device_was_given_minus_what_it_holds_and_stop_cut
     assert!(player
         .delta("item_2", "***")
         .unwrap_err()
-        .0
+        .to_string()
         .contains("not base64"));
     assert_eq!(feed.pushed(), before);
     // Through the transport's seam: bytes in, an odd count logged and skipped, stop.
@@ -449,7 +451,10 @@ async fn a_device_that_cannot_open_is_one_plain_sentence_and_the_next_reply_trie
         }
         assert!(t.elapsed() < Duration::from_secs(5));
     };
-    assert_eq!(err.0, "the audio output device \"Fake\" went away");
+    assert_eq!(
+        err.to_string(),
+        "the audio output device \"Fake\" went away"
+    );
     // Nothing waits for a device that is not there.
     tokio::time::timeout(Duration::from_secs(2), player.drained())
         .await
@@ -463,7 +468,7 @@ fn a_player_needs_the_runtime_and_says_so() {
     let e = ReplyPlayer::new(FakeOut::new(Mode::Manual), None, None)
         .err()
         .unwrap();
-    assert!(e.0.contains("outside the async runtime"), "{e}");
+    assert!(e.to_string().contains("outside the async runtime"), "{e}");
 }
 
 #[tokio::test]
@@ -512,7 +517,7 @@ async fn an_open_microphone_streams_chunks_until_released_and_a_failing_one_says
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     let cap = Capture::new(48_000, "Mic".into(), rx, Box::new(()));
     tx.send(Ok(vec![0.1; 960])).await.unwrap();
-    tx.send(Err(AudioError("the microphone \"Mic\" went away".into())))
+    tx.send(Err(AudioError::device("the microphone \"Mic\" went away")))
         .await
         .unwrap();
     let n = Arc::new(Mutex::new(0usize));
@@ -523,6 +528,6 @@ async fn an_open_microphone_streams_chunks_until_released_and_a_failing_one_says
     })
     .await
     .unwrap_err();
-    assert_eq!(e.0, "the microphone \"Mic\" went away");
+    assert_eq!(e.to_string(), "the microphone \"Mic\" went away");
     assert!(*n.lock().unwrap() >= 1);
 }

@@ -83,7 +83,7 @@ impl AudioHost for Out {
         Ok(played)
     }
     async fn capture(&self, _: Option<&str>) -> Result<Capture, AudioError> {
-        Err(AudioError("no microphone here".into()))
+        Err(AudioError::no_device("no microphone here"))
     }
     async fn open_stream(
         &self,
@@ -94,8 +94,8 @@ impl AudioHost for Out {
             .fail_opens
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
         if fail.is_ok() {
-            return Err(AudioError(
-                "the audio output device \"Fake\" went away".into(),
+            return Err(AudioError::device(
+                "the audio output device \"Fake\" went away",
             ));
         }
         let pulls: Pulls = Arc::default();

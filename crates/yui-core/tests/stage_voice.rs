@@ -60,7 +60,7 @@ impl AudioHost for TimedHost {
         Ok(played)
     }
     async fn capture(&self, _device: Option<&str>) -> Result<Capture, AudioError> {
-        Err(AudioError("no microphone here".into()))
+        Err(AudioError::no_device("no microphone here"))
     }
 }
 

@@ -330,7 +330,7 @@ impl voice::audio::AudioHost for RecordingHost {
         &self,
         _device: Option<&str>,
     ) -> Result<voice::audio::Capture, voice::audio::AudioError> {
-        Err(voice::audio::AudioError("no microphone here".into()))
+        Err(voice::audio::AudioError::no_device("no microphone here"))
     }
 }
 

@@ -34,7 +34,7 @@ impl AudioHost for Sink {
         })
     }
     async fn capture(&self, _device: Option<&str>) -> Result<Capture, AudioError> {
-        Err(AudioError("no microphone here".into()))
+        Err(AudioError::no_device("no microphone here"))
     }
 }
 

@@ -29,7 +29,7 @@ impl AudioHost for Mic {
         _: Option<&str>,
         _: &CancellationToken,
     ) -> Result<Played, AudioError> {
-        Err(AudioError("no speakers here".into()))
+        Err(AudioError::no_device("no speakers here"))
     }
     async fn capture(&self, _: Option<&str>) -> Result<Capture, AudioError> {
         let (tx, rx) = tokio::sync::mpsc::channel(16);

@@ -17,14 +17,68 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// An audio failure, in words for the user.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct AudioError(pub String);
+/// An audio failure. Each shows as one sentence for the user; a device's own error, when the
+/// audio system gave one, is kept as the source for the log.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AudioError {
+    /// No device of that kind, or the one asked for is not there.
+    #[error("{0}")]
+    NoDevice(String),
+    /// A device could not be used, went away, closed or stopped moving audio.
+    #[error("{message}")]
+    Device {
+        message: String,
+        #[source]
+        source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
+    },
+    /// Audio that cannot be played or sent: not base64, an odd byte count, an empty or broken
+    /// WAV, a rate that cannot be resampled.
+    #[error("{0}")]
+    BadAudio(String),
+    /// What this host or this moment cannot do (a host without streams, no async runtime).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The reply's audio could not be written to its file.
+    #[error("{message}")]
+    Write {
+        message: String,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+}
+
+impl AudioError {
+    pub fn no_device(why: impl Into<String>) -> Self {
+        Self::NoDevice(why.into())
+    }
+    /// A device failed, with no error of the audio system's to keep.
+    pub fn device(message: impl Into<String>) -> Self {
+        Self::Device {
+            message: message.into(),
+            source: None,
+        }
+    }
+    /// A device failed with the audio system's `cause`.
+    pub fn device_failed(
+        message: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Device {
+            message: message.into(),
+            source: Some(Arc::new(cause)),
+        }
+    }
+    pub fn bad_audio(why: impl Into<String>) -> Self {
+        Self::BadAudio(why.into())
+    }
+    pub fn unsupported(why: impl Into<String>) -> Self {
+        Self::Unsupported(why.into())
+    }
+}
 
 impl From<AudioError> for yui_base::CoreError {
     fn from(e: AudioError) -> Self {
-        yui_base::CoreError::new(yui_base::ErrorCode::Internal, e.0)
+        yui_base::CoreError::new(yui_base::ErrorCode::Internal, e.to_string()).with_source(e)
     }
 }
 
@@ -97,7 +151,7 @@ impl Capture {
             let block = tokio::select! {
                 _ = cancel.cancelled() => break,
                 _ = tokio::time::sleep_until(deadline) => {
-                    return Err(AudioError(format!(
+                    return Err(AudioError::device(format!(
                         "the microphone \"{}\" stopped sending audio", self.device
                     )))
                 }
@@ -148,8 +202,8 @@ pub trait AudioHost: Send + Sync {
         device: Option<&str>,
     ) -> Result<OpenStream, AudioError> {
         let _ = (feed, device);
-        Err(AudioError(
-            "this audio host cannot play a stream of audio".into(),
+        Err(AudioError::unsupported(
+            "this audio host cannot play a stream of audio",
         ))
     }
 }

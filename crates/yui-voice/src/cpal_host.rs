@@ -112,27 +112,34 @@ fn device_on(
             .and_then(|mut ds| ds.find(|d| matches(d, w))),
     };
     found.ok_or_else(|| match wanted {
-            Some(w) => AudioError(format!(
+            Some(w) => AudioError::no_device(format!(
                 "the {} \"{w}\" is not there (unplugged or renamed?); `yui say --devices` lists the devices",
                 dir.what()
             )),
-            None => AudioError(format!(
+            None => AudioError::no_device(format!(
                 "no {} found (no sound card, and no PulseAudio or PipeWire server running)",
                 dir.what()
             )),
         })
 }
 
-fn unusable(dir: &Dir, name: &str, e: impl std::fmt::Display) -> AudioError {
-    AudioError(format!("the {} \"{name}\" cannot be used: {e}", dir.what()))
+fn unusable(
+    dir: &Dir,
+    name: &str,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> AudioError {
+    AudioError::device_failed(
+        format!("the {} \"{name}\" cannot be used: {e}", dir.what()),
+        e,
+    )
 }
 
 fn vanished(dir: &Dir, name: &str, e: &cpal::Error) -> AudioError {
     match e.kind() {
         cpal::ErrorKind::DeviceNotAvailable | cpal::ErrorKind::StreamInvalidated => {
-            AudioError(format!("the {} \"{name}\" went away: {e}", dir.what()))
+            AudioError::device(format!("the {} \"{name}\" went away: {e}", dir.what()))
         }
-        _ => AudioError(format!("the {} \"{name}\" failed: {e}", dir.what())),
+        _ => AudioError::device(format!("the {} \"{name}\" failed: {e}", dir.what())),
     }
 }
 
@@ -258,7 +265,7 @@ where
             if e.kind() == cpal::ErrorKind::Xrun {
                 tracing::debug!("voice: output underrun");
             } else {
-                err_feed.fail(vanished(&Dir::Out, &name, &e).0);
+                err_feed.fail(vanished(&Dir::Out, &name, &e).to_string());
             }
         },
         Some(OPEN_TIMEOUT),
@@ -338,7 +345,7 @@ impl AudioHost for CpalHost {
             .map_err(|e| unusable(&dir, &name, e))?;
         let config = with_buffer(&supported, PLAY_BUFFER_MS);
         let rate = config.sample_rate;
-        let audio = pcm.resampled(rate).map_err(AudioError)?;
+        let audio = pcm.resampled(rate).map_err(AudioError::bad_audio)?;
         let total = audio.samples.len();
         let samples = Arc::new(audio.samples);
         let pos = Arc::new(AtomicUsize::new(0));
@@ -363,7 +370,7 @@ impl AudioHost for CpalHost {
         let outcome = loop {
             let ev = tokio::select! {
                 _ = cancel.cancelled() => break Ok(Played::Cancelled { ms: ms_at(pos.load(Ordering::Relaxed)) }),
-                _ = tokio::time::sleep_until(deadline) => break Err(AudioError(format!(
+                _ = tokio::time::sleep_until(deadline) => break Err(AudioError::device(format!(
                     "the {} \"{name}\" stopped taking audio", dir.what()
                 ))),
                 ev = rx.recv() => ev,
@@ -379,7 +386,12 @@ impl AudioHost for CpalHost {
                     tracing::debug!("voice: output underrun");
                 }
                 Some(PlayEvent::Failed(e)) => break Err(vanished(&dir, &name, &e)),
-                None => break Err(AudioError(format!("the {} \"{name}\" closed", dir.what()))),
+                None => {
+                    break Err(AudioError::device(format!(
+                        "the {} \"{name}\" closed",
+                        dir.what()
+                    )))
+                }
             }
         };
         stopped.store(true, Ordering::Relaxed);

@@ -20,7 +20,7 @@ pub struct Heard {
 }
 
 /// Why listening stopped short.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ListenError {
     #[error("{0}")]
     Speech(#[from] SpeechError),
@@ -65,7 +65,7 @@ pub async fn listen_mic(
     on_heard: &mut (dyn FnMut(Heard) + Send),
 ) -> Result<usize, ListenError> {
     let mut cap = host.capture(device).await?;
-    let mut rs = StreamResampler::new(cap.rate, STT_RATE).map_err(AudioError)?;
+    let mut rs = StreamResampler::new(cap.rate, STT_RATE).map_err(AudioError::bad_audio)?;
     let mut det = Vad::new(vad);
     let (tx, mut rx) = mpsc::unbounded_channel::<Segment>();
     let want = cap.rate as u64 * ms / 1000;
@@ -77,7 +77,7 @@ pub async fn listen_mic(
             let block = tokio::select! {
                 _ = cancel.cancelled() => break,
                 _ = tokio::time::sleep_until(deadline) => {
-                    return Err(ListenError::Audio(AudioError(format!(
+                    return Err(ListenError::Audio(AudioError::device(format!(
                         "the microphone \"{}\" stopped sending audio", cap.device
                     ))))
                 }

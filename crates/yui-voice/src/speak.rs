@@ -138,7 +138,7 @@ pub async fn speak_stream(
                     }
                     Err(e) => {
                         cut = Some((index, 0));
-                        break SpeechOutcome::Unavailable(e.0);
+                        break SpeechOutcome::Unavailable(e.to_string());
                     }
                 }
             }

@@ -23,12 +23,13 @@ impl MicEncoder {
     /// An encoder for blocks at `rate` per second.
     pub fn new(rate: u32) -> Result<Self, AudioError> {
         if rate == 0 {
-            return Err(AudioError(
-                "the microphone reports a sample rate of 0".into(),
+            return Err(AudioError::device(
+                "the microphone reports a sample rate of 0",
             ));
         }
         let chunk = (rate * CHUNK_MS / 1000) as usize;
-        let resampler = StreamResampler::with_chunk(rate, RATE, chunk).map_err(AudioError)?;
+        let resampler =
+            StreamResampler::with_chunk(rate, RATE, chunk).map_err(AudioError::bad_audio)?;
         Ok(Self {
             rate,
             resampler,
@@ -100,11 +101,11 @@ pub fn wav_payloads(bytes: &[u8], what: &str) -> Result<Vec<String>, AudioError>
 }
 
 fn wav_at_24k(bytes: &[u8], what: &str) -> Result<Vec<f32>, AudioError> {
-    let pcm = Pcm::from_wav(bytes, what).map_err(AudioError)?;
+    let pcm = Pcm::from_wav(bytes, what).map_err(AudioError::bad_audio)?;
     if pcm.samples.is_empty() {
-        return Err(AudioError(format!("{what} holds no audio")));
+        return Err(AudioError::bad_audio(format!("{what} holds no audio")));
     }
-    Ok(pcm.resampled(RATE).map_err(AudioError)?.samples)
+    Ok(pcm.resampled(RATE).map_err(AudioError::bad_audio)?.samples)
 }
 
 /// Hand each payload to `send` in order; with `pace`, one every [`CHUNK_MS`] as a microphone

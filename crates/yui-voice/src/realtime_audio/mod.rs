@@ -56,7 +56,7 @@ pub fn decode_delta(b64: &str) -> Result<Vec<f32>, AudioError> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(b64.trim())
         .map_err(|e| {
-            AudioError(format!(
+            AudioError::bad_audio(format!(
                 "the realtime server sent reply audio that is not base64 ({e}); that piece was skipped"
             ))
         })?;
@@ -81,7 +81,7 @@ pub fn encode_pcm16(samples: &[f32]) -> String {
 /// pcm16 little-endian bytes → samples in −1…1; an odd number of bytes is a plain-words error.
 pub fn decode_pcm16(bytes: &[u8]) -> Result<Vec<f32>, AudioError> {
     if !bytes.len().is_multiple_of(2) {
-        return Err(AudioError(format!(
+        return Err(AudioError::bad_audio(format!(
             "the realtime server sent {} bytes of reply audio, an odd number (16-bit audio has two bytes a sample); that piece was skipped",
             bytes.len()
         )));

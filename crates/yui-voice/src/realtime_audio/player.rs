@@ -76,7 +76,7 @@ impl ReplyPlayer {
         on_envelope: Option<EnvelopeSink>,
     ) -> Result<Self, AudioError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
-            AudioError("the reply player was made outside the async runtime".into())
+            AudioError::unsupported("the reply player was made outside the async runtime")
         })?;
         Ok(Self {
             shared: Arc::new(Shared {
@@ -217,7 +217,7 @@ async fn keep_device(shared: Weak<Shared>) {
         if let Some(e) = sh.feed.failure() {
             tracing::warn!("realtime audio: {e}");
             st.open = false;
-            st.failed = Some(AudioError(e));
+            st.failed = Some(AudioError::device(e));
             sh.feed.clear();
             break;
         }

@@ -102,10 +102,13 @@ impl ReplyRecorder {
             .and_then(|_| std::fs::rename(&tmp, &self.path))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
-                AudioError(format!(
-                    "cannot write the reply's audio to {}: {e}",
-                    self.path.display()
-                ))
+                AudioError::Write {
+                    message: format!(
+                        "cannot write the reply's audio to {}: {e}",
+                        self.path.display()
+                    ),
+                    source: std::sync::Arc::new(e),
+                }
             })
     }
 
