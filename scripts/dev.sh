@@ -153,13 +153,18 @@ bg_wait() {
 }
 
 check_dependency_rules() {
-  if cargo tree -p yui-core --locked | grep -i tauri; then
-    echo "yui-core depends on tauri" >&2
+  # cargo tree runs first, on its own: a failing cargo (a stale Cargo.lock under --locked) must
+  # fail the check, not read as "no tauri found".
+  local core features
+  core=$(cargo tree -p yui-core --locked)
+  if grep -i tauri <<<"$core"; then
+    echo "yui-core (or a floor under it) depends on tauri" >&2
     return 1
   fi
   # With tao's x11 feature, tao reads every key press on the X display on a thread of its own
   # and leaks the event data of each (Cargo.toml, docs/PERFORMANCE.md "Typed as a user types").
-  if cargo tree -p yui-app --locked -e features -i tao | grep -F 'tao feature "x11"'; then
+  features=$(cargo tree -p yui-app --locked -e features -i tao)
+  if grep -F 'tao feature "x11"' <<<"$features"; then
     echo "tao's x11 feature is on: keep tauri's default features off (Cargo.toml)" >&2
     return 1
   fi
@@ -247,10 +252,17 @@ case "$cmd" in
       export YUI_CLI_TEST_DISPLAY=${YUI_CLI_TEST_DISPLAY:-$((DISPLAY_NUM + 4))}
     fi
     bg_start "fetch crates and tools" fetch
-    phase "system packages (apt)" apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
+    # What the build needs first; what only the tests need (Xvfb, Chromium, PulseAudio, the MCP
+    # servers, tauri-driver: minutes of downloads on a fresh machine) comes beside clippy and the
+    # test build, which need the CPU, not the network.
+    phase "system packages the build needs (apt)" apt_install "${APP_PKGS[@]}"
     bg_wait "fetch crates and tools"
-    phase "MCP test servers (npm, PyPI)" ensure_mcp_servers
-    phase "tools (tauri-driver, Tauri CLI)" ensure_node_tools
+    test_setup() {
+      apt_install "${TEST_PKGS[@]}"
+      ensure_mcp_servers
+      ensure_node_tools
+    }
+    bg_start "the tests' packages, MCP servers and tools" test_setup
     phase "cargo fmt --check" cargo fmt --all -- --check
     phase "dependency rules (cargo tree)" check_dependency_rules
     # No fuzz build here: on a fresh 2-core machine its ~19 CPU-minutes beside clippy and the test
@@ -258,6 +270,7 @@ case "$cmd" in
     # (crates/yui-core/tests/fuzz_replay.rs); the fuzzing itself is `scripts/dev.sh fuzz`.
     phase "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
     phase "build the tests (cargo test --no-run)" cargo test --workspace --locked --no-run
+    bg_wait "the tests' packages, MCP servers and tools"
     phase "unit and integration tests" unit_tests
     phase "UI checks in headless Chromium (tests/ui)" ui_checks
     phase "end-to-end tests (Xvfb + tauri-driver, three lanes)" bash tests/e2e/run.sh
