@@ -45,7 +45,7 @@ pub async fn listen_clip(
     req: &SttRequest,
     on_heard: &mut (dyn FnMut(Heard) + Send),
 ) -> Result<usize, SpeechError> {
-    let audio = clip.resampled(STT_RATE).map_err(SpeechError)?;
+    let audio = clip.resampled(STT_RATE).map_err(SpeechError::BadAudio)?;
     let segments = super::vad::split(&audio.samples, vad);
     for s in &segments {
         on_heard(heard(req, s).await?);

@@ -108,7 +108,7 @@ pub async fn speak_stream(
         };
         any = true;
         match rendered {
-            Err(e) => break SpeechOutcome::Unavailable(e.0),
+            Err(e) => break SpeechOutcome::Unavailable(e.to_string()),
             Ok(Rendered::PlayedItself(SpeechOutcome::Spoken)) => {
                 on_event(SpeakEvent::Started {
                     index,

@@ -6,6 +6,7 @@
 
 use super::pcm::{Pcm, STT_RATE};
 use serde::Deserialize;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What one transcription needs.
@@ -21,14 +22,51 @@ pub struct SttRequest {
     pub timeout: Duration,
 }
 
-/// A speech server failure, in words for the user.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct SpeechError(pub String);
+/// A speech server failure. Each shows as one sentence for the user; the HTTP client's own
+/// error, when there is one, is kept as the source for the log.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SpeechError {
+    /// The server could not be reached or did not answer in time.
+    #[error("{message}")]
+    Unreachable {
+        message: String,
+        #[source]
+        source: Arc<reqwest::Error>,
+    },
+    /// The server answered with an error status.
+    #[error("{message}")]
+    Status { status: u16, message: String },
+    /// The server answered something that is not what was asked for (not a transcription, not
+    /// audio, no audio, a broken WAV).
+    #[error("{0}")]
+    BadAnswer(String),
+    /// The request could not be made here (the HTTP client, the upload).
+    #[error("{message}")]
+    Setup {
+        message: String,
+        #[source]
+        source: Arc<reqwest::Error>,
+    },
+    /// The engine cannot speak on this machine (speech-dispatcher missing, …).
+    #[error("{0}")]
+    Unavailable(String),
+    /// The audio to send could not be prepared (it cannot be resampled).
+    #[error("{0}")]
+    BadAudio(String),
+}
+
+impl SpeechError {
+    fn setup(what: &str, e: reqwest::Error) -> Self {
+        Self::Setup {
+            message: format!("{what}: {e}"),
+            source: Arc::new(e),
+        }
+    }
+}
 
 impl From<SpeechError> for yui_base::CoreError {
     fn from(e: SpeechError) -> Self {
-        yui_base::CoreError::new(yui_base::ErrorCode::Backend, e.0)
+        yui_base::CoreError::new(yui_base::ErrorCode::Backend, e.to_string()).with_source(e)
     }
 }
 
@@ -41,28 +79,32 @@ pub(super) fn client(timeout: Duration) -> Result<reqwest::Client, SpeechError> 
         .connect_timeout(CONNECT_TIMEOUT)
         .timeout(timeout)
         .build()
-        .map_err(|e| SpeechError(format!("cannot set up HTTP: {e}")))
+        .map_err(|e| SpeechError::setup("cannot set up HTTP", e))
 }
 
 /// A transport failure (before any status) in words.
 pub(super) fn transport_error(
     what: &str,
     url: &str,
-    e: &reqwest::Error,
+    e: reqwest::Error,
     timeout: Duration,
 ) -> SpeechError {
-    if e.is_timeout() {
-        SpeechError(format!(
+    let message = if e.is_timeout() {
+        format!(
             "the {what} at {url} did not answer within {} s",
             timeout.as_secs()
-        ))
+        )
     } else if e.is_connect() {
-        SpeechError(format!(
+        format!(
             "cannot reach the {what} at {url}: is it running? ({})",
-            root_cause(e)
-        ))
+            root_cause(&e)
+        )
     } else {
-        SpeechError(format!("the {what} at {url} failed: {}", root_cause(e)))
+        format!("the {what} at {url} failed: {}", root_cause(&e))
+    };
+    SpeechError::Unreachable {
+        message,
+        source: Arc::new(e),
     }
 }
 
@@ -124,7 +166,10 @@ pub(super) fn status_error(
     } else {
         format!(": {}", msg.trim())
     };
-    SpeechError(format!("the {what} at {url} answered {status}{msg}{hint}"))
+    SpeechError::Status {
+        status: status.as_u16(),
+        message: format!("the {what} at {url} answered {status}{msg}{hint}"),
+    }
 }
 
 #[derive(Deserialize)]
@@ -134,7 +179,7 @@ struct Answer {
 
 /// Transcribe one utterance (any rate: it is resampled to 16 kHz first).
 pub async fn transcribe(req: &SttRequest, pcm: &Pcm) -> Result<String, SpeechError> {
-    let audio = pcm.resampled(STT_RATE).map_err(SpeechError)?;
+    let audio = pcm.resampled(STT_RATE).map_err(SpeechError::BadAudio)?;
     let wav = audio.to_wav();
     let url = format!(
         "{}/audio/transcriptions",
@@ -144,7 +189,7 @@ pub async fn transcribe(req: &SttRequest, pcm: &Pcm) -> Result<String, SpeechErr
     let file = reqwest::multipart::Part::bytes(wav)
         .file_name("speech.wav")
         .mime_str("audio/wav")
-        .map_err(|e| SpeechError(format!("cannot build the upload: {e}")))?;
+        .map_err(|e| SpeechError::setup("cannot build the upload", e))?;
     let mut form = reqwest::multipart::Form::new()
         .part("file", file)
         .text("model", req.model.clone())
@@ -165,18 +210,18 @@ pub async fn transcribe(req: &SttRequest, pcm: &Pcm) -> Result<String, SpeechErr
     let resp = rb
         .send()
         .await
-        .map_err(|e| transport_error(what, &url, &e, req.timeout))?;
+        .map_err(|e| transport_error(what, &url, e, req.timeout))?;
     let status = resp.status();
     let body = resp
         .bytes()
         .await
-        .map_err(|e| transport_error(what, &url, &e, req.timeout))?;
+        .map_err(|e| transport_error(what, &url, e, req.timeout))?;
     if !status.is_success() {
         return Err(status_error(what, &url, status, &body));
     }
     let answer: Answer = serde_json::from_slice(&body).map_err(|_| {
         let start: String = String::from_utf8_lossy(&body).chars().take(80).collect();
-        SpeechError(format!(
+        SpeechError::BadAnswer(format!(
             "the {what} at {url} answered something that is not a transcription (expected JSON with \"text\"; got {start:?})"
         ))
     })?;

@@ -92,7 +92,7 @@ impl TtsEngine for SpeechDispatcher {
             .say_among(&line.text, &line.direction, cancel, &alone)
             .await
         {
-            SpeechOutcome::Unavailable(why) => Err(SpeechError(why)),
+            SpeechOutcome::Unavailable(why) => Err(SpeechError::Unavailable(why)),
             other => Ok(Rendered::PlayedItself(other)),
         }
     }
@@ -182,7 +182,7 @@ impl TtsEngine for OpenAiTts {
             let resp = rb
                 .send()
                 .await
-                .map_err(|e| transport_error(what, &url, &e, self.timeout))?;
+                .map_err(|e| transport_error(what, &url, e, self.timeout))?;
             let status = resp.status();
             let ctype = resp
                 .headers()
@@ -193,13 +193,13 @@ impl TtsEngine for OpenAiTts {
             let body = resp
                 .bytes()
                 .await
-                .map_err(|e| transport_error(what, &url, &e, self.timeout))?;
+                .map_err(|e| transport_error(what, &url, e, self.timeout))?;
             if !status.is_success() {
                 return Err(status_error(what, &url, status, &body));
             }
             if ctype.starts_with("application/json") || ctype.starts_with("text/") {
                 let start: String = String::from_utf8_lossy(&body).chars().take(120).collect();
-                return Err(SpeechError(format!(
+                return Err(SpeechError::BadAnswer(format!(
                     "the {what} at {url} answered {ctype} instead of audio: {start}"
                 )));
             }
@@ -208,15 +208,17 @@ impl TtsEngine for OpenAiTts {
                 "pcm" => {
                     if body.starts_with(b"RIFF") {
                         // Some servers send WAV whatever was asked; take it as such.
-                        Pcm::from_wav(&body, &reply).map_err(SpeechError)?
+                        Pcm::from_wav(&body, &reply).map_err(SpeechError::BadAnswer)?
                     } else {
                         Pcm::from_s16le(&body, self.pcm_rate)
                     }
                 }
-                _ => Pcm::from_wav(&body, &reply).map_err(SpeechError)?,
+                _ => Pcm::from_wav(&body, &reply).map_err(SpeechError::BadAnswer)?,
             };
             if pcm.samples.is_empty() {
-                return Err(SpeechError(format!("the {what} at {url} sent no audio")));
+                return Err(SpeechError::BadAnswer(format!(
+                    "the {what} at {url} sent no audio"
+                )));
             }
             Ok(Rendered::Audio(SpokenAudio::new(pcm)))
         };

@@ -74,7 +74,7 @@ pub async fn run(store: &Store, paths: &Paths) -> Vec<SpeechCheck> {
                 Err(e) => SpeechCheck {
                     name: "text_to_speech",
                     ok: false,
-                    detail: e.0,
+                    detail: e.to_string(),
                     ms,
                 },
             });
@@ -115,7 +115,7 @@ pub async fn run(store: &Store, paths: &Paths) -> Vec<SpeechCheck> {
                 Err(e) => SpeechCheck {
                     name: "speech_to_text",
                     ok: false,
-                    detail: e.0,
+                    detail: e.to_string(),
                     ms,
                 },
             }
@@ -176,7 +176,7 @@ pub async fn test_listen(
         _ = cancel.cancelled() => return Err(CoreError::invalid("the listening test was stopped")),
         r = transcribe(&req, &speech) => r,
     }
-    .map_err(|e| CoreError::new(crate::ErrorCode::Backend, e.0))?;
+    .map_err(|e| CoreError::new(crate::ErrorCode::Backend, e.to_string()))?;
     let transcribe_ms = t.elapsed().as_millis() as u64;
     let text = text.trim().to_string();
     if text.is_empty() {
