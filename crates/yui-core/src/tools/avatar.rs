@@ -7,7 +7,7 @@
 
 use super::*;
 use crate::avatar::body::{perch_word, Action};
-use crate::avatar::{self, geometry as geo, Avatar};
+use crate::avatar::{self, geometry as geo, Avatar, HostError};
 use crate::settings;
 use input::Field;
 use serde::Deserialize;
@@ -303,10 +303,10 @@ impl LookTool {
         let Some(avatar) = self.avatar.clone().filter(|a| a.desktop_host().is_some()) else {
             return Ok(ToolOutput::text(UNSUPPORTED));
         };
-        let desk = avatar
-            .snapshot()
-            .await
-            .map_err(|e| ToolError(format!("screen capture failed: {e}")))?;
+        let desk = avatar.snapshot().await.map_err(|source| ToolError::Host {
+            what: "screen capture",
+            source,
+        })?;
         let number = match monitor {
             Some(n) => n,
             None => avatar.current_monitor(&desk).unwrap_or(1),
@@ -314,9 +314,7 @@ impl LookTool {
         let Some(m) = desk.monitors.iter().find(|m| m.number == number).cloned() else {
             return Ok(invalid("monitor"));
         };
-        let url = capture(&avatar, m.rect)
-            .await
-            .map_err(|e| ToolError(format!("screen capture failed: {e}")))?;
+        let url = capture(&avatar, m.rect).await?;
         Ok(ToolOutput::Images {
             text: format!("screenshot of display {number}"),
             images: vec![url],
@@ -329,8 +327,13 @@ const DEFAULT_BODY: (u32, u32) = (220, 300);
 
 /// Capture `area` with YUI's own windows hidden and the character showing that it looks, then
 /// encode it (all in memory).
-async fn capture(avatar: &Arc<Avatar>, area: geo::Rect) -> Result<String, String> {
-    let host = avatar.desktop_host().cloned().ok_or("no desktop host")?;
+async fn capture(avatar: &Arc<Avatar>, area: geo::Rect) -> Result<String, ToolError> {
+    const WHAT: &str = "screen capture";
+    let failed = |source| ToolError::Host { what: WHAT, source };
+    let host = avatar
+        .desktop_host()
+        .cloned()
+        .ok_or_else(|| failed(HostError::unavailable("no desktop host")))?;
     let body = avatar.body_window().cloned();
     if let Some(b) = &body {
         b.show_looking(true);
@@ -343,9 +346,10 @@ async fn capture(avatar: &Arc<Avatar>, area: geo::Rect) -> Result<String, String
         b.show_looking(false);
     }
     let cap = shot
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ToolError::stopped(WHAT, e))?
+        .map_err(failed)?;
     tokio::task::spawn_blocking(move || avatar::capture::to_data_url(cap))
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(|e| ToolError::stopped(WHAT, e))?
+        .map_err(|e| ToolError::Failed(format!("{WHAT} failed: {e}")))
 }

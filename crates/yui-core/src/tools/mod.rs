@@ -26,10 +26,41 @@ pub use crate::names::{
 pub use crate::output::ToolOutput;
 
 /// A tool that failed in a way the contract does not name: the turn loop answers
-/// `error: <message>`.
+/// `error: <message>` (the error's sentence); the cause stays as the source for the log.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct ToolError(pub String);
+pub enum ToolError {
+    /// The store or another part of the core failed under the tool.
+    #[error("{0}")]
+    Core(#[from] crate::CoreError),
+    /// The desktop failed under the tool (`what`: "screen capture").
+    #[error("{what} failed: {source}")]
+    Host {
+        what: &'static str,
+        #[source]
+        source: crate::avatar::HostError,
+    },
+    /// The tool's blocking work stopped before it answered (it panicked, or the runtime is
+    /// shutting down).
+    #[error("{what} stopped: {source}")]
+    Stopped {
+        what: &'static str,
+        #[source]
+        source: std::sync::Arc<tokio::task::JoinError>,
+    },
+    /// Anything else, in words.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// `what`'s blocking task ended without an answer.
+    pub fn stopped(what: &'static str, e: tokio::task::JoinError) -> Self {
+        Self::Stopped {
+            what,
+            source: std::sync::Arc::new(e),
+        }
+    }
+}
 
 /// A switchable tool's switch (the `tool switches:` line lists these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -60,7 +60,7 @@ impl RateRelationTool {
                 return Ok(e.clone());
             }
         }
-        relations::toward_entries(&self.store, preset_id).map_err(|e| ToolError(e.message))
+        relations::toward_entries(&self.store, preset_id).map_err(ToolError::from)
     }
 }
 
@@ -168,8 +168,7 @@ impl ClientTool for RateRelationTool {
         _cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
         // The switch is read when the call runs, before anything else.
-        let on = settings::switch_on(&ctx.store, settings::RELATIONS)
-            .map_err(|e| ToolError(e.message))?;
+        let on = settings::switch_on(&ctx.store, settings::RELATIONS).map_err(ToolError::from)?;
         if !on {
             return Ok(OFF.into());
         }
@@ -188,8 +187,8 @@ impl ClientTool for RateRelationTool {
             relations::rate(&store, clock.as_ref(), &preset, &target, delta, &why, &turn)
         })
         .await
-        .map_err(|e| ToolError(format!("rate_relation stopped: {e}")))?
-        .map_err(|e| ToolError(e.message))?;
+        .map_err(|e| ToolError::stopped("rate_relation", e))?
+        .map_err(ToolError::from)?;
         Ok(match outcome {
             RateOutcome::Applied(band) => band.word().into(),
             RateOutcome::Clamped(band) => format!("clamped: {band}").into(),

@@ -36,7 +36,12 @@ pub async fn call_tool(
                 tracing::error!(tool = tool.name(), error = %join, "tool task failed");
                 ToolOutput::text("error: the tool failed unexpectedly")
             }
-            Ok(Ok(Err(e))) => ToolOutput::text(format!("error: {}", e.0)),
+            Ok(Ok(Err(e))) => {
+                if let Some(cause) = std::error::Error::source(&e) {
+                    tracing::warn!(tool = tool.name(), error = %e, %cause, "tool failed");
+                }
+                ToolOutput::text(format!("error: {e}"))
+            }
             Ok(Ok(Ok(out))) => out,
         }),
     }

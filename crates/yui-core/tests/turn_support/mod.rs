@@ -157,9 +157,9 @@ impl ClientTool for Scripted {
         x: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
         match self.act {
-            Act::Throw(message) => Err(ToolError(message.into())),
+            Act::Throw(message) => Err(ToolError::Failed(message.into())),
             Act::Hang { .. } => tokio::select! {
-                _ = x.cancelled() => Err(ToolError("turn stopped".into())),
+                _ = x.cancelled() => Err(ToolError::Failed("turn stopped".into())),
                 _ = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolOutput::text("late")),
             },
             Act::AnswerAfter(takes) => {

@@ -488,7 +488,7 @@ impl ClientTool for BrowserTool {
     ) -> Result<ToolOutput, ToolError> {
         self.execute(&ctx.store, &ctx.preset_id, &args, cancel)
             .await
-            .map_err(|e| ToolError(e.message))
+            .map_err(ToolError::from)
     }
 }
 
