@@ -1,4 +1,5 @@
-//! The settings layering (issue 12, "typed settings"): `settings.rs` declares every key once and
+//! The settings layering (issue 12, "typed settings"): yui-domain's `settings.rs` declares every
+//! key once and
 //! uses the domain modules' validators and defaults; those modules read and write their own keys
 //! through `store::kv` and never import `settings`, so there is no import cycle. This test reads
 //! the sources, so a change that brings the cycle back fails here.
@@ -17,28 +18,36 @@ const DOMAINS: &[&str] = &[
     "crate::longterm::",
 ];
 
-/// The source files of a module path: `src/a/b.rs`, or every file under `src/a/b/`.
+/// Where the modules `settings.rs` names live: yui-domain's own, then yui-base's (re-exported
+/// under the same names), from this crate's folder.
+const CRATES: &[&str] = &["../yui-domain/src", "../yui-base/src"];
+
+/// The source files of a module path: `<crate>/a/b.rs`, or every file under `<crate>/a/b/`.
 fn files_of(module: &str) -> Vec<String> {
     let rel = module
         .trim_start_matches("crate::")
         .trim_end_matches("::")
         .replace("::", "/");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let file = root.join(format!("{rel}.rs"));
-    if file.is_file() {
-        return vec![format!("src/{rel}.rs")];
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for src in CRATES {
+        let root = here.join(src);
+        if root.join(format!("{rel}.rs")).is_file() {
+            return vec![format!("{src}/{rel}.rs")];
+        }
+        let Ok(dir) = std::fs::read_dir(root.join(&rel)) else {
+            continue;
+        };
+        let mut out: Vec<String> = dir
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".rs"))
+            .map(|n| format!("{src}/{rel}/{n}"))
+            .collect();
+        out.sort();
+        assert!(!out.is_empty(), "{module}: no sources");
+        return out;
     }
-    let dir = root.join(&rel);
-    let mut out: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{module}: neither {rel}.rs nor {rel}/: {e}"))
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".rs"))
-        .map(|n| format!("src/{rel}/{n}"))
-        .collect();
-    out.sort();
-    assert!(!out.is_empty(), "{module}: no sources");
-    out
+    panic!("{module}: neither {rel}.rs nor {rel}/ in {CRATES:?}")
 }
 
 fn read(rel: &str) -> String {
@@ -48,7 +57,7 @@ fn read(rel: &str) -> String {
 
 #[test]
 fn settings_uses_only_the_listed_domain_modules_and_none_of_them_imports_settings() {
-    let settings = read("src/settings.rs");
+    let settings = read("../yui-domain/src/settings.rs");
     // Every crate path settings.rs names is the error type, the store, or a listed domain.
     for (i, _) in settings.match_indices("crate::") {
         let path: String = settings[i..]
