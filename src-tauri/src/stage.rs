@@ -16,8 +16,8 @@ use crate::state::AppState;
 use crate::windows::WindowLabel;
 use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Emitter, Manager, RunEvent, Runtime, State, WindowEvent};
-use yui_core::memory::Trimmer;
 use yui_core::stage::{Stage, StageEvent, StageOptions, To};
+use yui_core::trim::Trimmer;
 
 /// The app's stage.
 pub struct Shell {
@@ -34,7 +34,7 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
             state.paths.clone(),
             StageOptions::default(),
         );
-        // Gives the allocator's free pages back once the turns have ended (`yui_core::memory`).
+        // Gives the allocator's free pages back once the turns have ended (`yui_core::trim`).
         let trimmer = Trimmer::new();
         if app.manage(Shell { stage }) {
             let app = app.clone();

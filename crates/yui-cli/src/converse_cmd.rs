@@ -10,6 +10,7 @@ use clap::Args;
 use serde_json::Value;
 use std::io::Write;
 use yui_core::paths::Paths;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{BackendSource, Origin, Stage, StageEvent, StageOptions};
 use yui_core::turn::{TurnEvent, TurnStatus};
 use yui_core::CoreError;
@@ -42,7 +43,7 @@ pub fn run(paths: &Paths, args: &ConverseArgs) -> Result<u8, CoreError> {
             ..StageOptions::default()
         };
         let (stage, mut rx) = Stage::new(s.store.clone(), s.clock.clone(), paths.clone(), opts);
-        let first = stage.user_turn(&s.preset, args.target.window, &args.message)?;
+        let first = stage.user_turn(UserTurn::to(&s.preset, args.target.window, &args.message))?;
         let stopper = stage.clone();
         let ctrl_c = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{AudioChoice, Stage, StageEvent, StageOptions};
 use yui_core::turn::TurnEvent;
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
@@ -334,7 +335,9 @@ async fn main() {
         *timed.stopped.lock().unwrap() = None;
         *timed.first_play.lock().unwrap() = None;
         monitor.loud.lock().unwrap().clear();
-        let turn = stage.user_turn("yui", WindowKind::Main, "tell me").unwrap();
+        let turn = stage
+            .user_turn(UserTurn::to("yui", WindowKind::Main, "tell me"))
+            .unwrap();
         while let Some(ev) = rx.recv().await {
             if matches!(
                 ev,

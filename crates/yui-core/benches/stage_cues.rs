@@ -20,6 +20,7 @@ use tokio::net::{TcpListener, TcpStream};
 use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{BackendSource, Stage, StageEvent, StageOptions};
 use yui_core::turn::{Timeouts, TurnEvent};
 use yui_core::{Store, WindowKind};
@@ -109,8 +110,8 @@ fn main() {
                 }
             }
         });
-        stage.user_turn("yui", WindowKind::Main, "go").unwrap();
-        stage.user_turn("kai", WindowKind::Pet, "go").unwrap();
+        stage.user_turn(UserTurn::to("yui", WindowKind::Main, "go")).unwrap();
+        stage.user_turn(UserTurn::to("kai", WindowKind::Pet, "go")).unwrap();
         let mut socks = Vec::new();
         for _ in 0..2 {
             let (mut s, _) = listener.accept().await.unwrap();

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{BackendSource, Stage, StageEvent, StageOptions};
 use yui_core::turn::Timeouts;
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
@@ -132,7 +133,9 @@ fn main() {
         for i in 0..=TURNS {
             let (asked_before, played_before) =
                 (asked.lock().unwrap().len(), host.0.lock().unwrap().len());
-            stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+            stage
+                .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+                .unwrap();
             let mark = marks.recv().await.unwrap();
             loop {
                 match rx.recv().await.unwrap() {

@@ -238,7 +238,7 @@ pub async fn list_models(
 }
 
 /// The models of the configured backend (or of `base_url`), with the stored key: Settings →
-/// Backend's model list. A failure is the plain sentence (turn/plain.rs).
+/// Backend's model list. A failure is the plain sentence (turn/wording.rs).
 pub async fn configured_models(
     store: &crate::Store,
     paths: &crate::paths::Paths,
@@ -259,7 +259,10 @@ pub async fn configured_models(
     .await
     .map_err(|e| {
         tracing::info!(error = %e, "listing models failed");
-        crate::CoreError::new(crate::ErrorCode::Backend, crate::turn::plain::plain(&e, &b))
+        crate::CoreError::new(
+            crate::ErrorCode::Backend,
+            crate::turn::wording::plain(&e, &b),
+        )
     })
 }
 

@@ -22,8 +22,8 @@ pub use report::{label, Check, Report};
 
 use crate::backend::Transport;
 use crate::turn::error::BackendError;
-use crate::turn::plain::{plain, TOOL_MODELS, WHERE};
 use crate::turn::sse::Timeouts;
+use crate::turn::wording::{plain, TOOL_MODELS, WHERE};
 use crate::turn::Backend;
 use serde::Serialize;
 use serde_json::{json, Value};

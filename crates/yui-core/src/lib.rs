@@ -1,5 +1,5 @@
 //! YUI core: the engine (a turn: `turn`, the client tools: `tools`, the characters' stage:
-//! `stage`, the per-turn client context: `context`, the allocator trimmer: `memory`) and above it
+//! `stage`, the per-turn client context: `context`, the allocator trimmer: `trim`) and above it
 //! diagnosis (`doctor`, `discover`, `firstrun`). No dependency on tauri or WebKit.
 //!
 //! It is also the front door: the floors below (yui-domain, whose voice stands on yui-voice, and
@@ -10,9 +10,9 @@ pub mod context;
 pub mod discover;
 pub mod doctor;
 pub mod firstrun;
-pub mod memory;
 pub mod stage;
 pub mod tools;
+pub mod trim;
 pub mod turn;
 
 // The floors below, under their own names: `crate::store` here and `yui_core::store` above are

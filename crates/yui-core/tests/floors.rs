@@ -60,7 +60,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "autostart",
         ],
     ),
-    ("engine", &["turn", "tools", "stage", "context", "memory"]),
+    ("engine", &["turn", "tools", "stage", "context", "trim"]),
     ("diagnosis", &["doctor", "discover", "firstrun"]),
 ];
 

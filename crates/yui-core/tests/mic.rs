@@ -14,6 +14,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{AudioChoice, MicState, MicStatus, Stage, StageEvent, StageOptions};
 use yui_core::transcript::{self, Role, INTERRUPTED_MARKER};
 use yui_core::turn::{TurnEvent, TurnStatus};
@@ -351,7 +352,9 @@ async fn hands_free_hears_an_utterance_and_a_vanished_microphone_is_said_in_plai
         until(&mut r.rx, |e| turn_end(e).is_some()).await;
     }
     // Text chat goes on.
-    r.stage.user_turn("yui", WindowKind::Main, "typed").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "typed"))
+        .unwrap();
     let typed = until(&mut r.rx, |e| turn_end(e).is_some()).await;
     assert_eq!(typed.iter().find_map(turn_end).unwrap().0, TurnStatus::Ok);
 }
@@ -360,7 +363,10 @@ const LONG: &str = "One two three four five six seven eight nine ten eleven twel
 
 /// Start a spoken reply of `LONG` on yui; returns its turn id once speech has run ~`ms`.
 async fn speaking(r: &mut Rig, ms: u64) -> String {
-    let turn = r.stage.user_turn("yui", WindowKind::Main, "count").unwrap();
+    let turn = r
+        .stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "count"))
+        .unwrap();
     until(&mut r.rx, |e| turn_end(e).is_some()).await;
     r.stage.bubble_done(&turn);
     tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -413,7 +419,7 @@ async fn barge_in_stops_the_voice_and_cuts_the_stored_reply_to_what_was_heard_wi
     );
     // The next turn's history carries the reply as heard, marker and all.
     r.stage
-        .user_turn("yui", WindowKind::Main, "sorry, go on")
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "sorry, go on"))
         .unwrap();
     until(&mut r.rx, |e| turn_end(e).is_some()).await;
     let body = r.chat.bodies()[1].clone();

@@ -11,6 +11,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{BackendSource, Origin, Stage, StageEvent, StageOptions};
 use yui_core::transcript;
 use yui_core::turn::{TurnEvent, TurnStatus};
@@ -196,7 +197,7 @@ async fn a_reply_addressed_to_kai_gives_kai_an_addressed_turn_with_the_exchange_
     let [a1, a2] = say_to("Kai, look at this!", "Kai");
     let mut r = rig(vec![a1, a2, chat_say("Nice one, Yui.")]).await;
     r.stage
-        .user_turn("yui", WindowKind::Main, "show Kai")
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "show Kai"))
         .unwrap();
     let events = collect(&mut r.rx, 2, Duration::from_millis(300)).await;
     assert_eq!(
@@ -267,11 +268,11 @@ async fn the_next_history_of_the_addressed_character_carries_the_exchange_with_t
     let [a1, a2] = say_to("Kai, hi!", "Kai");
     let mut r = rig(vec![a1, a2, chat_say("Hi Yui."), chat_say("Sure.")]).await;
     r.stage
-        .user_turn("yui", WindowKind::Main, "greet Kai")
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "greet Kai"))
         .unwrap();
     collect(&mut r.rx, 2, Duration::from_millis(200)).await;
     r.stage
-        .user_turn("kai", WindowKind::Pet, "and you?")
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "and you?"))
         .unwrap();
     collect(&mut r.rx, 1, Duration::from_millis(100)).await;
     let body = &r.server.bodies()[3];
@@ -307,7 +308,9 @@ async fn characters_addressing_each_other_forever_stop_after_exactly_the_chain_c
         if cap != 4 {
             settings::set(&r.store, settings::ADDRESSED_CHAIN_MAX, &json!(cap)).unwrap();
         }
-        r.stage.user_turn("yui", WindowKind::Main, "talk").unwrap();
+        r.stage
+            .user_turn(UserTurn::to("yui", WindowKind::Main, "talk"))
+            .unwrap();
         let events = collect(&mut r.rx, 1 + cap as usize, Duration::from_millis(800)).await;
         let turns = ended(&events);
         assert_eq!(turns.len(), 1 + cap as usize, "cap {cap}: {turns:?}");
@@ -336,7 +339,7 @@ async fn a_silent_reply_is_neither_shown_nor_stored_and_ends_the_exchange() {
     ]);
     let mut r = rig(vec![a1, a2, silent, chat_say("never asked")]).await;
     r.stage
-        .user_turn("yui", WindowKind::Main, "ask Kai")
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "ask Kai"))
         .unwrap();
     let events = collect(&mut r.rx, 2, Duration::from_millis(400)).await;
     let turns = ended(&events);
@@ -362,7 +365,9 @@ async fn a_reply_that_only_starts_like_silent_is_shown_whole() {
         done(),
     ]);
     let mut r = rig(vec![reply]).await;
-    r.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+        .unwrap();
     let turns = ended(&collect(&mut r.rx, 1, Duration::from_millis(50)).await);
     assert_eq!(turns[0].speech, "[SILLY] me");
     assert_eq!(turns[0].status, TurnStatus::Ok);
@@ -381,7 +386,7 @@ async fn the_user_typing_interrupts_the_exchange() {
     ]);
     let mut r = rig(vec![a1, a2, slow_kai, chat_say("Okay!")]).await;
     r.stage
-        .user_turn("yui", WindowKind::Main, "ask Kai")
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "ask Kai"))
         .unwrap();
     // Wait until Kai speaks, then the user types to Yui.
     let mut seen = Vec::new();
@@ -397,7 +402,7 @@ async fn the_user_typing_interrupts_the_exchange() {
         }
     }
     r.stage
-        .user_turn("yui", WindowKind::Main, "wait, me first")
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "wait, me first"))
         .unwrap();
     seen.extend(collect(&mut r.rx, 2, Duration::from_millis(500)).await);
     let turns = ended(&seen);
@@ -428,7 +433,7 @@ async fn a_recipient_closed_meanwhile_gets_no_turn() {
     ])
     .await;
     r.stage
-        .user_turn("yui", WindowKind::Main, "call Kai")
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "call Kai"))
         .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     presets::close(&r.store, "kai").unwrap();
@@ -449,7 +454,9 @@ async fn two_characters_stream_at_the_same_time_without_waiting_for_each_other()
         done(),
     ]);
     let mut r = rig(vec![slow, chat_say("I am quick.")]).await;
-    r.stage.user_turn("yui", WindowKind::Main, "go").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "go"))
+        .unwrap();
     for _ in 0..100 {
         if !r.server.bodies().is_empty() {
             break;
@@ -457,7 +464,9 @@ async fn two_characters_stream_at_the_same_time_without_waiting_for_each_other()
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let started = std::time::Instant::now();
-    r.stage.user_turn("kai", WindowKind::Pet, "go").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "go"))
+        .unwrap();
     let events = collect(&mut r.rx, 2, Duration::from_millis(50)).await;
     let turns = ended(&events);
     assert_eq!(
@@ -482,7 +491,9 @@ async fn two_characters_stream_at_the_same_time_without_waiting_for_each_other()
 async fn a_second_user_turn_of_the_same_character_stops_the_first() {
     let hold = Reply::Sse(vec![c_text("thinking"), Part::Hold]);
     let mut r = rig(vec![hold, chat_say("new answer")]).await;
-    r.stage.user_turn("yui", WindowKind::Main, "one").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "one"))
+        .unwrap();
     for _ in 0..100 {
         if r.server.bodies().len() == 1 {
             break;
@@ -490,7 +501,9 @@ async fn a_second_user_turn_of_the_same_character_stops_the_first() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
-    r.stage.user_turn("yui", WindowKind::Main, "two").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "two"))
+        .unwrap();
     let turns = ended(&collect(&mut r.rx, 2, Duration::from_millis(50)).await);
     let statuses: Vec<_> = turns.iter().map(|t| t.status).collect();
     assert_eq!(statuses, [TurnStatus::Stopped, TurnStatus::Ok]);
@@ -554,9 +567,13 @@ async fn each_character_speaks_on_its_own_and_stopping_one_never_cuts_the_other(
     };
     presets::update(&store, "kai", &kai_voice).unwrap();
 
-    let yui = stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+    let yui = stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+        .unwrap();
     collect(&mut rx, 1, Duration::from_millis(10)).await;
-    let kai = stage.user_turn("kai", WindowKind::Pet, "tell me").unwrap();
+    let kai = stage
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "tell me"))
+        .unwrap();
     collect(&mut rx, 1, Duration::from_millis(10)).await;
     stage.bubble_done(&yui);
     stage.bubble_done(&kai);
@@ -581,7 +598,9 @@ async fn each_character_speaks_on_its_own_and_stopping_one_never_cuts_the_other(
     assert!(!stage.stop_voice("kai"), "kai's speech ended on its own");
 
     // Alone, a stop also tells speech-dispatcher to cancel what it still says.
-    let alone = stage.user_turn("yui", WindowKind::Main, "again").unwrap();
+    let alone = stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "again"))
+        .unwrap();
     collect(&mut rx, 1, Duration::from_millis(10)).await;
     stage.bubble_done(&alone);
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -638,7 +657,9 @@ async fn with_push_each_character_window_keeps_one_connection_its_turns_share_an
     // Two turns over the same connection: no second connect.
     let mut conn = conn;
     for word in ["one", "two"] {
-        let turn = stage.user_turn("kai", WindowKind::Pet, word).unwrap();
+        let turn = stage
+            .user_turn(UserTurn::to("kai", WindowKind::Pet, word))
+            .unwrap();
         let msg = conn.recv_type("user_message").await.expect("user_message");
         assert_eq!(
             (msg["turn_id"].as_str(), msg["text"].as_str()),
@@ -672,7 +693,7 @@ async fn a_push_turn_that_addresses_kai_gives_kai_an_addressed_push_turn() {
         ..StageOptions::default()
     });
     let turn = stage
-        .user_turn("yui", WindowKind::Main, "say hi to Kai")
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "say hi to Kai"))
         .unwrap();
     let (mut yui, _) = srv.accept_hello().await;
     yui.recv_type("user_message").await.unwrap();
@@ -721,7 +742,7 @@ async fn a_character_answering_the_user_is_not_interrupted_by_an_addressed_turn(
     let [a1, a2] = say_to("Kai, come here!", "Kai");
     let mut r = rig(vec![slow_kai, a1, a2, chat_say("never asked")]).await;
     r.stage
-        .user_turn("kai", WindowKind::Phone, "hello?")
+        .user_turn(UserTurn::to("kai", WindowKind::Phone, "hello?"))
         .unwrap();
     for _ in 0..100 {
         if !r.server.bodies().is_empty() {
@@ -731,7 +752,7 @@ async fn a_character_answering_the_user_is_not_interrupted_by_an_addressed_turn(
     }
     // The user asks Yui meanwhile (that stops addressed turns only), and Yui addresses Kai.
     r.stage
-        .user_turn("yui", WindowKind::Main, "call Kai")
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "call Kai"))
         .unwrap();
     let events = collect(&mut r.rx, 2, Duration::from_millis(500)).await;
     let turns = ended(&events);

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{Stage, StageEvent, StageOptions};
 use yui_core::turn::{TurnEvent, TurnStatus};
 use yui_core::{Store, WindowKind};
@@ -55,7 +56,9 @@ async fn with_realtime_each_character_window_keeps_one_session_its_turns_share()
         json!([{"preset_id":"kai","state":{"state":"connected"}}])
     );
     for word in ["one", "two"] {
-        stage.user_turn("kai", WindowKind::Pet, word).unwrap();
+        stage
+            .user_turn(UserTurn::to("kai", WindowKind::Pet, word))
+            .unwrap();
         let up = c.recv_type("session.update").await.unwrap();
         let i = up["session"]["instructions"].as_str().unwrap();
         assert!(i.contains("[client context]"), "{i}");

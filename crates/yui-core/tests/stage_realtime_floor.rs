@@ -20,6 +20,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{AudioChoice, Stage, StageEvent, StageOptions, Window};
 use yui_core::transcript::{self, INTERRUPTED_MARKER};
 use yui_core::turn::TurnStatus;
@@ -207,9 +208,13 @@ impl Rig {
     async fn both_asked(&mut self) -> (RtConn, RtConn) {
         let mut yui = self.open(Window::Main, "yui").await;
         let mut kai = self.open(Window::Pet("kai".into()), "kai").await;
-        self.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+        self.stage
+            .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+            .unwrap();
         assert_eq!(yui.user_turn().await, "hi");
-        self.stage.user_turn("kai", WindowKind::Pet, "hi").unwrap();
+        self.stage
+            .user_turn(UserTurn::to("kai", WindowKind::Pet, "hi"))
+            .unwrap();
         assert_eq!(kai.user_turn().await, "hi");
         (yui, kai)
     }
@@ -336,7 +341,9 @@ async fn with_overlap_allowed_two_realtime_replies_play_at_once() {
 
 /// Yui's phone asks: its turn (text mode, its own session) is spoken through text-to-speech.
 async fn phone_turn(r: &mut Rig, words: &str) {
-    r.stage.user_turn("yui", WindowKind::Phone, "hi").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("yui", WindowKind::Phone, "hi"))
+        .unwrap();
     let (mut phone, session) = r.srv.accept_session().await;
     assert_eq!(session["output_modalities"], json!(["text"]));
     assert_eq!(phone.user_turn().await, "hi");
@@ -352,7 +359,9 @@ async fn a_realtime_reply_waits_for_speech_holding_the_floor_and_speech_waits_fo
     // Yui speaks through text-to-speech (two 500 ms clips); Kai's reply arrives meanwhile.
     phone_turn(&mut r, "First clip. Second clip.").await;
     until(&mut r.rx, |e| matches!(e, StageEvent::Speaking { .. })).await;
-    r.stage.user_turn("kai", WindowKind::Pet, "hi").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "hi"))
+        .unwrap();
     assert_eq!(kai.user_turn().await, "hi");
     kai.play(&reply_at("k1", &["Me next."], 400, 1.0));
     let seen = ended(&mut r.rx, 2).await;
@@ -373,7 +382,9 @@ async fn a_realtime_reply_waits_for_speech_holding_the_floor_and_speech_waits_fo
     );
 
     // The other way round: Kai's reply plays; Yui's speech waits until it was heard.
-    r.stage.user_turn("kai", WindowKind::Pet, "again").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "again"))
+        .unwrap();
     assert_eq!(kai.user_turn().await, "again");
     kai.play(&reply_at("k2", &["Still me."], 600, 1.0));
     until(
@@ -500,7 +511,7 @@ async fn an_exchange_between_two_realtime_characters_is_spoken_one_after_the_oth
     let mut kai = r.open(Window::Pet("kai".into()), "kai").await;
     let turn = r
         .stage
-        .user_turn("yui", WindowKind::Main, "greet Kai")
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "greet Kai"))
         .unwrap();
     assert_eq!(yui.user_turn().await, "greet Kai");
     // Yui speaks to Kai: 600 ms of audio and the call naming Kai; its result goes back, and the

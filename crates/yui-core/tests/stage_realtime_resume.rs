@@ -8,6 +8,7 @@ use crate::mic::{quiet, turn_end, until};
 use crate::stage_realtime_voice::{rig_in, rig_with, Rig};
 use serde_json::{json, Value};
 use std::time::Duration;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{MicState, StageEvent};
 use yui_core::transcript::Role;
 use yui_core::{settings, WindowKind};
@@ -194,7 +195,7 @@ async fn words_transcribed_while_the_spoken_reply_runs_replace_its_placeholder()
 async fn words_heard_while_a_typed_turn_ran_are_those_of_the_response_the_server_starts_after_it() {
     let (mut r, mut c) = waiting_200ms().await;
     r.stage
-        .user_turn("kai", WindowKind::Pet, "tell me")
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "tell me"))
         .unwrap();
     assert_eq!(c.user_turn().await, "tell me");
     // The user speaks while the typed turn runs: their words reach the typed turn.

@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{AudioChoice, Stage, StageEvent, StageOptions, Window};
 use yui_core::transcript::{self, Role};
 use yui_core::turn::{TurnEvent, TurnStatus};
@@ -165,7 +166,9 @@ async fn a_turn_the_server_starts_is_the_users_turn_stored_shown_and_its_tools_r
         "{sent:?}"
     );
     // A typed turn still works on the same session afterwards.
-    r.stage.user_turn("kai", WindowKind::Pet, "thanks").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "thanks"))
+        .unwrap();
     assert_eq!(c.user_turn().await, "thanks");
     c.play(&rt::text_reply("r2", &["You're welcome."]));
     let seen = until(&mut r.rx, |e| turn_end(e).is_some()).await;
@@ -297,7 +300,9 @@ async fn an_output_device_that_fails_mid_reply_is_one_note_and_the_text_goes_on(
     let out = FakeOut::new(Mode::Broken);
     let mut r = rig(true, Some(out), vec![]).await;
     let (mut c, _) = r.open_kai().await;
-    r.stage.user_turn("kai", WindowKind::Pet, "sing").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "sing"))
+        .unwrap();
     assert_eq!(c.user_turn().await, "sing");
     let mut reply = rt::audio_reply("r1", &["La ", "la."], 200);
     // The device fails while the reply arrives: a pause, so the failure is seen mid-reply.
@@ -343,7 +348,7 @@ async fn hands_free_streams_to_the_server_and_its_speech_started_stops_the_reply
         c.recv_type("input_audio_buffer.append").await.unwrap();
     }
     r.stage
-        .user_turn("kai", WindowKind::Pet, "tell me a story")
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "tell me a story"))
         .unwrap();
     assert_eq!(c.user_turn().await, "tell me a story");
     // Two seconds of speech; the user speaks over it after about 400 ms.
@@ -397,7 +402,7 @@ async fn push_to_talk_over_a_reply_still_playing_stops_it_and_tells_the_server_w
     let mut r = rig(true, Some(out), vec![quiet(100_000)]).await;
     let (mut c, _) = r.open_kai().await;
     r.stage
-        .user_turn("kai", WindowKind::Pet, "a long one")
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "a long one"))
         .unwrap();
     assert_eq!(c.user_turn().await, "a long one");
     c.play(&rt::audio_reply(

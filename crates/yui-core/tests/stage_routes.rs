@@ -13,6 +13,7 @@ use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
 use yui_core::relations::Target;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{Stage, StageEvent, StageOptions, To, Window};
 use yui_core::turn::{TurnEvent, TurnStatus};
 use yui_core::{presets, relations, settings, vocab, Store};
@@ -89,7 +90,9 @@ async fn a_user_turn_goes_to_its_stream_and_a_phones_turn_also_to_the_desktop_wi
     r.stage.window_opened(Window::Pet("kai".into()));
 
     let (s, got) = stream(true);
-    r.stage.user_turn_in(Window::Main, "hi", s).unwrap();
+    r.stage
+        .user_turn(UserTurn::in_window(Window::Main, "hi").streamed(s))
+        .unwrap();
     let seen = turn_windows(&mut r.rx, 1).await;
     assert!(
         seen.iter()
@@ -113,7 +116,7 @@ async fn a_user_turn_goes_to_its_stream_and_a_phones_turn_also_to_the_desktop_wi
 
     let (s, got) = stream(true);
     r.stage
-        .user_turn_in(Window::Phone("kai".into()), "hi", s)
+        .user_turn(UserTurn::in_window(Window::Phone("kai".into()), "hi").streamed(s))
         .unwrap();
     let seen = turn_windows(&mut r.rx, 1).await;
     let pet = To::Only(vec![Window::Pet("kai".into())]);
@@ -136,7 +139,7 @@ async fn a_phones_turn_for_a_closed_character_plays_on_the_phone_alone() {
     r.stage.window_closed(Window::Pet("kai".into()));
     let (s, _) = stream(true);
     r.stage
-        .user_turn_in(Window::Phone("kai".into()), "hi", s)
+        .user_turn(UserTurn::in_window(Window::Phone("kai".into()), "hi").streamed(s))
         .unwrap();
     let seen = turn_windows(&mut r.rx, 1).await;
     assert!(
@@ -172,7 +175,7 @@ async fn an_addressed_turn_plays_on_the_recipients_window_and_the_main_window_fo
 
     let (s, _) = stream(true);
     r.stage
-        .user_turn_in(Window::Pet("yui".into()), "go", s)
+        .user_turn(UserTurn::in_window(Window::Pet("yui".into()), "go").streamed(s))
         .unwrap();
     let seen = turn_windows(&mut r.rx, 2).await;
     let kai: Vec<_> = seen.iter().filter(|(p, _)| p == "kai").collect();
@@ -201,7 +204,9 @@ async fn a_stream_no_one_reads_stops_its_turn() {
     .await;
     r.stage.window_opened(Window::Main);
     let (s, got) = stream(false);
-    r.stage.user_turn_in(Window::Main, "hi", s).unwrap();
+    r.stage
+        .user_turn(UserTurn::in_window(Window::Main, "hi").streamed(s))
+        .unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let status = loop {
         let ev = tokio::time::timeout_at(deadline, r.rx.recv())
@@ -295,7 +300,9 @@ async fn the_main_window_closing_stops_the_turn_of_the_character_it_showed() {
     .await;
     r.stage.window_opened(Window::Main);
     let (s, _) = stream(true);
-    r.stage.user_turn_in(Window::Main, "hi", s).unwrap();
+    r.stage
+        .user_turn(UserTurn::in_window(Window::Main, "hi").streamed(s))
+        .unwrap();
     assert!(r.stage.running("yui").is_some());
     // The main window shows Yui; the shell only says the window went away.
     r.stage.window_closed(Window::Main);

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::UserTurn;
 use yui_core::stage::{Stage, StageEvent, StageOptions};
 use yui_core::turn::TurnEvent;
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
@@ -177,7 +178,10 @@ async fn the_first_sentence_is_heard_while_the_model_still_streams_and_the_rest_
     .await;
     let speech = SpeechServer::start(vec![], Some(Box::new(|s| voiced(s, 3))));
     let mut r = rig(&model.base_url, &speech.base_url, json!({}));
-    let turn = r.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+    let turn = r
+        .stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+        .unwrap();
 
     // The model is held mid-reply: the first sentence plays all the same, with its envelope.
     let before = until(&mut r.rx, |e| matches!(e, StageEvent::Speaking { .. })).await;
@@ -235,9 +239,13 @@ async fn two_characters_never_talk_over_each_other_and_each_speaks_in_its_own_vo
         ..Default::default()
     };
     presets::update(&r.store, "kai", &kai_voice).unwrap();
-    r.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+        .unwrap();
     until(&mut r.rx, |e| matches!(e, StageEvent::Speaking { .. })).await;
-    r.stage.user_turn("kai", WindowKind::Pet, "hi").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "hi"))
+        .unwrap();
     let mut ended = 0;
     until(&mut r.rx, |e| {
         ended += matches!(e, StageEvent::SpeechEnded { .. }) as usize;
@@ -280,8 +288,12 @@ async fn with_overlap_allowed_two_characters_speak_at_once() {
         &json!({"enabled": true, "engine": "openai", "overlap": true}),
     )
     .unwrap();
-    r.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
-    r.stage.user_turn("kai", WindowKind::Pet, "hi").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+        .unwrap();
+    r.stage
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "hi"))
+        .unwrap();
     let mut ended = 0;
     until(&mut r.rx, |e| {
         ended += matches!(e, StageEvent::SpeechEnded { .. }) as usize;
@@ -301,7 +313,9 @@ async fn stopping_a_character_mid_sentence_says_how_much_was_heard() {
     .await;
     let speech = SpeechServer::start(vec![], Some(Box::new(|s| voiced(s, 10))));
     let mut r = rig(&model.base_url, &speech.base_url, json!({}));
-    r.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+    r.stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+        .unwrap();
     until(&mut r.rx, |e| {
         matches!(e, StageEvent::Speaking { index: 1, .. })
     })
@@ -329,7 +343,10 @@ async fn fault(reply: SpeechReply, tts: serde_json::Value, expect: &str) {
     let model = ScriptServer::start(vec![chat_say("The text still shows. All of it.")]).await;
     let speech = SpeechServer::start(vec![reply], None);
     let mut r = rig(&model.base_url, &speech.base_url, tts);
-    let turn = r.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+    let turn = r
+        .stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+        .unwrap();
     r.stage.bubble_done(&turn);
     let t = Instant::now();
     let events = until(&mut r.rx, |e| {
@@ -388,7 +405,10 @@ async fn garbage_audio_leaves_the_text_and_a_note() {
 async fn a_speech_server_that_is_down_leaves_the_text_and_a_note() {
     let model = ScriptServer::start(vec![chat_say("Still here.")]).await;
     let mut r = rig(&model.base_url, "http://127.0.0.1:9/v1", json!({}));
-    let turn = r.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+    let turn = r
+        .stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+        .unwrap();
     r.stage.bubble_done(&turn);
     let events = until(&mut r.rx, |e| {
         matches!(e, StageEvent::PlaybackFinished { .. })
@@ -414,7 +434,10 @@ async fn with_the_voice_off_nothing_is_spoken_and_no_device_is_touched() {
         &json!({"enabled": false, "engine": "openai"}),
     )
     .unwrap();
-    let turn = r.stage.user_turn("yui", WindowKind::Main, "hi").unwrap();
+    let turn = r
+        .stage
+        .user_turn(UserTurn::to("yui", WindowKind::Main, "hi"))
+        .unwrap();
     r.stage.bubble_done(&turn);
     let events = until(&mut r.rx, |e| {
         matches!(e, StageEvent::PlaybackFinished { .. })

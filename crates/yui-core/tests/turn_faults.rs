@@ -37,7 +37,7 @@ async fn fault_stream_cut_mid_event_is_an_error_with_the_partial_line() {
     let (events, out) = h.run(&h.request(&srv.base_url, CHAT, "hi"), &reg).await;
     assert_eq!(
         turn_end(&events),
-        // Plain words in turn_end; the partial line goes to the log (turn/plain.rs).
+        // Plain words in turn_end; the partial line goes to the log (turn/wording.rs).
         json!({"type":"turn_end","status":"error","text":"Hel","error":
             "The model's reply was cut off in the middle — try again; if it keeps happening, look at the model server's log."})
     );

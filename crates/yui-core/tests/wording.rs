@@ -1,5 +1,5 @@
 //! Errors in plain words: every backend failure a user can meet, as the exact sentence the bubble
-//! and `turn_end` show (turn/plain.rs), and the 429 retry of the streaming client (sse.rs).
+//! and `turn_end` show (turn/wording.rs), and the 429 retry of the streaming client (sse.rs).
 
 use crate::turn_support;
 use crate::turn_support::backends;
@@ -7,7 +7,7 @@ use crate::turn_support::backends;
 use std::time::{Duration, Instant};
 use turn_support::*;
 use yui_core::backend::Transport;
-use yui_core::turn::plain::plain;
+use yui_core::turn::wording::plain;
 use yui_core::turn::{Backend, BackendError, TurnStatus};
 
 fn backend(base_url: &str, transport: Transport, key: Option<&str>) -> Backend {

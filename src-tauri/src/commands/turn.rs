@@ -7,6 +7,7 @@ use crate::error::CmdResult;
 use crate::windows;
 use tauri::ipc::Channel;
 use tauri::{Manager, Runtime, WebviewWindow};
+use yui_core::stage::UserTurn;
 use yui_core::turn::TurnEvent;
 
 const NOT_CHARACTER: &str = "turns run in character and phone windows only";
@@ -18,10 +19,10 @@ pub async fn turn_start<R: Runtime>(
     text: String,
     on_event: Channel<TurnEvent>,
 ) -> CmdResult<String> {
-    crate::stage::shell(window.app_handle()).stage.user_turn_in(
-        windows::turn_window(&window, NOT_CHARACTER)?,
-        &text,
-        Box::new(move |ev: &TurnEvent| on_event.send(ev.clone()).is_ok()),
+    crate::stage::shell(window.app_handle()).stage.user_turn(
+        UserTurn::in_window(windows::turn_window(&window, NOT_CHARACTER)?, &text).streamed(
+            Box::new(move |ev: &TurnEvent| on_event.send(ev.clone()).is_ok()),
+        ),
     )
 }
 

@@ -69,7 +69,7 @@ pub enum To {
 pub enum StageEvent {
     /// One event of a character's turn, in stream order; the last of a turn is `turn_end`. The
     /// window that started a user turn gets the events on its own stream
-    /// ([`super::Stage::user_turn_streamed`]); `to` names the other windows that play it: the
+    /// ([`super::UserTurn::streamed`]); `to` names the other windows that play it: the
     /// character's desktop window for a phone's turn and for an addressed turn.
     Turn {
         #[serde(skip)]

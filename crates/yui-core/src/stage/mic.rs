@@ -12,13 +12,14 @@
 //!   (sensitivity, hang-over) cuts utterances, each transcribed as soon as it ends. Half duplex
 //!   unless the sound server cancels echo: while a character speaks the audio is dropped. In
 //!   full duplex the user starting to speak over a character is a barge-in.
-//! - A character whose backend is realtime hears the audio itself (`stage/rtmic.rs`): the
+//! - A character whose backend is realtime hears the audio itself (`stage/realtime_mic.rs`): the
 //!   microphone's chunks go to its session as appends instead of through speech-to-text.
 //! - A device that fails or vanishes ends the session with one sentence in [`MicStatus`];
 //!   text chat is not touched. Audio stays in memory; only the recognised text is stored.
 
 use super::{Inner, Stage, StageEvent};
 use crate::error::{CoreError, Result};
+use crate::stage::UserTurn;
 use crate::voice::audio::{AudioHost, Capture};
 use crate::voice::config::{self, ListenSettings, MicMode};
 use crate::voice::pcm::{Pcm, StreamResampler, STT_RATE};
@@ -290,9 +291,9 @@ impl Job {
     }
 
     /// This session as the realtime microphone sees it.
-    fn rt(self) -> super::rtmic::RtJob {
+    fn rt(self) -> super::realtime_mic::RtJob {
         let host = self.host();
-        super::rtmic::RtJob {
+        super::realtime_mic::RtJob {
             inner: self.inner,
             id: self.id,
             preset_id: self.preset_id,
@@ -345,7 +346,7 @@ impl Job {
     async fn push_to_talk(self, release: CancellationToken) {
         // A realtime character hears the audio itself: it goes to the session, not to STT.
         if let Some(client) = self.realtime() {
-            return super::rtmic::push_to_talk(self.rt(), client, release).await;
+            return super::realtime_mic::push_to_talk(self.rt(), client, release).await;
         }
         let Some((mut cap, mut rs)) = self.open().await else {
             return;
@@ -397,7 +398,7 @@ impl Job {
         };
         set(&self.inner, Some(self.id), |st| st.full_duplex = full);
         if let Some(client) = self.realtime() {
-            return super::rtmic::hands_free(self.rt(), client, full).await;
+            return super::realtime_mic::hands_free(self.rt(), client, full).await;
         }
         let Some((mut cap, mut rs)) = self.open().await else {
             return;
@@ -480,7 +481,7 @@ impl Job {
             text: text.clone(),
         });
         Stage(self.inner.clone())
-            .user_turn(&self.preset_id, self.window, &text)
+            .user_turn(UserTurn::to(&self.preset_id, self.window, &text))
             .map(drop)
             .map_err(|e| e.message)
     }

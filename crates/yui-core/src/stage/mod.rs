@@ -23,16 +23,19 @@ mod barge;
 mod events;
 mod mic;
 mod realtime;
-mod rtmic;
-mod rtvoice;
+mod realtime_mic;
+mod realtime_voice;
 mod run;
 mod speech;
+mod user_turn;
 
 pub use barge::{heard_part, CHARS_PER_SECOND};
 pub use events::{StageEvent, To, Window};
 pub use mic::{AudioChoice, MicState, MicStatus};
 pub use realtime::UNHEARD;
 pub use speech::{heard_text, Heard};
+use user_turn::TurnTo;
+pub use user_turn::UserTurn;
 
 use crate::clock::SharedClock;
 use crate::error::Result;
@@ -174,7 +177,7 @@ pub(crate) struct Inner {
     chain: Mutex<Chain>,
     speech_gen: std::sync::atomic::AtomicU64,
     /// Held by the character speaking now (fair: first come, first heard): text-to-speech
-    /// (`speech.rs`) and realtime reply audio (`rtvoice/floor.rs`) alike.
+    /// (`speech.rs`) and realtime reply audio (`realtime_voice/floor.rs`) alike.
     floor: Arc<tokio::sync::Mutex<()>>,
     /// Turns started and not yet done with (their playback and any addressed turn after them).
     active: std::sync::atomic::AtomicUsize,
@@ -236,33 +239,37 @@ impl Stage {
         (stage, rx)
     }
 
-    /// The user's message in `preset_id`'s `window` (main, pet or phone): interrupts any
+    /// The user's message (typed, or heard by the microphone or the realtime server) to a
+    /// character ([`UserTurn`] says which, and where its events also go): interrupts any
     /// exchange, stops that character's running turn and speech, and starts the turn. Returns
     /// its id; its events arrive as [`StageEvent::Turn`].
-    pub fn user_turn(&self, preset_id: &str, window: WindowKind, text: &str) -> Result<String> {
-        self.user_turn_inner(preset_id, window, text, None)
-    }
-
-    /// [`Stage::user_turn`], with the turn's events also sent to `stream` (the window that
-    /// started it) from the first one on.
-    pub fn user_turn_streamed(
-        &self,
-        preset_id: &str,
-        window: WindowKind,
-        text: &str,
-        stream: Stream,
-    ) -> Result<String> {
-        self.user_turn_inner(preset_id, window, text, Some(stream))
-    }
-
-    /// [`Stage::user_turn_streamed`] in `window` (main, a pet or a phone): the stage knows which
-    /// preset it shows.
-    pub fn user_turn_in(&self, window: Window, text: &str, stream: Stream) -> Result<String> {
-        let kind = window.kind().ok_or_else(|| {
-            crate::error::CoreError::invalid("turns run in character and phone windows only")
-        })?;
-        let preset_id = self.preset_in(&window)?;
-        self.user_turn_inner(&preset_id, kind, text, Some(stream))
+    pub fn user_turn(&self, turn: UserTurn) -> Result<String> {
+        let (preset_id, window) = match turn.to {
+            TurnTo::Window(w) => {
+                let kind = w.kind().ok_or_else(|| {
+                    crate::error::CoreError::invalid(
+                        "turns run in character and phone windows only",
+                    )
+                })?;
+                (self.preset_in(&w)?, kind)
+            }
+            TurnTo::Preset(id, kind) => (id, kind),
+        };
+        self.interrupt();
+        let origin = match window {
+            WindowKind::Phone => Origin::Phone,
+            _ => Origin::User,
+        };
+        run::start(
+            &self.0,
+            &preset_id,
+            window,
+            &turn.text,
+            origin,
+            self.epoch(),
+            turn.stream,
+            turn.started,
+        )
     }
 
     /// Stop the running turn of the character `window` shows; whether one was running.
@@ -288,53 +295,6 @@ impl Stage {
                 "this window shows no character",
             )),
         }
-    }
-
-    fn user_turn_inner(
-        &self,
-        preset_id: &str,
-        window: WindowKind,
-        text: &str,
-        stream: Option<Stream>,
-    ) -> Result<String> {
-        self.interrupt();
-        let origin = match window {
-            WindowKind::Phone => Origin::Phone,
-            _ => Origin::User,
-        };
-        run::start(
-            &self.0,
-            preset_id,
-            window,
-            text,
-            origin,
-            self.epoch(),
-            stream,
-            None,
-        )
-    }
-
-    /// The user spoke to `preset_id`'s realtime session and the server answers already
-    /// (`started`): their turn, with `text` (their transcribed words) stored as their message, as
-    /// a typed one is (it interrupts the exchange and the character's running turn).
-    pub(crate) fn spoken_turn(
-        &self,
-        preset_id: &str,
-        window: WindowKind,
-        text: &str,
-        started: crate::turn::transport::realtime::ServerStarted,
-    ) -> Result<String> {
-        self.interrupt();
-        run::start(
-            &self.0,
-            preset_id,
-            window,
-            text,
-            Origin::User,
-            self.epoch(),
-            None,
-            Some(started),
-        )
     }
 
     /// Stop `preset_id`'s running turn (it ends `stopped`); whether one was running.

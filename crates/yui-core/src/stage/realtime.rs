@@ -5,14 +5,14 @@
 //!
 //! - With voice output on (and a window to show it), the session is an audio one: its reply
 //!   audio plays through the seat's [`SeatAudio`] on the voice's output device
-//!   (`stage/rtvoice.rs`); otherwise text mode.
+//!   (`stage/realtime_voice.rs`); otherwise text mode.
 //! - Responses the server starts by itself (the user spoke: server voice activity, or the
 //!   microphone's commit at a push-to-talk release) become the user's turns ([`server_turns`]):
 //!   the user's transcribed words are stored and shown ([`StageEvent::Heard`]) and the reply
 //!   runs, is stored and plays exactly as a typed turn's. Words that come after their turn
 //!   started without them replace its placeholder ([`StageEvent::HeardLater`]).
 
-use super::rtvoice::SeatAudio;
+use super::realtime_voice::SeatAudio;
 use super::{Inner, Stage, StageEvent};
 use crate::backend::{Backend, Transport};
 use crate::turn::transport::realtime::wire::ServerEvent;
@@ -242,7 +242,9 @@ async fn start(
         text: text.clone(),
     });
     let started = ServerStarted::new(link, read);
-    match Stage(inner).spoken_turn(preset_id, window, &text, started) {
+    match Stage(inner)
+        .user_turn(super::UserTurn::to(preset_id, window, text.clone()).started(started))
+    {
         Ok(turn_id) => late.map(|item| (item, turn_id)),
         Err(e) => {
             tracing::warn!(preset = %preset_id, error = %e.message, "realtime: the spoken turn could not start");

@@ -159,7 +159,7 @@ pub(super) fn start(
     // The session's audio is the character's voice (no text-to-speech) while it has one.
     let rt_audio = realtime
         .as_ref()
-        .and_then(|c| super::rtvoice::audio_of(inner, preset_id).map(|a| (a, c.clone())));
+        .and_then(|c| super::realtime_voice::audio_of(inner, preset_id).map(|a| (a, c.clone())));
     deps.realtime = realtime;
     deps.realtime_started = started;
     let handle = turn::start(deps, req, registry);
@@ -227,7 +227,7 @@ struct Pump {
     epoch: u64,
     speech: bool,
     rt_audio: Option<(
-        Arc<super::rtvoice::SeatAudio>,
+        Arc<super::realtime_voice::SeatAudio>,
         Arc<crate::turn::transport::realtime::RealtimeClient>,
     )>,
 }
@@ -235,7 +235,7 @@ struct Pump {
 /// A turn's voice: text-to-speech of its words, or its realtime session's own audio.
 enum Voicing {
     Tts(super::speech::Speaking),
-    Rt(super::rtvoice::RtSpeaking),
+    Rt(super::realtime_voice::RtSpeaking),
 }
 
 impl Voicing {
@@ -259,7 +259,7 @@ impl Pump {
         let turn_id = handle.turn_id.clone();
         // Speaking starts with the first complete sentence, while the turn still streams.
         let mut speaking = match self.rt_audio.take() {
-            Some((a, c)) => Some(Voicing::Rt(super::rtvoice::begin(
+            Some((a, c)) => Some(Voicing::Rt(super::realtime_voice::begin(
                 inner,
                 &self.preset_id,
                 &turn_id,

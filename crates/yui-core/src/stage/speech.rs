@@ -5,7 +5,7 @@
 //! - **The floor.** Two characters never talk over each other: a speaking task takes the stage's
 //!   floor (a fair lock, so first come first heard) before its first sentence and keeps it to its
 //!   last. `yui.voice.overlap` lets them overlap. A realtime character's reply audio takes the
-//!   same floor (`rtvoice/floor.rs`).
+//!   same floor (`realtime_voice/floor.rs`).
 //! - **Lip sync.** Each clip's start is a [`StageEvent::Speaking`] with its 20 ms envelope (one
 //!   event per clip; the window moves the mouth from its own clock); the end of the run is a
 //!   [`StageEvent::SpeechEnded`] with what was heard and, when speech failed, a note in plain words.

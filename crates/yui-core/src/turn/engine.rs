@@ -190,7 +190,7 @@ pub async fn run(
             tracing::warn!(preset = %req.preset_id, error = %e, "turn failed");
             (
                 TurnStatus::Error,
-                Some(super::plain::plain(&e, &req.backend)),
+                Some(super::wording::plain(&e, &req.backend)),
             )
         }
         Err(End::Failed(m)) => (TurnStatus::Error, Some(m)),

@@ -1,6 +1,6 @@
 //! Why a backend failed, for every transport (HTTP with SSE, and the push and realtime
 //! WebSockets): [`BackendError`], with the evidence (the HTTP status and the server's body, the
-//! raw line that failed to parse, the partial line a cut stream ended on). `plain.rs` words it
+//! raw line that failed to parse, the partial line a cut stream ended on). `wording.rs` words it
 //! for the user; the log and `yui doctor` keep the evidence.
 
 /// Most bytes of a server body or a raw line kept as evidence in an error.

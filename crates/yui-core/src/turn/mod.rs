@@ -24,12 +24,12 @@ pub mod endpoints;
 pub mod engine;
 pub mod error;
 pub mod model;
-pub mod plain;
 pub(crate) mod read;
 pub mod request;
 pub mod rounds;
 pub mod sse;
 pub mod transport;
+pub mod wording;
 
 pub use crate::events::{Cue, TurnEvent, TurnStatus};
 pub use call::{call_tool, parse_call_arguments};

@@ -3,7 +3,7 @@
 //! evidence) goes to the log; `yui doctor` shows both.
 //!
 //! A pure function of the error and the backend it happened on, table-tested with exact strings
-//! (`tests/plain.rs`).
+//! (`tests/wording.rs`).
 
 use super::error::{human_ms, BackendError};
 use crate::backend::Backend;
