@@ -41,6 +41,7 @@ mod turn_real_servers;
 mod turn_realtime;
 mod turn_realtime_seed;
 mod turn_realtime_session;
+mod turn_realtime_setup;
 mod turn_registry;
 mod turn_responses;
 mod vocab;
