@@ -149,6 +149,13 @@ pub const KNOWN: &[Known] = &[
         doc: "How long a turn waits for the backend, in seconds: connect_secs (TCP/TLS connect, 10), headers_secs (the response headers, 120: a server loading a model is slow to answer), stall_secs (no byte of the stream, 60).",
     },
     Known {
+        key: crate::tools::mcp::grace::KEY,
+        kind: "object {turn_grace_ms} of whole milliseconds 0-1500",
+        default: crate::tools::mcp::grace::default_value,
+        validate: |v| crate::tools::mcp::grace::McpSettings::from_value(v).map(drop),
+        doc: "How long a turn waits for MCP servers still starting before it declares the tools of those that are ready (turn_grace_ms, 1000; at most 1500). The log names the servers left out; a tool call waits for its own server only. See docs/mcp.md.",
+    },
+    Known {
         key: ENABLED_CLIENT_TOOLS,
         kind: "object {\"<preset id>\": [tool names]}",
         default: enabled_tools::default_value,

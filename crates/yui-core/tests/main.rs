@@ -16,6 +16,7 @@ mod fault_matrix;
 mod floors;
 mod looks;
 mod mcp;
+mod mcp_start;
 mod memory;
 mod memory_embed;
 mod memory_extract;
