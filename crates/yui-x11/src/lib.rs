@@ -78,6 +78,10 @@ pub struct X11Desktop {
     cache: std::sync::Mutex<cache::Cache>,
     /// The global shortcut taken now ([`hotkey`]).
     shortcut: std::sync::Mutex<Option<hotkey::Grab>>,
+    /// The XSync alarm that tells of the user's next input (`idle.rs`; `None`: none here).
+    input_alarm: std::sync::OnceLock<Option<idle::Alarm>>,
+    /// Bumped when that alarm fires.
+    input: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for X11Desktop {
@@ -105,6 +109,8 @@ impl X11Desktop {
             own_windows: Default::default(),
             cache: Default::default(),
             shortcut: Default::default(),
+            input_alarm: Default::default(),
+            input: tokio::sync::watch::channel(0).0,
         });
         host.select(root, root_mask())?;
         host.select_randr();
@@ -271,6 +277,7 @@ fn event_loop(conn: Arc<RustConnection>, host: std::sync::Weak<X11Desktop>) {
                 host.cache().forget_monitors();
                 host.bump();
             }
+            Event::SyncAlarmNotify(a) => idle::alarm_fired(&host, a.alarm),
             Event::KeyPress(k) => hotkey::key_event(&host, k.detail, true),
             Event::KeyRelease(k) => hotkey::key_event(&host, k.detail, false),
             Event::Error(e) => tracing::debug!(error = ?e, "X11 error event"),
