@@ -173,7 +173,7 @@ async fn one_turn(
     if yui_core::tools::registry::declares_client_tools(window) {
         // The MCP servers' tools are declared once they are listed: start them and give those
         // still starting a short grace (`yui.mcp`), never their whole start timeout.
-        let grace = yui_core::tools::mcp::grace::load(&s.store).turn_grace;
+        let grace = yui_core::settings::mcp_grace::load(&s.store).turn_grace;
         yui_core::tools::mcp::current().settle_for_turn(grace).await;
     }
     let (mut req, registry) = turn::prepare(

@@ -15,7 +15,6 @@ const DOMAINS: &[&str] = &[
     "crate::presence::",
     "crate::autostart::",
     "crate::longterm::",
-    "crate::tools::mcp::grace::",
 ];
 
 /// The source files of a module path: `src/a/b.rs`, or every file under `src/a/b/`.

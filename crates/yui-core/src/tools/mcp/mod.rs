@@ -8,11 +8,10 @@
 //! window that declares tools opens ([`warm`]) or at their first call; "Reload tools" stops them
 //! and reads the file again ([`reload`]). Every turn declares the tools of the servers listed by
 //! then: the CLI's turn first gives servers still starting a short grace (`yui.mcp`,
-//! [`grace`], [`Hub::settle_for_turn`]); a tool call waits for its own server only
+//! `settings::mcp_grace`, [`Hub::settle_for_turn`]); a tool call waits for its own server only
 //! ([`Hub::server_of`]).
 
 pub mod config;
-pub mod grace;
 pub mod http;
 pub mod listing;
 pub mod result;
