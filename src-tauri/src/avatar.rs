@@ -134,7 +134,9 @@ pub fn on_rested(label: &WindowLabel) {
 /// Wayland or elsewhere: `body_action` answers `unsupported`, chat keeps working), the main
 /// window as its body.
 pub fn install<R: Runtime>(app: &AppHandle<R>) {
-    let (desktop, idle) = desktop_host();
+    let (desktop, idle, keys) = desktop_host();
+    // The global shortcut is grabbed on the same X connection (shortcut.rs).
+    app.manage(crate::shortcut::Keys(keys));
     if desktop.is_none() {
         tracing::info!("no desktop host here: body_action answers unsupported");
     }
@@ -147,18 +149,23 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) {
     avatar::install(Arc::new(Avatar::new(desktop, Some(body), Some(store))));
 }
 
-/// The desktop host and the user's idle time, where the platform has them.
-type Hosts = (Option<Arc<dyn DesktopHost>>, Option<Arc<dyn InputIdle>>);
+/// The desktop host, the user's idle time and where the global shortcut is grabbed, where the
+/// platform has them.
+type Hosts = (
+    Option<Arc<dyn DesktopHost>>,
+    Option<Arc<dyn InputIdle>>,
+    Option<Arc<crate::shortcut::Host>>,
+);
 
 #[cfg(target_os = "linux")]
 fn desktop_host() -> Hosts {
     match yui_x11::X11Desktop::for_session(Some(std::process::id())) {
-        Some(h) => (Some(h.clone()), Some(h)),
-        None => (None, None),
+        Some(h) => (Some(h.clone()), Some(h.clone()), Some(h)),
+        None => (None, None, None),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
 fn desktop_host() -> Hosts {
-    (None, None)
+    (None, None, None)
 }

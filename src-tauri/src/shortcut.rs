@@ -1,15 +1,15 @@
 //! The global push-to-talk shortcut (`yui.voice.listen` `shortcut`, e.g. `Ctrl+Alt+Space`):
 //! held anywhere on the desktop, the main character listens (the core's `Stage::mic_press`, then
-//! `mic_release` when it is let go). On tauri-plugin-global-shortcut (global-hotkey underneath:
-//! XGrabKey on X11), registered with the app at start; a shortcut that cannot be taken (bad
-//! name, another program holds it, Wayland without X) is reported in Settings → Voice and
-//! logged, and the in-window push-to-talk still works.
+//! `mic_release` when it is let go). Taken on the X11 desktop host's own connection
+//! (`yui_x11::hotkey`: XGrabKey, its press and release read by the host's event thread, which
+//! sleeps in the connection's file descriptor: no polling), and only while push-to-talk with a
+//! shortcut is on. A shortcut that cannot be taken (bad name, another program holds it, Wayland
+//! or no X) is reported in Settings → Voice and logged, and the in-window push-to-talk still
+//! works.
 
 use crate::state::AppState;
-use std::sync::Mutex;
-use tauri::plugin::TauriPlugin;
+use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Manager, Runtime};
-use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
 use yui_core::voice::config::{self, ListenSettings, MicMode};
 use yui_core::Store;
 
@@ -17,23 +17,45 @@ use yui_core::Store;
 #[derive(Default)]
 struct Taken(Mutex<Option<(String, Result<(), String>)>>);
 
-/// The plugin, with the press and release handler.
-pub fn plugin<R: Runtime>() -> TauriPlugin<R> {
-    tauri_plugin_global_shortcut::Builder::new()
-        .with_handler(|app, _shortcut, event| {
-            // The handler runs on the event loop's thread, outside the async runtime the stage
-            // starts its microphone task on: enter it (in order, so a release never overtakes
-            // its press).
-            let rt = tauri::async_runtime::handle();
-            let _in_runtime = rt.inner().enter();
-            match event.state {
-                ShortcutState::Pressed => press(app),
-                ShortcutState::Released => {
-                    crate::stage::shell(app).stage.mic_release();
-                }
-            }
-        })
-        .build()
+/// Where the shortcut is grabbed: the X11 desktop host (none on Wayland, without X, or off
+/// Linux). Managed by `avatar::install`, which makes the host.
+pub struct Keys(pub Option<Arc<Host>>);
+
+#[cfg(target_os = "linux")]
+pub type Host = yui_x11::X11Desktop;
+
+/// No global shortcut off Linux.
+#[cfg(not(target_os = "linux"))]
+pub struct Host;
+
+#[cfg(not(target_os = "linux"))]
+impl Host {
+    fn take_shortcut(
+        &self,
+        _: &str,
+        _: Arc<dyn Fn(bool) + Send + Sync>,
+    ) -> Result<(), yui_core::avatar::HostError> {
+        Err(yui_core::avatar::HostError(UNAVAILABLE.into()))
+    }
+    fn give_back_shortcut(&self) {}
+}
+
+const UNAVAILABLE: &str = "the global shortcut is not available on this desktop";
+
+/// What the shortcut's press and release do (called on the X event thread).
+fn handler<R: Runtime>(app: &AppHandle<R>) -> Arc<dyn Fn(bool) + Send + Sync> {
+    let app = app.clone();
+    Arc::new(move |down| {
+        // The stage starts its microphone task on the async runtime: enter it (the X event
+        // thread calls in order, so a release never overtakes its press).
+        let rt = tauri::async_runtime::handle();
+        let _in_runtime = rt.inner().enter();
+        if down {
+            press(&app);
+        } else {
+            crate::stage::shell(&app).stage.mic_release();
+        }
+    })
 }
 
 fn press<R: Runtime>(app: &AppHandle<R>) {
@@ -48,32 +70,36 @@ fn press<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-/// Take the stored shortcut when push-to-talk is on (and give back any other). Never fails: a
-/// shortcut that cannot be taken is remembered for [`state`] and logged.
+/// Take the stored shortcut when push-to-talk is on, and give it back otherwise (nothing is
+/// grabbed, and nothing wakes, while it is not wanted). Never fails: a shortcut that cannot be
+/// taken is remembered for [`state`] and logged.
 pub fn apply<R: Runtime>(app: &AppHandle<R>, store: &Store) {
-    let Some(gs) = app.try_state::<tauri_plugin_global_shortcut::GlobalShortcut<R>>() else {
-        return;
-    };
+    let host = app.try_state::<Keys>().and_then(|k| k.0.clone());
     let listen = config::load_listen(store).unwrap_or_default();
     let want = listen
         .shortcut
         .clone()
         .filter(|_| listen.mode == MicMode::PushToTalk);
-    let taken = app.state::<Taken>();
+    let Some(taken) = app.try_state::<Taken>() else {
+        return;
+    };
     let mut taken = taken.0.lock().unwrap_or_else(|p| p.into_inner());
     if taken.as_ref().map(|(k, _)| k) == want.as_ref() {
         return;
     }
-    if let Err(e) = gs.unregister_all() {
-        tracing::warn!(error = %e, "push-to-talk shortcut not released");
+    if let Some(h) = &host {
+        h.give_back_shortcut();
     }
     *taken = want.map(|key| {
-        let r = app
-            .global_shortcut()
-            .register(key.as_str())
-            .map_err(|e| format!("the shortcut {key} cannot be used: {e}"));
-        if let Err(e) = &r {
-            tracing::warn!("{e}");
+        let r = match &host {
+            None => Err(UNAVAILABLE.to_string()),
+            Some(h) => h
+                .take_shortcut(&key, handler(app))
+                .map_err(|e| format!("the shortcut {key} cannot be used: {}", e.0)),
+        };
+        match &r {
+            Ok(()) => tracing::info!(%key, "push-to-talk shortcut taken"),
+            Err(e) => tracing::warn!("{e}"),
         }
         (key, r)
     });
@@ -88,21 +114,15 @@ pub fn state<R: Runtime>(
     let taken = taken.0.lock().unwrap_or_else(|p| p.into_inner());
     match (&*taken, &listen.shortcut) {
         (Some((k, r)), Some(want)) if k == want => Some(r.clone()),
-        (_, Some(_)) if listen.mode == MicMode::PushToTalk => Some(Err(
-            "the global shortcut is not available on this desktop".into(),
-        )),
+        (_, Some(_)) if listen.mode == MicMode::PushToTalk => Some(Err(UNAVAILABLE.into())),
         _ => None,
     }
 }
 
-/// Register the plugin on the running app (a desktop where it cannot start keeps the app
-/// running without it) and follow the stored settings, off the main thread (the plugin runs its
-/// calls there and waits).
+/// Follow the stored settings from start (after `avatar::install`, which makes the host), off
+/// the main thread (the grab waits for the X server's answer).
 pub fn install<R: Runtime>(app: &AppHandle<R>) {
     app.manage(Taken::default());
-    if let Err(e) = app.plugin(plugin()) {
-        tracing::warn!(error = %e, "no global shortcuts on this desktop");
-    }
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         follow_settings(&app);

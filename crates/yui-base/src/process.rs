@@ -125,6 +125,117 @@ pub async fn spawn(cmd: &mut Command) -> std::io::Result<(Child, Group)> {
     }
 }
 
+/// Why a child could not be started, in plain words (its `Display`, for reports a user reads);
+/// the OS's error, with its code, is kept as the source, for the log.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("the command {program} was not found")]
+    NotFound {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The program is there, but its `#!` line names an interpreter that is not.
+    #[error("the command {program} names an interpreter on its first line that was not found")]
+    NoInterpreter {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the command {program} is not executable")]
+    NotExecutable {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the command {program} is not a program this system can run")]
+    NotAProgram {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the working directory {dir} does not exist")]
+    NoDir {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the working directory {dir} is not a directory")]
+    NotADir {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Anything else: the kind of failure in words (`out of memory`), never the code.
+    #[error("the command {program} could not start ({kind})")]
+    Other {
+        program: String,
+        kind: std::io::ErrorKind,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StartError {
+    /// What `cmd` failing to spawn with `e` means. The paths are looked at to tell the cases the
+    /// OS reports alike (a missing program and a missing working directory are both `ENOENT`).
+    pub fn of(cmd: &Command, e: std::io::Error) -> Self {
+        let std = cmd.as_std();
+        let program = std.get_program().to_string_lossy().into_owned();
+        let dir = std.get_current_dir().map(|d| d.to_path_buf());
+        let dir_problem = dir.as_ref().filter(|d| !d.is_dir()).map(|d| {
+            let shown = d.display().to_string();
+            (shown, d.exists())
+        });
+        #[cfg(unix)]
+        let (enoexec, enotdir) = (libc::ENOEXEC, libc::ENOTDIR);
+        #[cfg(not(unix))]
+        let (enoexec, enotdir) = (-1, -1);
+        match (e.kind(), e.raw_os_error(), dir_problem) {
+            (std::io::ErrorKind::NotFound, _, Some((dir, false))) => Self::NoDir { dir, source: e },
+            (_, Some(c), Some((dir, true))) if c == enotdir => Self::NotADir { dir, source: e },
+            (std::io::ErrorKind::NotFound, _, _) => {
+                // A path to a file that is there: what is missing is its interpreter.
+                let there = program.contains('/') && std::path::Path::new(&program).is_file();
+                match there {
+                    true => Self::NoInterpreter { program, source: e },
+                    false => Self::NotFound { program, source: e },
+                }
+            }
+            (std::io::ErrorKind::PermissionDenied, _, _) => {
+                Self::NotExecutable { program, source: e }
+            }
+            (_, Some(c), _) if c == enoexec => Self::NotAProgram { program, source: e },
+            (kind, _, _) => Self::Other {
+                program,
+                kind,
+                source: e,
+            },
+        }
+    }
+
+    /// The OS's error (what the log keeps, code included).
+    pub fn os_error(&self) -> &std::io::Error {
+        match self {
+            Self::NotFound { source, .. }
+            | Self::NoInterpreter { source, .. }
+            | Self::NotExecutable { source, .. }
+            | Self::NotAProgram { source, .. }
+            | Self::NoDir { source, .. }
+            | Self::NotADir { source, .. }
+            | Self::Other { source, .. } => source,
+        }
+    }
+}
+
+/// [`spawn`], with a failure in plain words ([`StartError`]).
+pub async fn start(cmd: &mut Command) -> Result<(Child, Group), StartError> {
+    match spawn(cmd).await {
+        Ok(c) => Ok(c),
+        Err(e) => Err(StartError::of(cmd, e)),
+    }
+}
+
 static OWN_ENV: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
 
 /// Environment variables this process set for itself (the app's WebKit settings): no child gets
@@ -395,5 +506,56 @@ mod tests {
         cmd.args(["-c", script]).env("YUI_TEST_KEPT", "2");
         let out = run(cmd, spec(), &CancellationToken::new()).await.unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2 1");
+    }
+
+    /// Each way a start fails, in plain words without the OS's code; the code stays in the source.
+    #[tokio::test]
+    async fn start_failures_are_plain_words_and_keep_the_os_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = |mut cmd: Command| async move {
+            let e = start(&mut cmd).await.expect_err("a failure");
+            assert!(e.os_error().raw_os_error().is_some(), "{e:?}");
+            e.to_string()
+        };
+        let missing = Command::new("/nonexistent/bin/mcp-nothing");
+        assert_eq!(
+            plain(missing).await,
+            "the command /nonexistent/bin/mcp-nothing was not found"
+        );
+        let bare = Command::new("yui-no-such-program-46");
+        assert_eq!(
+            plain(bare).await,
+            "the command yui-no-such-program-46 was not found"
+        );
+        let file = dir.path().join("not-x");
+        std::fs::write(&file, "#!/bin/sh\n").unwrap();
+        let shown = file.display().to_string();
+        assert_eq!(
+            plain(Command::new(&file)).await,
+            format!("the command {shown} is not executable")
+        );
+        let script = dir.path().join("no-interp");
+        std::fs::write(&script, "#!/nonexistent/interp\n").unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            plain(Command::new(&script)).await,
+            format!(
+                "the command {} names an interpreter on its first line that was not found",
+                script.display()
+            )
+        );
+        let mut cmd = Command::new("sh");
+        cmd.current_dir("/nonexistent/dir");
+        assert_eq!(
+            plain(cmd).await,
+            "the working directory /nonexistent/dir does not exist"
+        );
+        let mut cmd = Command::new("sh");
+        cmd.current_dir(&file);
+        assert_eq!(
+            plain(cmd).await,
+            format!("the working directory {shown} is not a directory")
+        );
     }
 }

@@ -35,8 +35,12 @@ pub struct ToolArgs {
 pub fn run(paths: &Paths, args: &ToolArgs) -> Result<Value, CoreError> {
     let rt = turn_cmd::runtime()?;
     if yui_core::tools::registry::declares_client_tools(args.window) {
-        // MCP server tools exist once their server listed them: start the servers and wait.
-        rt.block_on(yui_core::tools::mcp::current().settle(turn_cmd::MCP_SETTLE));
+        // An MCP server's tool exists once its server listed it: start that server alone and
+        // wait for it (another server that hangs at its start costs this call nothing).
+        let hub = yui_core::tools::mcp::current();
+        if let Some(server) = hub.server_of(&args.name) {
+            rt.block_on(hub.settle_one(server));
+        }
     }
     let out = call(paths, args, &rt);
     rt.block_on(yui_core::tools::mcp::shutdown());

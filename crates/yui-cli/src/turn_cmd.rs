@@ -158,7 +158,8 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CoreError> {
         .map_err(|e| CoreError::internal(format!("cannot start the async runtime: {e}")))
 }
 
-/// The longest a command waits for the MCP servers to start before it goes on without the slow ones.
+/// The longest `yui tools` waits for the MCP servers to start before it reports the slow ones as
+/// still starting.
 pub const MCP_SETTLE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Run one turn, handing each event to `on_event`; Ctrl-C stops it.
@@ -170,8 +171,10 @@ async fn one_turn(
     mut on_event: impl FnMut(&TurnEvent),
 ) -> Result<turn::TurnOutcome, CoreError> {
     if yui_core::tools::registry::declares_client_tools(window) {
-        // The MCP servers' tools are declared once they are listed: start them and wait.
-        yui_core::tools::mcp::current().settle(MCP_SETTLE).await;
+        // The MCP servers' tools are declared once they are listed: start them and give those
+        // still starting a short grace (`yui.mcp`), never their whole start timeout.
+        let grace = yui_core::settings::mcp_grace::load(&s.store).turn_grace;
+        yui_core::tools::mcp::current().settle_for_turn(grace).await;
     }
     let (mut req, registry) = turn::prepare(
         &s.store,

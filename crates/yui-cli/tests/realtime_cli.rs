@@ -160,3 +160,66 @@ async fn yui_doctor_checks_a_realtime_endpoint_with_the_turns_code() {
     assert_eq!(v["checks"][0]["ok"], false);
     assert_eq!(v["transport"], Value::Null);
 }
+
+/// `yui turn --transport realtime` against a server that never confirms the session (issue 46):
+/// the turn ends with one plain sentence well inside a generous bound (it hung past 120 s), the
+/// user's words are stored, and the next turn, once the server confirms, gets its answer.
+#[tokio::test]
+async fn yui_turn_over_an_unconfirmed_realtime_session_ends_with_a_plain_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = RealtimeServer::unconfirmed(Vec::new()).await;
+    let turn = |message: &'static str| {
+        let (dir, url) = (dir.path().to_path_buf(), srv.url.clone());
+        async move {
+            let args = [
+                "turn",
+                "--transport",
+                "realtime",
+                "--realtime-url",
+                &url,
+                "--stall-secs",
+                "3",
+                "--message",
+                message,
+            ];
+            yui(&dir, &args).await
+        }
+    };
+    let t0 = std::time::Instant::now();
+    let out = turn("are you there").await;
+    let took = t0.elapsed();
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [json!({"type":"turn_end","status":"error","text":"",
+            "error":"the realtime server did not confirm the session in 3 s. Settings → Backend"})]
+    );
+    let stored = yui(dir.path(), &["transcript", "--preset", "yui"]).await;
+    let stored: Vec<Value> = String::from_utf8_lossy(&stored.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0]["role"], "user");
+    assert_eq!(stored[0]["text"], "are you there");
+
+    srv.confirm();
+    let out = turn("hello?").await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last: Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .unwrap();
+    assert_eq!(last["status"], "ok");
+    assert_eq!(last["text"], "ok");
+}

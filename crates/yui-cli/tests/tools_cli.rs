@@ -260,3 +260,111 @@ fn tool_calls_an_mcp_tool_and_enable_disable_selects_it() {
     ]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// An mcp.json with a server that starts and never answers `initialize` (it just sleeps) next to
+/// the well-behaved fixture server.
+fn with_hanging_mcp(e: &Env) {
+    let fx =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../yui-core/tests/fixtures/mcp/hostile.py");
+    let config = json!({"mcpServers": {
+        "hang": {"command": "sleep", "args": ["4646"]},
+        "fx": {"command": "python3", "args": [fx, "ok"]},
+    }});
+    std::fs::write(e.dir.path().join("cfg/mcp.json"), config.to_string()).unwrap();
+}
+
+/// Each bound is far past what the command needs and far short of the hanging server's 60 s
+/// start timeout, which every call and turn waited for before (issue 46).
+const BOUND: std::time::Duration = std::time::Duration::from_secs(20);
+
+#[test]
+fn a_hanging_mcp_server_costs_a_tool_call_of_another_server_nothing() {
+    let e = Env::new();
+    with_hanging_mcp(&e);
+    let t0 = std::time::Instant::now();
+    let v = e.ok(&["tool", "mcp__fx__echo", "--args", r#"{"text":"hi"}"#]);
+    let took = t0.elapsed();
+    assert_eq!(v, json!("echo: hi"));
+    assert!(took < BOUND, "{took:?}");
+}
+
+#[test]
+fn a_hanging_mcp_server_costs_a_turn_its_grace_and_its_tools_are_left_out() {
+    use yui_testkit::sse::{chat_stream, ScriptServer};
+    let e = Env::new();
+    with_hanging_mcp(&e);
+    let srv = ScriptServer::builder()
+        .script(vec![chat_stream(&[json!({"choices":[{"index":0,
+            "delta":{"content":"Hi!"},"finish_reason":"stop"}]})])])
+        .start_blocking();
+    e.ok(&["settings", "set", "yui.mcp", r#"{"turn_grace_ms":1500}"#]);
+    let args = [
+        "turn",
+        "--base-url",
+        &srv.base_url,
+        "--transport",
+        "chat_completions",
+        "--message",
+        "hi",
+    ];
+    let t0 = std::time::Instant::now();
+    let out = e.yui(&args);
+    let took = t0.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(took < BOUND, "{took:?}");
+    let last = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .unwrap();
+    assert_eq!(last["text"], "Hi!");
+    let tools: Vec<String> = srv.bodies()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    // fx is declared when it was ready within the grace (a loaded machine may take longer to
+    // start Python: not asserted); hang never is, and the log names it.
+    assert!(
+        !tools.iter().any(|t| t.starts_with("mcp__hang__")),
+        "{tools:?}"
+    );
+    let logs = std::fs::read_dir(e.dir.path().join("data/logs"))
+        .unwrap()
+        .map(|f| std::fs::read_to_string(f.unwrap().path()).unwrap_or_default())
+        .collect::<String>();
+    let line = logs
+        .lines()
+        .find(|l| l.contains("still starting after the turn's grace"))
+        .unwrap_or_else(|| panic!("no grace line in the log:\n{logs}"));
+    assert!(
+        line.contains("hang") && line.contains("grace_ms=1500"),
+        "{line}"
+    );
+    // A grace past 1.5 s is refused, in words.
+    let out = e.yui(&["settings", "set", "yui.mcp", r#"{"turn_grace_ms":60000}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("yui.mcp must be") && err.contains("0..=1500"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tools_list_says_why_a_server_could_not_start_in_plain_words() {
+    let e = Env::new();
+    let config = json!({"mcpServers": {"nothing": {"command": "/nonexistent/bin/mcp-nothing"}}});
+    std::fs::write(e.dir.path().join("cfg/mcp.json"), config.to_string()).unwrap();
+    let v = e.ok(&["tools", "list"]);
+    assert_eq!(v["mcp"]["servers"][0]["state"], "failed");
+    assert_eq!(
+        v["mcp"]["servers"][0]["reason"],
+        "the command /nonexistent/bin/mcp-nothing was not found"
+    );
+}

@@ -86,3 +86,78 @@ async fn with_realtime_each_character_window_keeps_one_session_its_turns_share()
     stage.closed("kai");
     assert!(stage.connections().is_empty());
 }
+
+/// A window's seat whose server sends `session.created` and never confirms the session (issue
+/// 46): the user's turn ends with the set-up's sentence well inside a generous bound (it waited
+/// the headers wait, 2 min by default), the words are stored, and once the server confirms, the
+/// seat's session is up again and the next turn is answered.
+#[tokio::test]
+async fn a_seat_whose_session_is_never_confirmed_ends_the_turn_and_recovers() {
+    let srv = RealtimeServer::unconfirmed(Vec::new()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = Store::open(paths.db_path()).unwrap();
+    let opts = StageOptions {
+        backend: backends::realtime_fixed(&srv.url),
+        headless: true,
+        ..StageOptions::default()
+    };
+    let (stage, mut rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+    stage.opened("kai", WindowKind::Pet);
+    let t0 = std::time::Instant::now();
+    stage
+        .user_turn("kai", WindowKind::Pet, "are you there")
+        .unwrap();
+    let (status, _, error) = turn_end(&mut rx).await;
+    assert_eq!(status, TurnStatus::Error);
+    // short_waits: a 5 s stall, the set-up's deadline.
+    assert_eq!(
+        error.as_deref(),
+        Some("the realtime server did not confirm the session in 5 s. Settings → Backend")
+    );
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    let said = yui_core::transcript::lines(&store, "kai", 10).unwrap();
+    assert_eq!(said[0].text, "are you there");
+
+    srv.confirm();
+    let connected = async {
+        while stage
+            .connections()
+            .iter()
+            .all(|c| serde_json::to_value(&c.state).unwrap()["state"] != "connected")
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), connected)
+        .await
+        .expect("the seat's session is up again");
+    stage.user_turn("kai", WindowKind::Pet, "hello?").unwrap();
+    let (status, text, _) = turn_end(&mut rx).await;
+    assert_eq!((status, text.as_str()), (TurnStatus::Ok, "ok"));
+}
+
+/// The next turn's end: status, text and error (within a generous 30 s).
+async fn turn_end(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<StageEvent>,
+) -> (TurnStatus, String, Option<String>) {
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("the turn ends by itself")
+            .unwrap();
+        if let StageEvent::Turn {
+            event:
+                TurnEvent::TurnEnd {
+                    status,
+                    text,
+                    error,
+                    ..
+                },
+            ..
+        } = ev
+        {
+            return (status, text, error);
+        }
+    }
+}

@@ -6,8 +6,11 @@
 //! The platform says how long the user has been idle ([`InputIdle`]; X11: the screen-saver
 //! extension's `ms_since_user_input`, `crates/yui-x11`). [`watch`] asks it once when the
 //! threshold could have been reached (so awake it wakes at most once a minute, to re-read the
-//! setting), and once a second while asleep, so the characters wake within a second of the
-//! user's return ([`Pace`]; tests pass a faster one).
+//! setting). Asleep, a platform that can tell of the user's return by an event
+//! ([`InputIdle::input_signal`]; X11: an XSync alarm on the server's IDLETIME counter) is waited
+//! on, so an asleep app does not wake at all until the user is back; one that cannot is asked
+//! once a second, so the characters wake within a second of the user's return ([`Pace`]; tests
+//! pass a faster one).
 
 use crate::avatar::HostError;
 use crate::error::{CoreError, Result};
@@ -43,6 +46,13 @@ impl Pace {
 /// How long the user has given no input, as the platform counts it.
 pub trait InputIdle: Send + Sync {
     fn idle_for(&self) -> std::result::Result<Duration, HostError>;
+
+    /// Ask to be told of the user's next input: a receiver that changes when it comes (made
+    /// after the ask, so only input from now on counts). `None`: the platform cannot tell by an
+    /// event, and [`watch`] asks [`InputIdle::idle_for`] every `wake_check` instead.
+    fn input_signal(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 pub fn default_value() -> Value {
@@ -89,13 +99,35 @@ pub async fn watch(
             read_at = tokio::time::Instant::now();
         }
         let wait = match (limit, idle.idle_for()) {
-            (Some(limit), Ok(idle)) => {
-                let now_asleep = idle >= limit;
+            (Some(limit), Ok(idle_now)) => {
+                let now_asleep = idle_now >= limit;
                 asleep.send_if_modified(|a| std::mem::replace(a, now_asleep) != now_asleep);
                 if now_asleep {
+                    if let Some(mut input) = idle.input_signal() {
+                        // Input between the look above and the arming is never signalled: only
+                        // a user still away is waited for; one back already is looked at again.
+                        if idle.idle_for().is_ok_and(|i| i >= limit) {
+                            // Asleep until the user is back (or the setting is read again).
+                            let fired = tokio::select! {
+                                _ = stop.cancelled() => return,
+                                r = input.changed() => Some(r.is_ok()),
+                                _ = tokio::time::sleep(pace.recheck) => None,
+                            };
+                            // A signal with the user still away (or a signal gone) waits the
+                            // poll's pace once: never a spin.
+                            let away = || idle.idle_for().is_ok_and(|i| i >= limit);
+                            if fired == Some(false) || (fired == Some(true) && away()) {
+                                tokio::select! {
+                                    _ = stop.cancelled() => return,
+                                    _ = tokio::time::sleep(pace.wake_check) => {}
+                                }
+                            }
+                        }
+                        continue;
+                    }
                     pace.wake_check
                 } else {
-                    (limit - idle).min(pace.recheck)
+                    (limit - idle_now).min(pace.recheck)
                 }
             }
             (_, r) => {

@@ -7,12 +7,16 @@
 //!   reads the client's events and plays the server's (the builders below);
 //! - automatically: [`RealtimeServer::auto`] answers every connection itself and plays the next
 //!   scripted response on each `response.create` (then a default text reply). Every client event
-//!   of every connection is recorded ([`RealtimeServer::events`]).
+//!   of every connection is recorded ([`RealtimeServer::events`]);
+//! - a set-up that never completes: [`RealtimeServer::unconfirmed`] sends `session.created` and
+//!   leaves every `session.update` unanswered until [`RealtimeServer::confirm`], then answers as
+//!   the automatic server does.
 
 use crate::ws::{WsConn, WsServer};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,6 +27,8 @@ pub struct RealtimeServer {
     events: Arc<Mutex<Vec<Value>>>,
     task: Option<tokio::task::JoinHandle<()>>,
     commits: Option<Commits>,
+    /// The automatic server answers `session.update` (false: [`RealtimeServer::unconfirmed`]).
+    confirming: Arc<AtomicBool>,
 }
 
 type Commits = Arc<Mutex<Vec<std::time::Instant>>>;
@@ -57,6 +63,7 @@ impl RealtimeServer {
             events: Arc::default(),
             task: None,
             commits: None,
+            confirming: Arc::new(AtomicBool::new(true)),
         }
     }
 
@@ -64,7 +71,19 @@ impl RealtimeServer {
     /// `response.create` (across connections); past them each `response.create` gets a text
     /// reply "ok". The script may be shared with the test to add responses later.
     pub async fn auto(responses: Vec<Vec<Value>>) -> Self {
-        Self::auto_with(responses, None).await
+        Self::auto_with(responses, None, true).await
+    }
+
+    /// A server whose session set-up never completes: it accepts, sends `session.created`, reads
+    /// every event and answers no `session.update`, until [`RealtimeServer::confirm`]; from then
+    /// on it is [`RealtimeServer::auto`] with `responses`.
+    pub async fn unconfirmed(responses: Vec<Vec<Value>>) -> Self {
+        Self::auto_with(responses, None, false).await
+    }
+
+    /// From now on `session.update` is answered (see [`RealtimeServer::unconfirmed`]).
+    pub fn confirm(&self) {
+        self.confirming.store(true, Ordering::SeqCst);
     }
 
     /// [`RealtimeServer::auto`] with server voice activity as a real server's `server_vad`: the
@@ -73,22 +92,31 @@ impl RealtimeServer {
     /// `speech_stopped`, `committed`, then the next scripted response, started by the server
     /// itself (no `response.create`). Each commit's moment is kept ([`RealtimeServer::commits`]).
     pub async fn auto_vad(responses: Vec<Vec<Value>>) -> Self {
-        Self::auto_with(responses, Some(Arc::default())).await
+        Self::auto_with(responses, Some(Arc::default()), true).await
     }
 
-    async fn auto_with(responses: Vec<Vec<Value>>, vad: Option<Commits>) -> Self {
+    async fn auto_with(responses: Vec<Vec<Value>>, vad: Option<Commits>, confirm: bool) -> Self {
         let mut ws = WsServer::start().await;
         let url = ws.url.replace("/push", "/v1/realtime");
         let events: Arc<Mutex<Vec<Value>>> = Arc::default();
         let script = Arc::new(Mutex::new(VecDeque::from(responses)));
         let rec = events.clone();
         let commits = vad.clone();
+        let confirming = Arc::new(AtomicBool::new(confirm));
+        let confirm = confirming.clone();
         let task = tokio::spawn(async move {
             let mut n = 0;
             while let Some(c) = ws.accept(Duration::from_secs(3600)).await {
                 n += 1;
                 let (rec, script) = (rec.clone(), script.clone());
-                tokio::spawn(serve_auto(c, rec, script, n, vad.clone()));
+                let auto = Auto {
+                    rec,
+                    script,
+                    n,
+                    vad: vad.clone(),
+                    confirm: confirm.clone(),
+                };
+                tokio::spawn(serve_auto(c, auto));
             }
         });
         Self {
@@ -97,6 +125,7 @@ impl RealtimeServer {
             events,
             task: Some(task),
             commits,
+            confirming,
         }
     }
 
@@ -147,13 +176,24 @@ impl RealtimeServer {
     }
 }
 
-async fn serve_auto(
-    mut c: WsConn,
+/// What one connection of the automatic server shares with the others.
+struct Auto {
     rec: Arc<Mutex<Vec<Value>>>,
     script: Arc<Mutex<VecDeque<Vec<Value>>>>,
+    /// The connection's number (from 1).
     n: usize,
     vad: Option<Commits>,
-) {
+    confirm: Arc<AtomicBool>,
+}
+
+async fn serve_auto(mut c: WsConn, auto: Auto) {
+    let Auto {
+        rec,
+        script,
+        n,
+        vad,
+        confirm,
+    } = auto;
     c.send(&json!({"type": "session.created", "session": {"type": "realtime", "id": format!("sess_{n}")}}));
     let mut replies = 0;
     // Server voice activity: speaking now, and the quiet milliseconds since.
@@ -164,7 +204,7 @@ async fn serve_auto(
             .unwrap_or_else(|p| p.into_inner())
             .push(v.clone());
         match v["type"].as_str().unwrap_or("") {
-            "session.update" => {
+            "session.update" if confirm.load(Ordering::SeqCst) => {
                 c.send(&json!({"type": "session.updated", "session": v["session"]}));
             }
             "conversation.item.create" => {

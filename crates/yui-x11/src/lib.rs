@@ -10,7 +10,9 @@
 //!   on one thread that blocks in `wait_for_event`: no polling ([`X11Desktop::connect`]);
 //! - screen capture with `GetImage` on the root window, in memory only ([`capture`]);
 //! - the user's input idle time from the screen-saver extension (`idle.rs`), for the
-//!   characters' sleep (`yui_domain::presence`).
+//!   characters' sleep (`yui_domain::presence`);
+//! - the global push-to-talk shortcut, grabbed on the same connection and read by the same
+//!   event thread ([`hotkey`]).
 //!
 //! Each query pipelines its requests (all sent, then all replies read): one round trip for the
 //! whole window list. What was read is kept until an X event says it changed (`cache.rs`): while
@@ -18,6 +20,7 @@
 
 mod cache;
 pub mod capture;
+pub mod hotkey;
 mod idle;
 pub mod monitors;
 pub mod windows;
@@ -73,6 +76,12 @@ pub struct X11Desktop {
     /// nothing (the body following a perch must not wake itself up with its own moves).
     own_windows: std::sync::Mutex<std::collections::HashSet<Window>>,
     cache: std::sync::Mutex<cache::Cache>,
+    /// The global shortcut taken now ([`hotkey`]).
+    shortcut: std::sync::Mutex<Option<hotkey::Grab>>,
+    /// The XSync alarm that tells of the user's next input (`idle.rs`; `None`: none here).
+    input_alarm: std::sync::OnceLock<Option<idle::Alarm>>,
+    /// Bumped when that alarm fires.
+    input: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for X11Desktop {
@@ -99,6 +108,9 @@ impl X11Desktop {
             changes: tokio::sync::watch::channel(0).0,
             own_windows: Default::default(),
             cache: Default::default(),
+            shortcut: Default::default(),
+            input_alarm: Default::default(),
+            input: tokio::sync::watch::channel(0).0,
         });
         host.select(root, root_mask())?;
         host.select_randr();
@@ -265,6 +277,9 @@ fn event_loop(conn: Arc<RustConnection>, host: std::sync::Weak<X11Desktop>) {
                 host.cache().forget_monitors();
                 host.bump();
             }
+            Event::SyncAlarmNotify(a) => idle::alarm_fired(&host, a.alarm),
+            Event::KeyPress(k) => hotkey::key_event(&host, k.detail, true),
+            Event::KeyRelease(k) => hotkey::key_event(&host, k.detail, false),
             Event::Error(e) => tracing::debug!(error = ?e, "X11 error event"),
             _ => {}
         }

@@ -39,7 +39,7 @@ pub(super) async fn run(b: &Backend, opts: &Options) -> Report {
         url: url.clone(),
         api_key: b.api_key.clone(),
         connect: opts.timeouts.connect,
-        ready: opts.timeouts.headers,
+        ready: rt::setup::setup_deadline(&opts.timeouts),
         audio: None,
     };
     let t0 = Instant::now();
@@ -54,7 +54,7 @@ pub(super) async fn run(b: &Backend, opts: &Options) -> Report {
             target: format!("{url}, model \"{}\"", b.model),
         };
     let link = match client
-        .open_turn(opts.timeouts.connect + opts.timeouts.headers)
+        .open_turn(opts.timeouts.connect + rt::setup::setup_deadline(&opts.timeouts))
         .await
     {
         Ok(l) => l,

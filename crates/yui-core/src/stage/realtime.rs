@@ -60,7 +60,7 @@ fn config(backend: &Backend, timeouts: &Timeouts) -> Option<RealtimeConfig> {
         url: backend.realtime_endpoint(),
         api_key: backend.api_key.clone(),
         connect: timeouts.connect,
-        ready: timeouts.headers,
+        ready: crate::turn::transport::realtime::setup::setup_deadline(timeouts),
         audio: None,
     })
 }

@@ -7,7 +7,9 @@
 //! `--no-client-tools` too) without starting anything; servers start in the background when a
 //! window that declares tools opens ([`warm`]) or at their first call; "Reload tools" stops them
 //! and reads the file again ([`reload`]). Every turn declares the tools of the servers listed by
-//! then.
+//! then: the CLI's turn first gives servers still starting a short grace (`yui.mcp`,
+//! `settings::mcp_grace`, [`Hub::settle_for_turn`]); a tool call waits for its own server only
+//! ([`Hub::server_of`]).
 
 pub mod config;
 pub mod http;
@@ -86,21 +88,61 @@ impl Hub {
     }
 
     /// Start every server and wait (at most `limit`) until none is still starting: what the CLI
-    /// does before it lists or calls.
+    /// does before it lists the servers.
     pub async fn settle(&self, limit: Duration) {
         if self.disabled {
             return;
         }
         self.warm();
-        let waits = self.servers.iter().map(|s| {
-            let mut rx = s.watch();
-            async move {
-                let _ = rx
-                    .wait_for(|st| !matches!(st, State::Idle | State::Starting))
-                    .await;
-            }
-        });
-        let _ = tokio::time::timeout(limit, futures_util::future::join_all(waits)).await;
+        wait_started(self.servers.iter(), limit).await;
+    }
+
+    /// The server whose tools are named like `tool` (`mcp__<server>__…`; the longest such
+    /// prefix, should one server's name start another's).
+    pub fn server_of(&self, tool: &str) -> Option<&Arc<Server>> {
+        self.servers
+            .iter()
+            .filter(|s| tool.starts_with(&s.def.prefix()))
+            .max_by_key(|s| s.def.name.len())
+    }
+
+    /// Start `server` alone and wait for it (at most its own start timeout): what a tool call
+    /// needs, and nothing of the other servers.
+    pub async fn settle_one(&self, server: &Arc<Server>) {
+        if self.disabled {
+            return;
+        }
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            server.warm(&rt);
+        }
+        // A little past its timeout: the start's own failure reports why.
+        let limit = server.def.timeout() + Duration::from_secs(1);
+        wait_started(std::iter::once(server), limit).await;
+    }
+
+    /// Start every server and wait at most `grace` for those still starting: what a turn does
+    /// before it declares the tools. Returns the servers not ready by then (their tools are not
+    /// declared this turn), which the log names too.
+    pub async fn settle_for_turn(&self, grace: Duration) -> Vec<String> {
+        if self.disabled {
+            return Vec::new();
+        }
+        self.warm();
+        wait_started(self.servers.iter(), grace).await;
+        let late: Vec<String> = self
+            .servers
+            .iter()
+            .filter(|s| matches!(s.state(), State::Idle | State::Starting))
+            .map(|s| s.def.name.clone())
+            .collect();
+        if !late.is_empty() {
+            tracing::warn!(
+                servers = %late.join(", "),
+                grace_ms = grace.as_millis() as u64,
+                "mcp: still starting after the turn's grace; their tools are not declared this turn"
+            );
+        }
+        late
     }
 
     /// Stop every server (reload, exit).
@@ -128,6 +170,19 @@ impl Hub {
                 })
         })
     }
+}
+
+/// Wait (at most `limit`) until none of `servers` is still starting.
+async fn wait_started(servers: impl Iterator<Item = &Arc<Server>>, limit: Duration) {
+    let waits = servers.map(|s| {
+        let mut rx = s.watch();
+        async move {
+            let _ = rx
+                .wait_for(|st| !matches!(st, State::Idle | State::Starting))
+                .await;
+        }
+    });
+    let _ = tokio::time::timeout(limit, futures_util::future::join_all(waits)).await;
 }
 
 static CURRENT: RwLock<Option<Arc<Hub>>> = RwLock::new(None);

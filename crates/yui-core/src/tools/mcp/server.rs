@@ -1,7 +1,8 @@
 //! One configured MCP server's life: started on demand (stdio through the one process runner, its
 //! stdout/stdin handed to rmcp as the transport; or streamable HTTP), its tools listed and listed
 //! again on `notifications/tools/list_changed`, watched until it exits, restarted by the next call
-//! with backoff, and stopped as a process group.
+//! with backoff, and stopped as a process group. Stopping it gives up a start in progress at once
+//! (a server that never answers `initialize` would hold it for its whole timeout).
 
 use super::config::{ServerDef, Transport};
 use super::listing::{self, Listing};
@@ -20,6 +21,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::watch;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// stderr of one start written to the log at most; the rest is read and dropped.
 pub const MAX_STDERR_LOGGED: usize = 64 * 1024;
@@ -29,6 +31,8 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 pub const GRACE: Duration = Duration::from_millis(500);
 /// The longest wait between restarts after repeated crashes.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Why a start ended when the server was stopped meanwhile (reload, exit).
+const STOPPED: &str = "stopped before it was ready";
 /// A server that stayed up this long starts its backoff over.
 const STABLE: Duration = Duration::from_secs(60);
 
@@ -84,6 +88,8 @@ struct Shared {
     attempts: u32,
     last_start: Option<Instant>,
     ready_at: Option<Instant>,
+    /// Cancelled by [`Server::stop`]: the start in progress gives up (then a fresh one).
+    abort: CancellationToken,
 }
 
 /// One server.
@@ -147,6 +153,8 @@ impl Server {
     /// earned, when that ends before `deadline`). `Err` is the answer's text after `error: `.
     pub async fn ensure(self: &Arc<Self>, deadline: Instant) -> Result<Peer<RoleClient>, String> {
         let name = &self.def.name;
+        // Taken before the lock: a stop while this waits for it gives this start up too.
+        let abort = self.shared().abort.clone();
         let _one = self.starting.lock().await;
         match self.state() {
             State::Ready => {
@@ -165,7 +173,10 @@ impl Server {
                 _ => format!("{name} is not running"),
             });
         }
-        tokio::time::sleep(wait).await;
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = abort.cancelled() => return Err(format!("{name} was stopped")),
+        }
         let gen = {
             let mut s = self.shared();
             s.gen += 1;
@@ -177,7 +188,8 @@ impl Server {
         let limit = deadline
             .saturating_duration_since(Instant::now())
             .min(self.def.timeout());
-        match self.connect(gen, limit).await {
+        // `connect` watches `abort` itself, so what it started is stopped when it gives up.
+        match self.connect(gen, limit, &abort).await {
             Ok((conn, listing)) => {
                 for d in &listing.diagnostics {
                     tracing::warn!(server = %name, "mcp: {d}");
@@ -227,31 +239,43 @@ impl Server {
         }
     }
 
+    /// Start, `initialize` and `tools/list` within `limit`; `abort` gives up at once (the process
+    /// stopped, the session closed).
     async fn connect(
         self: &Arc<Self>,
         gen: u64,
         limit: Duration,
+        abort: &CancellationToken,
     ) -> Result<(Conn, Listing), String> {
         let handler = Handler {
             server: Arc::downgrade(self),
             gen,
         };
         let (service, group) = match &self.def.transport {
-            Transport::Stdio { .. } => self.start_stdio(handler, gen, limit).await?,
+            Transport::Stdio { .. } => self.start_stdio(handler, gen, limit, abort).await?,
             Transport::Http { url, headers } => {
                 let transport = StreamableHttpClientTransport::with_client(
                     super::http::Http::new(headers),
                     StreamableHttpClientTransportConfig::with_uri(url.as_str()),
                 );
-                let s = tokio::time::timeout(limit, handler.serve(transport))
-                    .await
+                let served = tokio::select! {
+                    r = tokio::time::timeout(limit, handler.serve(transport)) => r,
+                    () = abort.cancelled() => return Err(STOPPED.into()),
+                };
+                let s = served
                     .map_err(|_| format!("no answer to initialize within {}", self.ms(limit)))?
                     .map_err(|e| e.to_string())?;
                 (s, None)
             }
         };
         let conn = Conn { service, group };
-        let listed = tokio::time::timeout(limit, conn.service.peer().list_all_tools()).await;
+        let listed = tokio::select! {
+            r = tokio::time::timeout(limit, conn.service.peer().list_all_tools()) => r,
+            () = abort.cancelled() => {
+                stop_conn(conn).await;
+                return Err(STOPPED.into());
+            }
+        };
         match listed {
             Ok(Ok(tools)) => {
                 let listing = listing::build(&self.def.name, &tools, &self.taken);
@@ -273,6 +297,7 @@ impl Server {
         handler: Handler,
         gen: u64,
         limit: Duration,
+        abort: &CancellationToken,
     ) -> Result<(RunningService<RoleClient, Handler>, Option<Group>), String> {
         let Transport::Stdio {
             program,
@@ -293,9 +318,12 @@ impl Server {
         if let Some(dir) = cwd {
             cmd.current_dir(dir);
         }
-        let (mut child, group) = process::spawn(&mut cmd)
-            .await
-            .map_err(|e| format!("{} could not start: {e}", program.display()))?;
+        let (mut child, group) = process::start(&mut cmd).await.map_err(|e| {
+            // The user reads the plain words; the log keeps the OS's error and its code.
+            let os = e.os_error();
+            tracing::warn!(server = %self.def.name, error = %os, code = ?os.raw_os_error(), "mcp: {e}");
+            e.to_string()
+        })?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -328,6 +356,7 @@ impl Server {
             w = exit_rx.wait_for(Option::is_some) => {
                 Err((w.map(|v| v.clone().unwrap_or_default()).unwrap_or_default(), false))
             }
+            () = abort.cancelled() => Err((STOPPED.to_string(), false)),
         };
         match served {
             Ok(s) => Ok((s, Some(group))),
@@ -397,8 +426,10 @@ impl Server {
         }
     }
 
-    /// Stop it (reload, exit): the connection closes and the process group is stopped.
+    /// Stop it (reload, exit): a start in progress gives up at once, the connection closes and
+    /// the process group is stopped.
     pub async fn stop(&self) {
+        std::mem::take(&mut self.shared().abort).cancel();
         let _one = self.starting.lock().await;
         let conn = {
             let mut s = self.shared();

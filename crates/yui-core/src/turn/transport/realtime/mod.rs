@@ -170,7 +170,7 @@ pub fn config(req: &TurnRequest, audio: Option<Arc<dyn RealtimeAudioOut>>) -> Re
         url: req.backend.realtime_endpoint(),
         api_key: req.backend.api_key.clone(),
         connect: req.timeouts.connect,
-        ready: req.timeouts.headers,
+        ready: setup::setup_deadline(&req.timeouts),
         audio,
     }
 }
@@ -210,7 +210,8 @@ pub(crate) async fn realtime_turn(
         return read_rounds(d, source).await;
     }
     let url = req.backend.realtime_endpoint();
-    let wait = req.timeouts.connect + req.timeouts.headers;
+    // Past the set-up's own deadline, so the turn ends with the set-up's sentence.
+    let wait = req.timeouts.connect + setup::setup_deadline(&req.timeouts);
     let link = tokio::select! {
         biased;
         _ = d.cancel.cancelled() => return Err(End::Stopped),

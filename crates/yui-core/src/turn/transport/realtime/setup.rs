@@ -22,7 +22,8 @@ pub struct RealtimeConfig {
     pub api_key: Option<String>,
     /// TCP + WebSocket handshake.
     pub connect: Duration,
-    /// `session.created`, then `session.update` → `session.updated`.
+    /// `session.created`, then `session.update` → `session.updated`: the set-up's deadline
+    /// ([`setup_deadline`]).
     pub ready: Duration,
     /// Plays the reply's audio; `None`: text mode.
     pub audio: Option<Arc<dyn RealtimeAudioOut>>,
@@ -50,6 +51,29 @@ impl Setup {
             ..Self::default()
         }
     }
+}
+
+/// How long a connect's set-up may take (`session.created` to `session.updated`): the stall
+/// setting, since a server that answers nothing for that long mid-reply is given up on too, and
+/// at least [`SETUP_FLOOR`]. Not the headers wait (2 min by default, for a model still loading):
+/// a realtime server confirms a session at once or never, and a turn must not hang on one that
+/// never does.
+pub fn setup_deadline(t: &crate::shared::timeouts::Timeouts) -> Duration {
+    t.stall.max(SETUP_FLOOR)
+}
+
+/// The shortest set-up deadline: a stall set shorter than this (a quick test of a stalled reply)
+/// still leaves a loaded machine time for the handshake's three messages.
+pub const SETUP_FLOOR: Duration = Duration::from_secs(2);
+
+/// The sentence a set-up past its deadline ends with (the turn's, and the session's state).
+pub fn not_confirmed(deadline: Duration) -> String {
+    let secs = if deadline.subsec_millis() == 0 {
+        deadline.as_secs().to_string()
+    } else {
+        format!("{:.1}", deadline.as_secs_f64())
+    };
+    format!("the realtime server did not confirm the session in {secs} s")
 }
 
 /// Builds each connect's [`Setup`] from current state.
@@ -149,10 +173,10 @@ pub(super) async fn connect(
         Ok(setup.seeded_turn)
     };
     match tokio::time::timeout(cfg.ready, handshake).await {
-        Err(_) => Err(format!(
-            "the realtime server at {url} did not set up the session within {} s",
-            cfg.ready.as_secs()
-        )),
+        Err(_) => {
+            tracing::warn!(%url, deadline_ms = cfg.ready.as_millis() as u64, "realtime: no session.updated in time");
+            Err(not_confirmed(cfg.ready))
+        }
         Ok(r) => r.map(|seeded| (ws, seeded)),
     }
 }
