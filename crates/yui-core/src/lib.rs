@@ -18,6 +18,7 @@ pub mod logging;
 pub mod longterm;
 pub mod looks;
 pub mod memory;
+pub mod model;
 pub mod paths;
 pub mod playback;
 pub mod presence;

@@ -49,7 +49,23 @@ fn validate_switch_shape(key: &str, value: &Value) -> Result<()> {
     }
 }
 
+/// A declaration of the built-in model's settings (`model::SETTINGS`) as a [`Known`].
+const fn model_key(s: &'static crate::model::Setting) -> Known {
+    Known {
+        key: s.key,
+        kind: s.kind,
+        default: s.default,
+        validate: s.validate,
+        doc: s.doc,
+    }
+}
+
 pub const KNOWN: &[Known] = &[
+    model_key(&crate::model::SETTINGS[0]),
+    model_key(&crate::model::SETTINGS[1]),
+    model_key(&crate::model::SETTINGS[2]),
+    model_key(&crate::model::SETTINGS[3]),
+    model_key(&crate::model::SETTINGS[4]),
     Known {
         key: BROWSER,
         kind: SWITCH_KIND,

@@ -47,6 +47,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "layout",
             "presence",
             "autostart",
+            "model",
         ],
     ),
     ("engine", &["turn", "tools", "stage", "context", "memory"]),

@@ -3,6 +3,7 @@
 //! `cargo test -p yui-core --test integration <module>::`.
 
 mod avatar_support;
+mod model_support;
 mod turn_support;
 
 mod autostart;
@@ -20,6 +21,8 @@ mod memory;
 mod memory_embed;
 mod memory_extract;
 mod mic;
+mod model_engine;
+mod model_pull;
 mod plain;
 mod realtime_audio;
 mod realtime_audio_loop;

@@ -15,6 +15,7 @@ const DOMAINS: &[&str] = &[
     "crate::presence::",
     "crate::autostart::",
     "crate::longterm::",
+    "crate::model::",
 ];
 
 /// The source files of a module path: `src/a/b.rs`, or every file under `src/a/b/`.
