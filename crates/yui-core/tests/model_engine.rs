@@ -81,7 +81,7 @@ async fn the_engine_starts_on_demand_answers_a_real_turn_and_stops_when_idle() {
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("engine.json")).unwrap()).unwrap();
     assert_eq!(run["pid"], pid);
-    assert_eq!(run["file"], "SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert_eq!(run["file"], engine.spec().model.display().to_string());
     // Without the key the engine refuses.
     let anon = reqwest::Client::builder().no_proxy().build().unwrap();
     let r = anon

@@ -298,12 +298,7 @@ impl Engine {
         if let (Some(f), Some(pid)) = (&self.spec.run_file, live.child.id()) {
             let run = super::local::Running {
                 pid,
-                file: self
-                    .spec
-                    .model
-                    .file_name()
-                    .map(|f| f.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
+                file: self.spec.model.display().to_string(),
                 port,
             };
             if let Ok(text) = serde_json::to_vec(&run) {

@@ -15,12 +15,21 @@ use std::path::{Path, PathBuf};
 pub const DIR: &str = "models";
 /// The user's own files, in `models/`.
 pub const ADDED_FILE: &str = "added.json";
-/// Written by a running engine (`{pid, file, port}`) so no process deletes its model.
+/// Written by a running engine (`{pid, file, port}`: `file` is the model's path) so no process
+/// deletes its model.
 pub const RUN_FILE: &str = "engine.json";
 
 pub fn dir(paths: &Paths) -> PathBuf {
     paths.data_dir.join(DIR)
 }
+
+/// The user's own files, apart from the catalog's (a file of the same name never collides).
+pub fn own_dir(paths: &Paths) -> PathBuf {
+    dir(paths).join(OWN)
+}
+
+/// The folder of the user's own files under `models/`.
+pub const OWN: &str = "own";
 
 /// Where a model is and what it is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,7 +126,7 @@ pub fn installed(paths: &Paths, catalog: &[Entry], name: &str) -> Option<PathBuf
     added(paths)
         .into_iter()
         .find(|a| a.name == name)
-        .map(|a| dir(paths).join(a.file))
+        .map(|a| own_dir(paths).join(a.file))
         .filter(|p| p.is_file())
 }
 
@@ -167,7 +176,7 @@ pub fn list(
         out.push(Listed {
             name: a.name.clone(),
             file: a.file.clone(),
-            path: d.join(&a.file).display().to_string(),
+            path: own_dir(paths).join(&a.file).display().to_string(),
             size: a.size,
             sha256: Some(a.sha256.clone()),
             state: used(&a.name, State::Installed),
@@ -305,7 +314,7 @@ pub fn add(
             "a model named {name} already exists; choose another with --name"
         )));
     }
-    let d = dir(paths);
+    let d = own_dir(paths);
     std::fs::create_dir_all(&d).map_err(|e| io(&d, e))?;
     let dest = d.join(&file);
     if dest.exists() {
@@ -352,24 +361,22 @@ pub struct Removed {
 /// Delete the model `name` (its file, any partial download, its record). Refused while a
 /// running engine serves it.
 pub fn remove(paths: &Paths, catalog: &[Entry], name: &str) -> Result<Removed> {
-    let d = dir(paths);
     let mut list = added(paths);
-    let (file, url) = if let Some(e) = catalog.iter().find(|e| e.name == name) {
-        (e.file.clone(), Some(e.url.clone()))
+    let (path, url) = if let Some(e) = catalog.iter().find(|e| e.name == name) {
+        (dir(paths).join(&e.file), Some(e.url.clone()))
     } else if let Some(a) = list.iter().find(|a| a.name == name) {
-        (a.file.clone(), None)
+        (own_dir(paths).join(&a.file), None)
     } else {
         return Err(CoreError::not_found(format!(
             "no model named {name}; `yui model list` shows them"
         )));
     };
-    if let Some(r) = running(paths).filter(|r| r.file == file) {
+    if let Some(r) = running(paths).filter(|r| Path::new(&r.file) == path) {
         return Err(CoreError::invalid(format!(
             "{name} is in use by the running engine (process {}); it was not deleted",
             r.pid
         )));
     }
-    let path = d.join(&file);
     if url.is_some() && download::pulling(&path).is_some() {
         return Err(CoreError::invalid(format!(
             "{name} is being downloaded; cancel the download first"
