@@ -105,6 +105,9 @@ pub struct Setup {
     pub preset: String,
     pub backend: Backend,
     pub timeouts: Timeouts,
+    /// The built-in engine, when the backend is the built-in model (`yui model use`) and no
+    /// --base-url was given: started by the first turn, stopped when the command ends.
+    pub engine: Option<Arc<yui_core::model::engine::Engine>>,
 }
 
 pub fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
@@ -127,12 +130,18 @@ pub fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
             "the push transport needs a push URL: pass --push-url ws://… or set it with `yui backend set --push-url`",
         ));
     }
+    let clock: SharedClock = Arc::new(SystemClock);
+    let engine = match t.base_url {
+        Some(_) => None,
+        None => yui_core::model::builtin::configured(&store, paths, clock.clone())?.map(Arc::new),
+    };
     Ok(Setup {
-        clock: Arc::new(SystemClock),
+        clock,
         preset,
         backend,
         timeouts: timeouts(&store, t),
         store,
+        engine,
     })
 }
 
@@ -173,14 +182,17 @@ async fn one_turn(
         // The MCP servers' tools are declared once they are listed: start them and wait.
         yui_core::tools::mcp::current().settle(MCP_SETTLE).await;
     }
-    let (mut req, registry) = turn::prepare(
-        &s.store,
-        &s.clock,
-        &s.preset,
-        window,
-        message,
-        s.backend.clone(),
-    )?;
+    let mut backend = s.backend.clone();
+    if let Some(e) = &s.engine {
+        let ep = e
+            .ensure()
+            .await
+            .map_err(|e| CoreError::new(yui_core::ErrorCode::Backend, e.to_string()))?;
+        backend.base_url = ep.base_url;
+        backend.api_key = Some(ep.api_key);
+    }
+    let (mut req, registry) =
+        turn::prepare(&s.store, &s.clock, &s.preset, window, message, backend)?;
     req.timeouts = s.timeouts;
     let mut deps = TurnDeps::new(s.store.clone(), s.clock.clone(), &s.timeouts)?;
     if let Some(a) = audio {
@@ -192,10 +204,17 @@ async fn one_turn(
         on_event(&ev);
     }
     ctrl_c.abort();
-    handle
+    let outcome = handle
         .join
         .await
-        .map_err(|e| CoreError::internal(format!("the turn task failed: {e}")))
+        .map_err(|e| CoreError::internal(format!("the turn task failed: {e}")))?;
+    if let Some(e) = &s.engine {
+        e.touch();
+        if let Some(sentence) = e.crashed().await {
+            eprintln!("{sentence}");
+        }
+    }
+    Ok(outcome)
 }
 
 /// `yui turn`: JSON lines on stdout; the exit code says how the turn ended.
@@ -223,6 +242,9 @@ pub fn run_turn(paths: &Paths, args: &TurnArgs) -> Result<u8, CoreError> {
         }
     });
     rt.block_on(yui_core::tools::mcp::shutdown());
+    if let Some(e) = &s.engine {
+        rt.block_on(e.stop());
+    }
     let outcome = outcome?;
     Ok(match outcome.status {
         TurnStatus::Ok | TurnStatus::Silent => 0,
@@ -243,6 +265,11 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
         s.backend.base_url,
         s.backend.model
     );
+    // A long conversation: the built-in engine stops after the idle time without a turn.
+    let _idle = s.engine.as_ref().map(|e| {
+        let _rt = rt.enter();
+        e.watch_idle(std::time::Duration::from_secs(5))
+    });
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     loop {
@@ -302,6 +329,9 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
         }
     }
     rt.block_on(yui_core::tools::mcp::shutdown());
+    if let Some(e) = &s.engine {
+        rt.block_on(e.stop());
+    }
     Ok(0)
 }
 
