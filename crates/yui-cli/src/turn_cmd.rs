@@ -182,19 +182,18 @@ async fn one_turn(
         // The MCP servers' tools are declared once they are listed: start them and wait.
         yui_core::tools::mcp::current().settle(MCP_SETTLE).await;
     }
-    let mut backend = s.backend.clone();
-    if let Some(e) = &s.engine {
-        let ep = e
-            .ensure()
-            .await
-            .map_err(|e| CoreError::new(yui_core::ErrorCode::Backend, e.to_string()))?;
-        backend.base_url = ep.base_url;
-        backend.api_key = Some(ep.api_key);
-    }
-    let (mut req, registry) =
-        turn::prepare(&s.store, &s.clock, &s.preset, window, message, backend)?;
+    let (mut req, registry) = turn::prepare(
+        &s.store,
+        &s.clock,
+        &s.preset,
+        window,
+        message,
+        s.backend.clone(),
+    )?;
     req.timeouts = s.timeouts;
     let mut deps = TurnDeps::new(s.store.clone(), s.clock.clone(), &s.timeouts)?;
+    // The built-in engine: the turn starts it and sends to it (its crash is the turn's error).
+    deps.builtin = s.engine.clone();
     if let Some(a) = audio {
         a.attach(&mut deps)?;
     }
@@ -204,17 +203,10 @@ async fn one_turn(
         on_event(&ev);
     }
     ctrl_c.abort();
-    let outcome = handle
+    handle
         .join
         .await
-        .map_err(|e| CoreError::internal(format!("the turn task failed: {e}")))?;
-    if let Some(e) = &s.engine {
-        e.touch();
-        if let Some(sentence) = e.crashed().await {
-            eprintln!("{sentence}");
-        }
-    }
-    Ok(outcome)
+        .map_err(|e| CoreError::internal(format!("the turn task failed: {e}")))
 }
 
 /// `yui turn`: JSON lines on stdout; the exit code says how the turn ended.

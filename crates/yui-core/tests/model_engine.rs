@@ -45,6 +45,41 @@ fn request(h: &Harness, ep: &Endpoint, message: &str, cap: u32) -> turn::TurnReq
     req
 }
 
+/// Run a turn whose deps carry the engine (the app's and the CLI's path): the request's own
+/// base URL is never used.
+async fn on_engine(
+    h: &Harness,
+    engine: &Arc<Engine>,
+    preset: &str,
+    message: &str,
+    cap: u32,
+) -> (Vec<yui_core::turn::TurnEvent>, turn::TurnOutcome) {
+    let ep = Endpoint {
+        base_url: "http://127.0.0.1:9/v1".into(),
+        api_key: "unused".into(),
+    };
+    let mut req = request(h, &ep, message, cap);
+    req.preset_id = preset.into();
+    req.turn_id = format!("{preset}-{message}");
+    let mut deps = h.deps(&req.timeouts);
+    deps.builtin = Some(engine.clone());
+    let (tx, mut rx) = mpsc::channel(4096);
+    let out = turn::run(
+        &deps,
+        &req,
+        &registry(vec![]),
+        &tx,
+        &CancellationToken::new(),
+    )
+    .await;
+    drop(tx);
+    let mut events = Vec::new();
+    while let Some(e) = rx.recv().await {
+        events.push(e);
+    }
+    (events, out)
+}
+
 fn proc_text(pid: u32, what: &str) -> String {
     let bytes = std::fs::read(format!("/proc/{pid}/{what}")).unwrap_or_default();
     String::from_utf8_lossy(&bytes).replace('\0', " ")
@@ -91,11 +126,10 @@ async fn the_engine_starts_on_demand_answers_a_real_turn_and_stops_when_idle() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 401);
-    // A real turn through the Chat Completions transport.
+    // A real turn through the Chat Completions transport, on the warm engine.
+    let engine = Arc::new(engine);
     let h = Harness::new();
-    let (events, out) = h
-        .run(&request(&h, &ep, "Say hello.", 24), &registry(vec![]))
-        .await;
+    let (events, out) = on_engine(&h, &engine, "yui", "Say hello.", 24).await;
     assert_eq!(
         out.status,
         TurnStatus::Ok,
@@ -134,23 +168,27 @@ async fn the_engine_starts_on_demand_answers_a_real_turn_and_stops_when_idle() {
 async fn an_engine_killed_mid_turn_is_one_sentence_and_the_next_turn_restarts_it() {
     let dir = tempfile::tempdir().unwrap();
     let Some(spec) = spec(dir.path()) else { return };
-    let engine = Engine::new(spec, clock());
-    let ep = engine.ensure().await.unwrap();
-    let pid = engine.pid().await.unwrap();
+    let engine = Arc::new(Engine::new(spec, clock()));
     let h = Harness::new();
+    let ep = Endpoint {
+        base_url: "http://127.0.0.1:9/v1".into(),
+        api_key: "unused".into(),
+    };
     let req = request(&h, &ep, "Tell me a long story about a cat.", 400);
     let reg = registry(vec![]);
     let (tx, mut rx) = mpsc::channel(4096);
     let cancel = CancellationToken::new();
-    let deps = h.deps(&req.timeouts);
+    let mut deps = h.deps(&req.timeouts);
+    deps.builtin = Some(engine.clone());
     let turn = turn::run(&deps, &req, &reg, &tx, &cancel);
     tokio::pin!(turn);
-    // Kill the engine at its first words.
+    // The turn starts the engine; kill it at its first words.
     let out = loop {
         tokio::select! {
             out = &mut turn => break out,
             Some(e) = rx.recv() => {
                 if serde_json::to_value(&e).unwrap()["type"] == "speech" {
+                    let pid = engine.pid().await.expect("the turn started the engine");
                     // SAFETY: kill(2) on the engine's pid, which this test started.
                     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
                 }
@@ -159,18 +197,65 @@ async fn an_engine_killed_mid_turn_is_one_sentence_and_the_next_turn_restarts_it
     };
     assert_eq!(out.status, TurnStatus::Error);
     assert_eq!(
-        engine.crashed().await.as_deref(),
+        out.error.as_deref(),
         Some("The built-in engine stopped unexpectedly (signal SIGKILL); your next message starts it again.")
     );
     assert_eq!(engine.crashed().await, None, "said once");
     assert!(!dir.path().join("engine.json").exists());
-    let ep2 = engine.ensure().await.unwrap();
+    // Nothing of the conversation is lost: the message and the words so far are kept.
+    let lines = h.transcript();
+    assert_eq!(
+        lines[0],
+        ("user".into(), "Tell me a long story about a cat.".into())
+    );
+    assert_eq!(lines.len(), 2);
+    // The next turn starts it again and is answered.
+    let (_, out) = on_engine(&h, &engine, "yui", "Say hello.", 16).await;
+    assert_eq!(out.status, TurnStatus::Ok, "{:?}", out.error);
     assert_eq!(engine.starts(), 2);
-    let (_, out) = h
-        .run(&request(&h, &ep2, "Say hello.", 16), &registry(vec![]))
-        .await;
-    assert_eq!(out.status, TurnStatus::Ok);
     engine.stop().await;
+}
+
+/// Two characters' turns at once on one engine: one start, both answered.
+#[tokio::test]
+async fn two_characters_turns_share_one_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(spec) = spec(dir.path()) else { return };
+    let engine = Arc::new(Engine::new(spec, clock()));
+    let h = Harness::new();
+    let (a, b) = tokio::join!(
+        on_engine(&h, &engine, "yui", "Say hello.", 16),
+        on_engine(&h, &engine, "kai", "Say goodbye.", 16)
+    );
+    assert_eq!(
+        (a.1.status, b.1.status),
+        (TurnStatus::Ok, TurnStatus::Ok),
+        "{:?} {:?}",
+        a.1.error,
+        b.1.error
+    );
+    assert_eq!(engine.starts(), 1);
+    engine.stop().await;
+}
+
+/// An engine that cannot start ends the turn with its sentence; the message is kept.
+#[tokio::test]
+async fn a_turn_whose_engine_cannot_start_keeps_the_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut spec) = spec(dir.path()) else {
+        return;
+    };
+    spec.model = dir.path().join("gone.gguf");
+    let engine = Arc::new(Engine::new(spec, clock()));
+    let h = Harness::new();
+    let (events, out) = on_engine(&h, &engine, "yui", "Hello?", 16).await;
+    let missing = format!(
+        "The model file {} is missing; pull or add it again.",
+        dir.path().join("gone.gguf").display()
+    );
+    assert_eq!(out.error.as_deref(), Some(missing.as_str()));
+    assert_eq!(of_type(&events, "turn_end")[0]["error"], missing.as_str());
+    assert_eq!(h.transcript(), vec![("user".into(), "Hello?".into())]);
 }
 
 #[tokio::test]

@@ -1,7 +1,9 @@
 //! The engine of the backend's built-in model: when `yui model use` chose one (the backend's
 //! `builtin` field), [`configured`] builds its supervisor from the settings (the program, the
-//! threads, the idle stop) and the installed file. Nothing starts here: the first turn that
-//! needs it calls [`super::engine::Engine::ensure`].
+//! threads, the idle stop) and the installed file, and [`shared`] keeps one for the whole
+//! process (the app's characters and `yui converse` share one engine; a changed setting makes
+//! a new one and stops the old). Nothing starts here: the first turn that needs it calls
+//! [`super::engine::Engine::ensure`].
 
 use super::engine::{self, Engine, Spec};
 use super::{local, Config};
@@ -9,6 +11,7 @@ use crate::clock::SharedClock;
 use crate::error::{CoreError, ErrorCode, Result};
 use crate::paths::Paths;
 use crate::store::Store;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long the engine may take to load a model and answer `/health`.
@@ -45,4 +48,38 @@ pub fn configured(store: &Store, paths: &Paths, clock: SharedClock) -> Result<Op
         },
         clock,
     )))
+}
+
+/// How often the process-wide engine asks the clock whether it has been idle long enough.
+pub const IDLE_CHECK: Duration = Duration::from_secs(15);
+
+static SHARED: Mutex<Option<Arc<Engine>>> = Mutex::new(None);
+
+/// The process-wide engine of the configured built-in model (made on first use, with its idle
+/// watch on the current tokio runtime); `None` when the backend is a server of the user's. When
+/// the settings changed since, the old engine is stopped and a new one made.
+pub fn shared(store: &Store, paths: &Paths, clock: SharedClock) -> Result<Option<Arc<Engine>>> {
+    let Some(fresh) = configured(store, paths, clock)? else {
+        let old = SHARED.lock().unwrap_or_else(|p| p.into_inner()).take();
+        stop_later(old);
+        return Ok(None);
+    };
+    let mut slot = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = slot.as_ref().filter(|e| e.spec() == fresh.spec()) {
+        return Ok(Some(e.clone()));
+    }
+    let engine = Arc::new(fresh);
+    if tokio::runtime::Handle::try_current().is_ok() {
+        engine.watch_idle(IDLE_CHECK);
+    }
+    stop_later(slot.replace(engine.clone()));
+    Ok(Some(engine))
+}
+
+fn stop_later(old: Option<Arc<Engine>>) {
+    if let (Some(old), Ok(rt)) = (old, tokio::runtime::Handle::try_current()) {
+        rt.spawn(async move {
+            old.stop().await;
+        });
+    }
 }

@@ -27,11 +27,13 @@ pub const KEY_ENV: &str = "LLAMA_API_KEY";
 pub const PROGRAM: &str = "llama-server";
 /// Context size when none is given: room for the system prompt, tools and a conversation.
 pub const DEFAULT_CTX: u32 = 4096;
-/// How much of the engine's stderr is kept for the crash sentence.
+/// How long a failed turn waits for the engine's exit to show before calling it alive.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// How much of the engine's stderr is kept for the log.
 const TAIL: usize = 4096;
 
 /// How to run the engine.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
     pub program: PathBuf,
     pub model: PathBuf,
@@ -179,10 +181,10 @@ impl Engine {
     pub async fn crashed(&self) -> Option<String> {
         let mut live = self.live.lock().await;
         let l = live.as_mut()?;
-        let status = match l.child.try_wait() {
-            Ok(None) => return None,
-            Ok(Some(s)) => Some(s),
-            Err(_) => None,
+        // A killed engine's connections may close a moment before its exit can be read.
+        let status = match tokio::time::timeout(EXIT_GRACE, l.child.wait()).await {
+            Err(_) => return None,
+            Ok(s) => s.ok(),
         };
         // Its last words go to the log; the user gets the plain sentence.
         tracing::warn!(engine_stderr = %last_line(&l.tail), "the built-in engine died");
