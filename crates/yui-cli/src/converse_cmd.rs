@@ -39,6 +39,7 @@ pub fn run(paths: &Paths, args: &ConverseArgs) -> Result<u8, CoreError> {
                 timeouts: s.timeouts,
             },
             headless: true,
+            engine: s.engine.clone(),
             ..StageOptions::default()
         };
         let (stage, mut rx) = Stage::new(s.store.clone(), s.clock.clone(), paths.clone(), opts);
@@ -83,6 +84,9 @@ pub fn run(paths: &Paths, args: &ConverseArgs) -> Result<u8, CoreError> {
             }
         }
         ctrl_c.abort();
+        if let Some(e) = &s.engine {
+            e.stop().await;
+        }
         Ok(code)
     })
 }

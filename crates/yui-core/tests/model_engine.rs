@@ -19,6 +19,7 @@ fn spec(dir: &std::path::Path) -> Option<Spec> {
     Some(Spec {
         program: engine("model_engine")?,
         model: gguf("model_engine")?,
+        alias: "smollm2".into(),
         threads: 1,
         ctx: 2048,
         idle_stop: Duration::from_secs(600),
@@ -112,6 +113,7 @@ async fn the_engine_starts_on_demand_answers_a_real_turn_and_stops_when_idle() {
     );
     assert!(argv.contains(" -t 1 "), "{argv}");
     assert!(!argv.contains(&ep.api_key), "{argv}");
+    assert!(argv.contains("--alias smollm2"), "{argv}");
     assert!(proc_text(pid, "environ").contains(&format!("LLAMA_API_KEY={}", ep.api_key)));
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("engine.json")).unwrap()).unwrap();

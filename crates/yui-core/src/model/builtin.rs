@@ -40,6 +40,7 @@ pub fn configured(store: &Store, paths: &Paths, clock: SharedClock) -> Result<Op
         Spec {
             program,
             model,
+            alias: name,
             threads: cfg.threads(),
             ctx: engine::DEFAULT_CTX,
             idle_stop: Duration::from_secs(cfg.idle_stop_s),
@@ -81,5 +82,14 @@ fn stop_later(old: Option<Arc<Engine>>) {
         rt.spawn(async move {
             old.stop().await;
         });
+    }
+}
+
+/// Stop the process-wide engine, if one runs (the app's exit, the end of a CLI command that used
+/// it: a static is never dropped, so its child would outlive the process otherwise).
+pub async fn stop_shared() {
+    let old = SHARED.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(e) = old {
+        e.stop().await;
     }
 }

@@ -2,7 +2,8 @@
 //! through the one process runner ([`crate::process::spawn`]: its own process group, killed with
 //! YUI) on 127.0.0.1 with a random free port and a per-run API key passed in the environment
 //! (`LLAMA_API_KEY`, never on the command line), `--jinja` (llama.cpp's own chat templates and
-//! tool-call parsers) and the threads of [`super::Config::threads`].
+//! tool-call parsers), the model's name as its `--alias`, and the threads of
+//! [`super::Config::threads`].
 //!
 //! [`Engine::ensure`] starts it on the first turn that needs it and waits for `/health`; it stays
 //! warm while turns come ([`Engine::touch`]) and [`Engine::check_idle`] stops it once the clock
@@ -37,6 +38,9 @@ const TAIL: usize = 4096;
 pub struct Spec {
     pub program: PathBuf,
     pub model: PathBuf,
+    /// The name the engine serves the model under (`/v1/models`, the `model` of answers): the
+    /// name the user knows it by, so the doctor's model check finds it.
+    pub alias: String,
     pub threads: u32,
     pub ctx: u32,
     pub idle_stop: Duration,
@@ -252,6 +256,7 @@ impl Engine {
         let mut cmd = Command::new(&self.spec.program);
         cmd.arg("-m")
             .arg(&self.spec.model)
+            .args(["--alias", &self.spec.alias])
             .args([
                 "--host",
                 "127.0.0.1",
