@@ -22,6 +22,7 @@ mod memory_embed;
 mod memory_extract;
 mod mic;
 mod model_engine;
+mod model_local;
 mod model_pull;
 mod plain;
 mod realtime_audio;
