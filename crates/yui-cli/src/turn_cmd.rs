@@ -251,10 +251,13 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
     let s = setup(paths, &args.target)?;
     let rt = runtime()?;
     let name = yui_core::presets::get(&s.store, &s.preset)?.name;
+    let at = match &s.engine {
+        Some(_) => "YUI's built-in engine".to_string(),
+        None => s.backend.base_url.clone(),
+    };
     eprintln!(
-        "Talking to {name} over {} at {} ({}). /reset starts over, /quit leaves, Ctrl-C stops a reply.",
+        "Talking to {name} over {} at {at} ({}). /reset starts over, /quit leaves, Ctrl-C stops a reply.",
         s.backend.transport.as_str(),
-        s.backend.base_url,
         s.backend.model
     );
     // A long conversation: the built-in engine stops after the idle time without a turn.
