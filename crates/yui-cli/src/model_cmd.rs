@@ -56,7 +56,12 @@ pub fn run(paths: &Paths, cmd: &ModelCmd) -> Result<u8, CoreError> {
         ModelCmd::List { json } => {
             let in_use = yui_core::backend::load(&store)?.builtin;
             let home = std::env::var_os("HOME").map(PathBuf::from);
-            for m in local::list(paths, &catalog, in_use.as_deref(), home.as_deref()) {
+            let look = local::Looking {
+                in_use: in_use.as_deref(),
+                mirror: cfg.mirror.as_deref(),
+                home: home.as_deref(),
+            };
+            for m in local::list(paths, &catalog, look) {
                 if *json {
                     line(&serde_json::to_string(&m)?);
                 } else {

@@ -154,6 +154,52 @@ fn pull_refuses_a_wrong_size_then_resumes_a_cut_and_verifies() {
     );
 }
 
+/// A pull killed while it waits to try again leaves its partial file; running it again (the
+/// mirror now from the setting) asks for the rest only.
+#[test]
+fn a_killed_pull_resumes_when_run_again() {
+    let Some(body) = skip("a_killed_pull_resumes_when_run_again") else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let env = Env::new();
+    env.set("yui.model.catalog_file", &json!(catalog(env.dir.path())));
+    let half = body.len() / 2;
+    let cut = rt.block_on(FileServer::start(body.clone(), Fault::CutFirstAt(half)));
+    env.set("yui.model.mirror", &json!(cut.base()));
+    let mut pull = yui_command(&env.dir.path().join("data"))
+        .env("HOME", env.dir.path().join("home"))
+        .args(["model", "pull", "smollm2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(pull.stderr.take().unwrap());
+    let mut line = String::new();
+    while err.read_line(&mut line).unwrap() > 0 && !line.contains("trying again") {
+        line.clear();
+    }
+    assert_eq!(
+        line,
+        "smollm2: the connection closed early; trying again in 1.0 s (try 2)\n"
+    );
+    pull.kill().unwrap();
+    pull.wait().unwrap();
+    assert_eq!(env.list()[0]["partial"], json!(half));
+    let out = env.yui(&["model", "pull", "smollm2"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.starts_with("smollm2: resuming at 49 MB of 98 MB\n"),
+        "{err}"
+    );
+    assert_eq!(cut.ranges(), [None, Some(format!("bytes={half}-"))]);
+    assert_eq!(
+        std::fs::read(env.models().join(GGUF)).unwrap().as_slice(),
+        body.as_slice()
+    );
+}
+
 #[test]
 fn own_files_are_added_found_used_and_removed() {
     let Some(body) = skip("own_files_are_added_found_used_and_removed") else {

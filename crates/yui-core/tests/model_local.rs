@@ -59,7 +59,14 @@ fn each_model_has_its_state_and_an_unfinished_download_its_bytes() {
     .unwrap();
     // d: whole, and the backend's built-in model.
     std::fs::write(models.join("d.gguf"), [0u8; 10]).unwrap();
-    let listed = local::list(&p, &catalog, Some("d"), None);
+    let listed = local::list(
+        &p,
+        &catalog,
+        local::Looking {
+            in_use: Some("d"),
+            ..Default::default()
+        },
+    );
     assert_eq!(
         states(&listed),
         [
@@ -69,11 +76,14 @@ fn each_model_has_its_state_and_an_unfinished_download_its_bytes() {
             ("d".into(), State::InUse, None),
         ]
     );
-    let listed = local::list(&p, &catalog, None, None);
+    let listed = local::list(&p, &catalog, local::Looking::default());
     assert_eq!(listed[3].state, State::Installed);
     // A partial file kept for another URL is no download of this model.
     std::fs::write(models.join("b.gguf.part.url"), "http://elsewhere/b.gguf").unwrap();
-    assert_eq!(local::list(&p, &catalog, None, None)[1].partial, None);
+    assert_eq!(
+        local::list(&p, &catalog, local::Looking::default())[1].partial,
+        None
+    );
 }
 
 #[test]
@@ -93,7 +103,14 @@ fn gguf_files_of_lm_studio_and_llama_cpp_are_offered() {
         std::fs::create_dir_all(home.join(sub)).unwrap();
         std::fs::write(home.join(sub).join(file), b"GGUF").unwrap();
     }
-    let listed = local::list(&paths(dir.path()), &[], None, Some(&home));
+    let listed = local::list(
+        &paths(dir.path()),
+        &[],
+        local::Looking {
+            home: Some(&home),
+            ..Default::default()
+        },
+    );
     let seen: Vec<(String, String, State)> = listed
         .into_iter()
         .map(|m| (m.name, m.source, m.state))
@@ -110,5 +127,5 @@ fn gguf_files_of_lm_studio_and_llama_cpp_are_offered() {
             ),
         ]
     );
-    assert!(local::list(&paths(dir.path()), &[], None, None).is_empty());
+    assert!(local::list(&paths(dir.path()), &[], local::Looking::default()).is_empty());
 }

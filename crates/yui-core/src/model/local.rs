@@ -130,14 +130,24 @@ pub fn installed(paths: &Paths, catalog: &[Entry], name: &str) -> Option<PathBuf
         .filter(|p| p.is_file())
 }
 
-/// The catalog, the added files and the found ones, each with its state. `in_use`: the name
-/// the backend's built-in engine uses.
-pub fn list(
-    paths: &Paths,
-    catalog: &[Entry],
-    in_use: Option<&str>,
-    home: Option<&Path>,
-) -> Vec<Listed> {
+/// Where to look and what to compare with, for [`list`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Looking<'a> {
+    /// The name the backend's built-in engine uses.
+    pub in_use: Option<&'a str>,
+    /// `yui.model.mirror`: a partial download is counted for the URL a pull would ask.
+    pub mirror: Option<&'a str>,
+    /// Where LM Studio's and llama.cpp's folders are (`None`: found nothing).
+    pub home: Option<&'a Path>,
+}
+
+/// The catalog, the added files and the found ones, each with its state.
+pub fn list(paths: &Paths, catalog: &[Entry], look: Looking<'_>) -> Vec<Listed> {
+    let Looking {
+        in_use,
+        mirror,
+        home,
+    } = look;
     let d = dir(paths);
     let used = |name: &str, s: State| {
         if s == State::Installed && in_use == Some(name) {
@@ -157,7 +167,8 @@ pub fn list(
         } else {
             State::Available
         };
-        let partial = Some(download::partial(&path, &e.url)).filter(|&n| n > 0 && !whole);
+        let url = catalog::with_mirror(&e.url, mirror);
+        let partial = Some(download::partial(&path, &url)).filter(|&n| n > 0 && !whole);
         out.push(Listed {
             name: e.name.clone(),
             file: e.file.clone(),
