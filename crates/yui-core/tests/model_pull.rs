@@ -291,3 +291,47 @@ async fn a_cancelled_pull_keeps_its_bytes_for_the_next() {
     );
     assert_eq!(std::fs::read(&j.dest).unwrap().as_slice(), body.as_slice());
 }
+
+/// A second pull of the same file while the first waits to try again is refused; the first
+/// finishes.
+#[tokio::test]
+async fn one_pull_of_a_file_at_a_time() {
+    let Some(body) = gguf_bytes("one_pull_of_a_file_at_a_time") else {
+        return;
+    };
+    let server = FileServer::start(body.clone(), Fault::CutFirstAt(1_000_000)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(&server.base(), dir.path());
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let first = {
+        let j = j.clone();
+        tokio::spawn(async move {
+            let mut tx = Some(tx);
+            let slow = Backoff {
+                first: Duration::from_millis(300),
+                max: Duration::from_millis(300),
+                tries: 3,
+            };
+            pull(&client(), &j, slow, &CancellationToken::new(), &mut |p| {
+                if matches!(p, Progress::Retry { .. }) {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(());
+                    }
+                }
+            })
+            .await
+            .map_err(|e| e.to_string())
+        })
+    };
+    rx.await.unwrap();
+    let (second, _) = run(&j, 1).await;
+    assert_eq!(
+        second.unwrap_err(),
+        format!(
+            "smollm2 is already being downloaded by process {}.",
+            std::process::id()
+        )
+    );
+    assert_eq!(first.await.unwrap().unwrap(), j.dest);
+    assert_eq!(std::fs::read(&j.dest).unwrap().as_slice(), body.as_slice());
+}

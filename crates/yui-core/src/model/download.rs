@@ -140,19 +140,29 @@ pub fn partial(dest: &Path, url: &str) -> u64 {
     std::fs::metadata(beside(dest, ".part")).map_or(0, |m| m.len())
 }
 
+/// The files this process is pulling now (the lock file alone cannot tell two pulls of one
+/// process apart).
+static PULLING_HERE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
 /// Holds `<dest>.part.lock` while a pull runs.
 struct Lock(PathBuf);
 
 impl Lock {
     fn take(dest: &Path, name: &str) -> Result<Self, PullError> {
         let path = beside(dest, ".part.lock");
+        let busy = |pid| PullError::Busy {
+            name: name.to_string(),
+            pid,
+        };
         if let Some(pid) = pulling(dest).filter(|&p| p != std::process::id()) {
-            return Err(PullError::Busy {
-                name: name.to_string(),
-                pid,
-            });
+            return Err(busy(pid));
+        }
+        let mut here = PULLING_HERE.lock().unwrap_or_else(|p| p.into_inner());
+        if here.contains(&path) {
+            return Err(busy(std::process::id()));
         }
         std::fs::write(&path, std::process::id().to_string()).map_err(io_err(&path))?;
+        here.push(path.clone());
         Ok(Self(path))
     }
 }
@@ -160,6 +170,10 @@ impl Lock {
 impl Drop for Lock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+        PULLING_HERE
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|p| p != &self.0);
     }
 }
 
