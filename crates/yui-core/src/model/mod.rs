@@ -165,3 +165,40 @@ impl Config {
             .unwrap_or_else(|| u32::try_from(sys::physical_cores()).unwrap_or(1))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(key: &str, v: Value) -> std::result::Result<(), String> {
+        let s = SETTINGS.iter().find(|s| s.key == key).unwrap();
+        (s.validate)(&v).map_err(|e| e.message)
+    }
+
+    #[test]
+    fn each_setting_refuses_a_bad_value_in_plain_words() {
+        assert_eq!(check(MIRROR_KEY, json!("http://127.0.0.1:9")), Ok(()));
+        assert_eq!(check(MIRROR_KEY, Value::Null), Ok(()));
+        assert_eq!(
+            check(MIRROR_KEY, json!("ftp://m")),
+            Err("yui.model.mirror must be an http(s):// URL or null".into())
+        );
+        assert_eq!(
+            check(THREADS_KEY, json!(0)),
+            Err("yui.model.threads must be a whole number from 1 to 256 or null".into())
+        );
+        assert_eq!(check(THREADS_KEY, Value::Null), Ok(()));
+        assert_eq!(
+            check(IDLE_STOP_KEY, Value::Null),
+            Err("yui.model.idle_stop_s must be a whole number from 1 to 86400".into())
+        );
+        assert_eq!(check(IDLE_STOP_KEY, json!(600)), Ok(()));
+        assert_eq!(
+            check(CATALOG_FILE_KEY, json!("")),
+            Err("yui.model.catalog_file must be a file path or null".into())
+        );
+        for s in SETTINGS {
+            assert_eq!(check(s.key, (s.default)()), Ok(()), "{}", s.key);
+        }
+    }
+}
