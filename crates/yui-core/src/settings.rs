@@ -61,11 +61,6 @@ const fn model_key(s: &'static crate::model::Setting) -> Known {
 }
 
 pub const KNOWN: &[Known] = &[
-    model_key(&crate::model::SETTINGS[0]),
-    model_key(&crate::model::SETTINGS[1]),
-    model_key(&crate::model::SETTINGS[2]),
-    model_key(&crate::model::SETTINGS[3]),
-    model_key(&crate::model::SETTINGS[4]),
     Known {
         key: BROWSER,
         kind: SWITCH_KIND,
@@ -214,6 +209,11 @@ pub const KNOWN: &[Known] = &[
         },
         doc: "How many addressed turns (one character answering another, address_character) may follow one user turn before the exchange stops; 0 turns addressing off. The user typing anywhere starts the count again.",
     },
+    model_key(&crate::model::SETTINGS[0]),
+    model_key(&crate::model::SETTINGS[1]),
+    model_key(&crate::model::SETTINGS[2]),
+    model_key(&crate::model::SETTINGS[3]),
+    model_key(&crate::model::SETTINGS[4]),
 ];
 
 /// [`ADDRESSED_CHAIN_MAX`], read now; an unreadable value reads as the default.
