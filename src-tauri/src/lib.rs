@@ -117,8 +117,9 @@ fn run_desktop(state: AppState) {
         {
             api.prevent_exit();
         } else if let RunEvent::Exit = event {
-            // The MCP servers' process groups go with the app.
+            // The MCP servers' process groups go with the app, and the built-in engine.
             tauri::async_runtime::block_on(yui_core::tools::mcp::shutdown());
+            tauri::async_runtime::block_on(yui_core::model::builtin::stop_shared());
         }
     });
 }

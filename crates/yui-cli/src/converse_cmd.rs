@@ -40,6 +40,7 @@ pub fn run(paths: &Paths, args: &ConverseArgs) -> Result<u8, CoreError> {
                 timeouts: s.timeouts,
             },
             headless: true,
+            engine: s.engine.clone(),
             ..StageOptions::default()
         };
         let (stage, mut rx) = Stage::new(s.store.clone(), s.clock.clone(), paths.clone(), opts);
@@ -84,6 +85,9 @@ pub fn run(paths: &Paths, args: &ConverseArgs) -> Result<u8, CoreError> {
             }
         }
         ctrl_c.abort();
+        if let Some(e) = &s.engine {
+            e.stop().await;
+        }
         Ok(code)
     })
 }

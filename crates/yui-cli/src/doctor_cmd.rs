@@ -42,7 +42,10 @@ pub fn run(paths: &Paths, args: &DoctorArgs) -> Result<u8, CoreError> {
     }
     .with_env_key();
     let rt = crate::turn_cmd::runtime()?;
-    let report = rt.block_on(doctor::run_configured(&store, paths, &overrides))?;
+    let report = rt.block_on(doctor::run_configured(&store, paths, &overrides));
+    // The built-in engine the doctor started goes with the command.
+    rt.block_on(yui_core::model::builtin::stop_shared());
+    let report = report?;
     // Speech checks only when voice is configured (docs/voice.md).
     let speech = if yui_core::voice::check::configured(&store)? {
         Some(rt.block_on(yui_core::voice::check::run(&store, paths)))

@@ -8,6 +8,7 @@ mod backend_cmd;
 mod converse_cmd;
 mod doctor_cmd;
 mod memory_cmd;
+mod model_cmd;
 mod preset_cmd;
 mod relation_cmd;
 mod settings_cmd;
@@ -80,6 +81,9 @@ enum Command {
     /// Check the backend: reachable, key, model, streaming and tool calls on both transports;
     /// says which transport to use and whether expression cues will work (exit 0 once reported).
     Doctor(doctor_cmd::DoctorArgs),
+    /// The built-in model: list, pull, add your own GGUF, use, remove (docs/built-in-model.md).
+    #[command(subcommand)]
+    Model(model_cmd::ModelCmd),
     /// Speak a text through the configured (or given) speech engine, or write it to a WAV.
     Say(voice_cmd::SayArgs),
     /// Transcribe a WAV file or the microphone, one JSON line per utterance.
@@ -131,6 +135,7 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
         Command::Say(args) => Out::Exit(voice_cmd::say(paths, args)?),
         Command::Listen(args) => Out::Exit(voice_cmd::listen(paths, args)?),
         Command::Memory(cmd) => Out::Json(memory_cmd::run(paths, cmd)?),
+        Command::Model(cmd) => Out::Exit(model_cmd::run(paths, cmd)?),
     })
 }
 

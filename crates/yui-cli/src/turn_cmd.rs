@@ -105,6 +105,9 @@ pub struct Setup {
     pub preset: String,
     pub backend: Backend,
     pub timeouts: Timeouts,
+    /// The built-in engine, when the backend is the built-in model (`yui model use`) and no
+    /// --base-url was given: started by the first turn, stopped when the command ends.
+    pub engine: Option<Arc<yui_core::model::engine::Engine>>,
 }
 
 pub fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
@@ -127,12 +130,18 @@ pub fn setup(paths: &Paths, t: &TargetArgs) -> Result<Setup, CoreError> {
             "the push transport needs a push URL: pass --push-url ws://… or set it with `yui backend set --push-url`",
         ));
     }
+    let clock: SharedClock = Arc::new(SystemClock);
+    let engine = match t.base_url {
+        Some(_) => None,
+        None => yui_core::model::builtin::configured(&store, paths, clock.clone())?.map(Arc::new),
+    };
     Ok(Setup {
-        clock: Arc::new(SystemClock),
+        clock,
         preset,
         backend,
         timeouts: timeouts(&store, t),
         store,
+        engine,
     })
 }
 
@@ -186,6 +195,8 @@ async fn one_turn(
     )?;
     req.timeouts = s.timeouts;
     let mut deps = TurnDeps::new(s.store.clone(), s.clock.clone(), &s.timeouts)?;
+    // The built-in engine: the turn starts it and sends to it (its crash is the turn's error).
+    deps.builtin = s.engine.clone();
     if let Some(a) = audio {
         a.attach(&mut deps)?;
     }
@@ -230,6 +241,9 @@ pub fn run_turn(paths: &Paths, args: &TurnArgs) -> Result<u8, CoreError> {
         }
     });
     rt.block_on(yui_core::tools::mcp::shutdown());
+    if let Some(e) = &s.engine {
+        rt.block_on(e.stop());
+    }
     let outcome = outcome?;
     Ok(match outcome.status {
         TurnStatus::Ok | TurnStatus::Silent => 0,
@@ -244,12 +258,20 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
     let s = setup(paths, &args.target)?;
     let rt = runtime()?;
     let name = yui_core::presets::get(&s.store, &s.preset)?.name;
+    let at = match &s.engine {
+        Some(_) => "YUI's built-in engine".to_string(),
+        None => s.backend.base_url.clone(),
+    };
     eprintln!(
-        "Talking to {name} over {} at {} ({}). /reset starts over, /quit leaves, Ctrl-C stops a reply.",
+        "Talking to {name} over {} at {at} ({}). /reset starts over, /quit leaves, Ctrl-C stops a reply.",
         s.backend.transport.as_str(),
-        s.backend.base_url,
         s.backend.model
     );
+    // A long conversation: the built-in engine stops after the idle time without a turn.
+    let _idle = s.engine.as_ref().map(|e| {
+        let _rt = rt.enter();
+        e.watch_idle(std::time::Duration::from_secs(5))
+    });
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     loop {
@@ -309,6 +331,9 @@ pub fn run_chat(paths: &Paths, args: &ChatArgs) -> Result<u8, CoreError> {
         }
     }
     rt.block_on(yui_core::tools::mcp::shutdown());
+    if let Some(e) = &s.engine {
+        rt.block_on(e.stop());
+    }
     Ok(0)
 }
 

@@ -58,6 +58,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "layout",
             "presence",
             "autostart",
+            "model",
         ],
     ),
     ("engine", &["turn", "tools", "stage", "context", "trim"]),

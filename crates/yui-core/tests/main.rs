@@ -3,6 +3,7 @@
 //! `cargo test -p yui-core --test integration <module>::`.
 
 mod avatar_support;
+mod model_support;
 mod turn_support;
 
 mod autostart;
@@ -22,6 +23,9 @@ mod memory;
 mod memory_embed;
 mod memory_extract;
 mod mic;
+mod model_engine;
+mod model_local;
+mod model_pull;
 mod realtime_audio;
 mod realtime_audio_loop;
 mod relations;

@@ -16,6 +16,7 @@ const DOMAINS: &[&str] = &[
     "crate::presence::",
     "crate::autostart::",
     "crate::longterm::",
+    "crate::model::",
 ];
 
 /// Where the modules `settings.rs` names live: yui-domain's own, then yui-base's (re-exported

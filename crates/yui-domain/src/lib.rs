@@ -2,8 +2,9 @@
 //! their `looks`, `cards`, `sprites`, `relations`), what they remember (`transcript`,
 //! `longterm`), the backend they talk through (`backend`), the expression vocabulary (`vocab`),
 //! the avatar's body on the desktop (`avatar`, `layout`, `presence`), the voice's settings and
-//! views (`voice`, on yui-voice), starting with the session (`autostart`), and the one typed
-//! declaration of every settings key (`settings`).
+//! views (`voice`, on yui-voice), the built-in model's files and engine process (`model`),
+//! starting with the session (`autostart`), and the one typed declaration of every settings key
+//! (`settings`).
 //!
 //! It stands on yui-base and yui-voice and names nothing above (the engine, yui-core, stands on
 //! it): the compiler enforces that. Inside, `tests/floors.rs` of yui-core keeps its files free
@@ -16,6 +17,7 @@ pub mod cards;
 pub mod layout;
 pub mod longterm;
 pub mod looks;
+pub mod model;
 pub mod presence;
 pub mod presets;
 pub mod relations;

@@ -49,6 +49,17 @@ fn validate_switch_shape(key: &str, value: &Value) -> Result<()> {
     }
 }
 
+/// A declaration of the built-in model's settings (`model::SETTINGS`) as a [`Known`].
+const fn model_key(s: &'static crate::model::Setting) -> Known {
+    Known {
+        key: s.key,
+        kind: s.kind,
+        default: s.default,
+        validate: s.validate,
+        doc: s.doc,
+    }
+}
+
 pub const KNOWN: &[Known] = &[
     Known {
         key: BROWSER,
@@ -205,6 +216,11 @@ pub const KNOWN: &[Known] = &[
         },
         doc: "How many addressed turns (one character answering another, address_character) may follow one user turn before the exchange stops; 0 turns addressing off. The user typing anywhere starts the count again.",
     },
+    model_key(&crate::model::SETTINGS[0]),
+    model_key(&crate::model::SETTINGS[1]),
+    model_key(&crate::model::SETTINGS[2]),
+    model_key(&crate::model::SETTINGS[3]),
+    model_key(&crate::model::SETTINGS[4]),
 ];
 
 /// [`ADDRESSED_CHAIN_MAX`], read now; an unreadable value reads as the default.

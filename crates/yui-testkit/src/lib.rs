@@ -11,11 +11,14 @@
 //!   session set up, every client event recorded, scripted responses (text, transcript with
 //!   base64 pcm16 audio, function calls) played by the test or automatically on `response.create`;
 //! - [`speech`]: an OpenAI-compatible speech server (`/audio/transcriptions` multipart in, JSON
-//!   out; `/audio/speech` JSON in, WAV or PCM out) with scripted faults.
+//!   out; `/audio/speech` JSON in, WAV or PCM out) with scripted faults;
+//! - [`files`]: a file server (GET with `Range`) for model downloads, with the faults a real
+//!   one has: a connection cut halfway, `Range` ignored, a wrong size, a server that is down.
 //!
 //! Used by the core's tests, the CLI tests (crates/yui-cli/tests) and the end-to-end tests
 //! (tests/e2e). Dev-only: no product crate depends on it outside `[dev-dependencies]`.
 
+pub mod files;
 pub mod realtime;
 pub mod speech;
 pub mod sse;

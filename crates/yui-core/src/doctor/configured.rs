@@ -15,6 +15,17 @@ pub async fn run_configured(
         transport: overrides.transport.filter(|t| *t != Transport::Push),
         ..overrides.clone()
     };
-    let b = crate::backend::resolve(store, paths, &o)?;
+    let mut b = crate::backend::resolve(store, paths, &o)?;
+    // The built-in engine is checked like any server: started, then asked the same questions.
+    if o.base_url.as_deref().is_none_or(|u| u.trim().is_empty()) {
+        let clock: crate::clock::SharedClock = std::sync::Arc::new(crate::clock::SystemClock);
+        if let Some(engine) = crate::model::builtin::shared(store, paths, clock)? {
+            let ep = engine.ensure().await.map_err(|e| {
+                crate::error::CoreError::new(crate::error::ErrorCode::Backend, e.to_string())
+            })?;
+            b.base_url = ep.base_url;
+            b.api_key = Some(ep.api_key);
+        }
+    }
     Ok(run(&b, &Options::default()).await)
 }

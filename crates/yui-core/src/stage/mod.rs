@@ -104,6 +104,9 @@ pub struct StageOptions {
     /// How long a turn the realtime server started waits for the user's transcribed words
     /// before it starts without them (later words replace the placeholder).
     pub transcript_wait: Duration,
+    /// A fixed backend's built-in engine (`yui converse` after `yui model use`); the configured
+    /// backend's is the process-wide one (`model::builtin::shared`).
+    pub engine: Option<Arc<crate::model::engine::Engine>>,
 }
 
 impl std::fmt::Debug for StageOptions {
@@ -117,6 +120,10 @@ impl std::fmt::Debug for StageOptions {
             .field("mic_audio", &self.mic_audio)
             .field("duplex", &self.duplex)
             .field("transcript_wait", &self.transcript_wait)
+            .field(
+                "engine",
+                &self.engine.as_ref().map(|e| e.spec().model.clone()),
+            )
             .finish()
     }
 }
@@ -132,6 +139,7 @@ impl Default for StageOptions {
             mic_audio: AudioChoice::default(),
             duplex: None,
             transcript_wait: realtime::TRANSCRIPT_WAIT,
+            engine: None,
         }
     }
 }

@@ -156,6 +156,13 @@ pub(super) fn start(
     }
     let mut deps = TurnDeps::new(inner.store.clone(), inner.clock.clone(), &req.timeouts)?;
     deps.push = push;
+    // The built-in model's engine, when the backend is it (docs/built-in-model.md).
+    deps.builtin = match inner.opts.backend {
+        BackendSource::Configured => {
+            crate::model::builtin::shared(&inner.store, &inner.paths, inner.clock.clone())?
+        }
+        BackendSource::Fixed { .. } => inner.opts.engine.clone(),
+    };
     // The session's audio is the character's voice (no text-to-speech) while it has one.
     let rt_audio = realtime
         .as_ref()

@@ -147,10 +147,13 @@ pub async fn run(
     tx: &mpsc::Sender<TurnEvent>,
     cancel: &CancellationToken,
 ) -> TurnOutcome {
+    // The built-in engine first: its endpoint is the turn's backend.
+    let (on_engine, early) = super::builtin::prepare(deps, req, cancel).await;
+    let req = on_engine.as_ref().unwrap_or(req);
     // With an embeddings model, recall again with the message's vector, waiting briefly.
     let now = deps.clock.now();
     let embedded = match &req.context {
-        Some(_) => {
+        Some(_) if early.is_none() => {
             let ask = crate::longterm::embed::TurnAsk {
                 preset_id: &req.preset_id,
                 turn_id: &req.turn_id,
@@ -160,7 +163,7 @@ pub async fn run(
             };
             crate::longterm::embed::recall_turn(&deps.store, &deps.http, now, ask, cancel).await
         }
-        None => None,
+        _ => None,
     };
     let embedded = embedded.map(|lines| {
         let mut out = req.clone();
@@ -177,7 +180,10 @@ pub async fn run(
         tool_context(deps, req),
         unregistered(req),
     );
-    let res = run_turn(&mut d, deps, req, registry).await;
+    let res = match early {
+        Some(end) => Err(end),
+        None => run_turn(&mut d, deps, req, registry).await,
+    };
     // A start held back as a possible [SILENT] that the stream never finished is still speech.
     d.end_of_response(&mut String::new()).await;
     let (status, error) = match res {
@@ -195,6 +201,12 @@ pub async fn run(
         }
         Err(End::Failed(m)) => (TurnStatus::Error, Some(m)),
     };
+    // An engine that died under the turn says so instead of the transport's error.
+    let error = match status {
+        TurnStatus::Error => super::builtin::crashed(deps).await.or(error),
+        _ => error,
+    };
+    super::builtin::touch(deps);
     if !d.text.trim().is_empty() {
         // A reply that never finished is kept, marked cut, and never sent back as history.
         let cut = status == TurnStatus::Error;

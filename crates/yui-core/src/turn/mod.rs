@@ -11,12 +11,14 @@
 //! - [`rounds`]: the round-trip rules of the request transports (the `Conversation` each fills);
 //! - [`sse`]: the streaming HTTP client (timeouts, evidence-keeping errors);
 //! - [`chain`]: the stored Responses chain; [`endpoints`]: what an endpoint refuses;
-//! - `events` (in `crate::shared`): what leaves the core, in stream order;
-//! - [`plain`]: backend failures in plain words (the bubble's and `turn_end`'s error).
+//! - `events` (in yui-base, `crate::events`): what leaves the core, in stream order;
+//! - [`plain`]: backend failures in plain words (the bubble's and `turn_end`'s error);
+//! - `builtin`: a turn on the built-in engine (started first, its endpoint, its crash sentence).
 //!
 //! Start a turn with [`start`]; read [`TurnEvent`]s from the returned handle's receiver; stop it
 //! with [`TurnHandle::stop`]. The last event is always `turn_end`.
 
+mod builtin;
 pub mod call;
 pub mod chain;
 pub mod dispatch;

@@ -60,6 +60,9 @@ pub struct TurnDeps {
     /// A response the realtime server started by itself (the user spoke): the turn reads it
     /// from this link (and the events already read from it) instead of sending the user's words.
     pub realtime_started: Option<super::transport::realtime::started::ServerStarted>,
+    /// The built-in engine (docs/built-in-model.md): started before the turn is sent, its
+    /// endpoint and key replace the backend's.
+    pub builtin: Option<Arc<crate::model::engine::Engine>>,
 }
 
 impl TurnDeps {
@@ -75,6 +78,7 @@ impl TurnDeps {
             audio_in: None,
             audio_out: None,
             realtime_started: None,
+            builtin: None,
         })
     }
 }

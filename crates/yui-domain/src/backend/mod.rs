@@ -86,6 +86,11 @@ pub struct BackendConfig {
     /// Sampling temperature; `None` leaves it to the server.
     #[serde(default)]
     pub temperature: Option<f64>,
+    /// The built-in engine's model (`yui model use NAME`): turns go to YUI's own llama.cpp
+    /// engine, started on demand, instead of `base_url` (docs/built-in-model.md). Setting a
+    /// base URL clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builtin: Option<String>,
 }
 
 fn default_max_output_tokens() -> u32 {
@@ -102,6 +107,7 @@ impl Default for BackendConfig {
             realtime_url: None,
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             temperature: None,
+            builtin: None,
         }
     }
 }
@@ -268,6 +274,7 @@ pub fn update(store: &Store, change: &BackendChange) -> Result<BackendConfig> {
     let mut cfg = load(store)?;
     if let Some(v) = &change.base_url {
         cfg.base_url = v.trim().to_string();
+        cfg.builtin = None;
     }
     if let Some(v) = &change.model {
         cfg.model = v.trim().to_string();

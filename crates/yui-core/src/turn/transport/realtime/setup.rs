@@ -58,7 +58,7 @@ impl Setup {
 /// at least [`SETUP_FLOOR`]. Not the headers wait (2 min by default, for a model still loading):
 /// a realtime server confirms a session at once or never, and a turn must not hang on one that
 /// never does.
-pub fn setup_deadline(t: &crate::shared::timeouts::Timeouts) -> Duration {
+pub fn setup_deadline(t: &crate::timeouts::Timeouts) -> Duration {
     t.stall.max(SETUP_FLOOR)
 }
 
