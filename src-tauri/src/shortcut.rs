@@ -95,7 +95,7 @@ pub fn apply<R: Runtime>(app: &AppHandle<R>, store: &Store) {
             None => Err(UNAVAILABLE.to_string()),
             Some(h) => h
                 .take_shortcut(&key, handler(app))
-                .map_err(|e| format!("the shortcut {key} cannot be used: {}", e.0)),
+                .map_err(|e| format!("the shortcut {key} cannot be used: {e}")),
         };
         match &r {
             Ok(()) => tracing::info!(%key, "push-to-talk shortcut taken"),

@@ -106,7 +106,7 @@ async fn a_seat_whose_session_is_never_confirmed_ends_the_turn_and_recovers() {
     stage.opened("kai", WindowKind::Pet);
     let t0 = std::time::Instant::now();
     stage
-        .user_turn("kai", WindowKind::Pet, "are you there")
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "are you there"))
         .unwrap();
     let (status, _, error) = turn_end(&mut rx).await;
     assert_eq!(status, TurnStatus::Error);
@@ -132,7 +132,9 @@ async fn a_seat_whose_session_is_never_confirmed_ends_the_turn_and_recovers() {
     tokio::time::timeout(Duration::from_secs(60), connected)
         .await
         .expect("the seat's session is up again");
-    stage.user_turn("kai", WindowKind::Pet, "hello?").unwrap();
+    stage
+        .user_turn(UserTurn::to("kai", WindowKind::Pet, "hello?"))
+        .unwrap();
     let (status, text, _) = turn_end(&mut rx).await;
     assert_eq!((status, text.as_str()), (TurnStatus::Ok, "ok"));
 }

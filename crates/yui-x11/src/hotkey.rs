@@ -123,12 +123,12 @@ impl X11Desktop {
     /// presses and releases. Refused in plain words when the text is not a key combination, no
     /// key of this keyboard makes it, or another program holds it.
     pub fn take_shortcut(&self, spec: &str, on: OnKey) -> Result<(), HostError> {
-        let s = parse(spec).map_err(HostError)?;
+        let s = parse(spec).map_err(HostError::Unavailable)?;
         self.give_back_shortcut();
         self.detectable_auto_repeat();
-        let keycode = self
-            .keycode_of(s.keysym)?
-            .ok_or_else(|| HostError::unavailable(format!("no key of this keyboard makes {spec}")))?;
+        let keycode = self.keycode_of(s.keysym)?.ok_or_else(|| {
+            HostError::unavailable(format!("no key of this keyboard makes {spec}"))
+        })?;
         let mods = ModMask::from(s.mods);
         for lock in LOCKS {
             let m = mods | ModMask::from(lock);
