@@ -287,6 +287,8 @@ pub fn add(
 ) -> Result<AddedReport> {
     let meta = std::fs::metadata(src)
         .map_err(|e| CoreError::not_found(format!("cannot read {}: {e}", src.display())))?;
+    // Recorded where it really is, whatever the working dir of the command that added it.
+    let src = &std::fs::canonicalize(src).unwrap_or_else(|_| src.to_path_buf());
     if !meta.is_file() {
         return Err(CoreError::invalid(format!(
             "{} is not a file",
