@@ -136,7 +136,7 @@ pub fn on_rested(label: &WindowLabel) {
 pub fn install<R: Runtime>(app: &AppHandle<R>) {
     let (desktop, idle, keys) = desktop_host();
     // The global shortcut is grabbed on the same X connection (shortcut.rs).
-    app.manage(crate::shortcut::Keys(keys));
+    app.manage(Keys(keys));
     if desktop.is_none() {
         tracing::info!("no desktop host here: body_action answers unsupported");
     }
@@ -149,12 +149,40 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) {
     avatar::install(Arc::new(Avatar::new(desktop, Some(body), Some(store))));
 }
 
+/// What the settings say where no global shortcut can be grabbed.
+pub const SHORTCUT_UNAVAILABLE: &str = "the global shortcut is not available on this desktop";
+
+/// Where the shortcut is grabbed: the X11 desktop host (none on Wayland, without X, or off
+/// Linux). Managed here by `install`, which makes the host; `shortcut.rs` grabs on it.
+pub struct Keys(pub Option<Arc<Host>>);
+
+#[cfg(target_os = "linux")]
+pub type Host = yui_x11::X11Desktop;
+
+/// No global shortcut off Linux.
+#[cfg(not(target_os = "linux"))]
+pub struct Host;
+
+#[cfg(not(target_os = "linux"))]
+impl Host {
+    pub fn take_shortcut(
+        &self,
+        _: &str,
+        _: Arc<dyn Fn(bool) + Send + Sync>,
+    ) -> Result<(), yui_core::avatar::HostError> {
+        Err(yui_core::avatar::HostError::unavailable(
+            SHORTCUT_UNAVAILABLE,
+        ))
+    }
+    pub fn give_back_shortcut(&self) {}
+}
+
 /// The desktop host, the user's idle time and where the global shortcut is grabbed, where the
 /// platform has them.
 type Hosts = (
     Option<Arc<dyn DesktopHost>>,
     Option<Arc<dyn InputIdle>>,
-    Option<Arc<crate::shortcut::Host>>,
+    Option<Arc<Host>>,
 );
 
 #[cfg(target_os = "linux")]

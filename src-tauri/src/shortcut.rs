@@ -7,6 +7,7 @@
 //! or no X) is reported in Settings → Voice and logged, and the in-window push-to-talk still
 //! works.
 
+use crate::avatar::{Keys, SHORTCUT_UNAVAILABLE as UNAVAILABLE};
 use crate::state::AppState;
 use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Manager, Runtime};
@@ -16,31 +17,6 @@ use yui_core::Store;
 /// The shortcut taken last and how that went.
 #[derive(Default)]
 struct Taken(Mutex<Option<(String, Result<(), String>)>>);
-
-/// Where the shortcut is grabbed: the X11 desktop host (none on Wayland, without X, or off
-/// Linux). Managed by `avatar::install`, which makes the host.
-pub struct Keys(pub Option<Arc<Host>>);
-
-#[cfg(target_os = "linux")]
-pub type Host = yui_x11::X11Desktop;
-
-/// No global shortcut off Linux.
-#[cfg(not(target_os = "linux"))]
-pub struct Host;
-
-#[cfg(not(target_os = "linux"))]
-impl Host {
-    fn take_shortcut(
-        &self,
-        _: &str,
-        _: Arc<dyn Fn(bool) + Send + Sync>,
-    ) -> Result<(), yui_core::avatar::HostError> {
-        Err(yui_core::avatar::HostError(UNAVAILABLE.into()))
-    }
-    fn give_back_shortcut(&self) {}
-}
-
-const UNAVAILABLE: &str = "the global shortcut is not available on this desktop";
 
 /// What the shortcut's press and release do (called on the X event thread).
 fn handler<R: Runtime>(app: &AppHandle<R>) -> Arc<dyn Fn(bool) + Send + Sync> {
