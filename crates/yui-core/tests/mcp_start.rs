@@ -145,3 +145,16 @@ async fn start_failures_are_reported_in_plain_words_without_the_os_code() {
     );
     hub.stop().await;
 }
+
+/// Reload or exit right after the servers were asked to start (the start's task not run yet):
+/// nothing starts after the stop.
+#[tokio::test]
+async fn a_stop_right_after_warm_starts_nothing() {
+    let tag = "4603";
+    let hub = hub(json!({"hang": sleeper(tag)}));
+    hub.warm();
+    hub.stop().await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(sleeping(tag), 0);
+    assert_eq!(hub.get("hang").unwrap().state(), State::Idle);
+}

@@ -143,8 +143,12 @@ impl Server {
             // (Reload tools answers with one) says so, and the page asks again until it is ready.
             self.state.send_replace(State::Starting);
             let me = self.clone();
+            // Taken now: a stop before the task runs gives this start up too.
+            let abort = self.shared().abort.clone();
             rt.spawn(async move {
-                let _ = me.ensure(Instant::now() + me.def.timeout()).await;
+                let _ = me
+                    .ensure_with(Instant::now() + me.def.timeout(), abort)
+                    .await;
             });
         }
     }
@@ -152,10 +156,22 @@ impl Server {
     /// A connection to call through: the running one, or a new start (after the backoff a crash
     /// earned, when that ends before `deadline`). `Err` is the answer's text after `error: `.
     pub async fn ensure(self: &Arc<Self>, deadline: Instant) -> Result<Peer<RoleClient>, String> {
-        let name = &self.def.name;
         // Taken before the lock: a stop while this waits for it gives this start up too.
         let abort = self.shared().abort.clone();
+        self.ensure_with(deadline, abort).await
+    }
+
+    /// [`Server::ensure`], given up when `abort` is cancelled ([`Server::stop`]).
+    async fn ensure_with(
+        self: &Arc<Self>,
+        deadline: Instant,
+        abort: CancellationToken,
+    ) -> Result<Peer<RoleClient>, String> {
+        let name = &self.def.name;
         let _one = self.starting.lock().await;
+        if abort.is_cancelled() {
+            return Err(format!("{name} was stopped"));
+        }
         match self.state() {
             State::Ready => {
                 if let Some(c) = &self.shared().conn {
