@@ -8,10 +8,15 @@ use crate::error::Result;
 use crate::store::Store;
 use serde_json::Value;
 
-/// The command tools' report with the MCP servers' under `"mcp"`.
+/// The command tools' report with the MCP servers' under `"mcp"`. Asking starts the servers not
+/// started yet: the servers start when a character window opens, and Settings → Tools, opened
+/// before that, would otherwise show "not started yet" and never ask again (it asks again only
+/// while one is starting).
 pub fn report(store: &Store) -> Result<Value> {
     let mut r = command::report(store, &command::current())?;
-    r["mcp"] = mcp::report(store, &mcp::current())?;
+    let hub = mcp::current();
+    hub.warm();
+    r["mcp"] = mcp::report(store, &hub)?;
     Ok(r)
 }
 
