@@ -442,6 +442,28 @@ async fn server_everything_over_stdio() {
     h.stop().await;
 }
 
+/// Node 18 (Debian 12's nodejs, what `scripts/dev.sh` installs on a fresh machine) has Web Crypto
+/// as a global only behind this flag; the server's HTTP transport needs it (`crypto.randomUUID`).
+/// Node 19 and later have it by default.
+fn node_18_webcrypto() -> Vec<&'static str> {
+    let v = std::process::Command::new("node").arg("--version").output();
+    let major = v
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| {
+            s.trim()
+                .trim_start_matches('v')
+                .split('.')
+                .next()?
+                .parse::<u32>()
+                .ok()
+        });
+    match major {
+        Some(18) => vec!["--experimental-global-webcrypto"],
+        _ => Vec::new(),
+    }
+}
+
 #[tokio::test]
 async fn server_everything_over_streamable_http() {
     let js = npm_server();
@@ -451,6 +473,7 @@ async fn server_everything_over_streamable_http() {
         .unwrap()
         .port();
     let mut child = tokio::process::Command::new("node")
+        .args(node_18_webcrypto())
         .arg(&js)
         .arg("streamableHttp")
         .env("PORT", port.to_string())
