@@ -655,3 +655,72 @@ fn no_product_source_file_is_over_600_lines() {
         .collect();
     assert!(long.is_empty(), "split these files: {long:?}");
 }
+
+/// Files outside `turn/transport/` (and the enum's own home, `backend/`) that still branch on
+/// the transport: issue 43's item 2 moves each into its transport's folder. The list may only
+/// shrink: a new file that branches fails, and so does a listed one that no longer does.
+const STILL_BRANCHING_ON_THE_TRANSPORT: &[&str] = &[
+    "../yui-domain/src/longterm/extract.rs",
+    "../yui-domain/src/vocab.rs",
+    "src/doctor.rs",
+    "src/doctor/configured.rs",
+    "src/doctor/probe.rs",
+    "src/stage/realtime.rs",
+    "src/turn/engine.rs",
+    "src/turn/request.rs",
+    "src/turn/wording.rs",
+];
+
+/// Whether `code` branches on a transport: a match arm, a comparison or a `matches!` naming one.
+fn branches_on_the_transport(code: &str) -> bool {
+    const VARIANTS: [&str; 4] = [
+        "Transport::ChatCompletions",
+        "Transport::Responses",
+        "Transport::Push",
+        "Transport::Realtime",
+    ];
+    code.lines().any(|l| {
+        let l = l.trim();
+        VARIANTS.iter().any(|v| {
+            l.contains(&format!("== {v}"))
+                || l.contains(&format!("!= {v}"))
+                || (l.contains("matches!(") && l.contains(v))
+                || (l.contains(v) && l.contains("=>") && l.find(v) < l.find("=>"))
+        })
+    })
+}
+
+#[test]
+fn only_the_listed_files_branch_on_the_transport_outside_its_folder() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = BTreeSet::new();
+    for dir in ["src", "../yui-domain/src"] {
+        for f in files_of(&here.join(dir), "lib.rs").into_keys() {
+            if f.starts_with("turn/transport/") || f.starts_with("backend/") {
+                continue;
+            }
+            if branches_on_the_transport(&code_at(&here.join(dir), &f)) {
+                found.insert(format!("{dir}/{f}"));
+            }
+        }
+    }
+    let listed: BTreeSet<String> = STILL_BRANCHING_ON_THE_TRANSPORT
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let new: Vec<_> = found.difference(&listed).collect();
+    assert!(
+        new.is_empty(),
+        "these branch on the transport outside turn/transport/: put what differs in the \
+         transport's folder instead: {new:?}"
+    );
+    let gone: Vec<_> = listed.difference(&found).collect();
+    assert!(
+        gone.is_empty(),
+        "no longer branching on the transport: strike from STILL_BRANCHING_ON_THE_TRANSPORT: {gone:?}"
+    );
+    assert!(branches_on_the_transport(
+        "match t {\n Transport::Push | Transport::Realtime => 1,\n _ => 0 }"
+    ));
+    assert!(!branches_on_the_transport("let t = Transport::Push;"));
+}
