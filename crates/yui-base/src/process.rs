@@ -90,10 +90,30 @@ impl Group {
     }
 }
 
-/// Make `cmd` start as the leader of a new process group.
+/// Make `cmd` start as the leader of a new process group, with no file descriptor but its stdio.
+///
+/// The app's other threads open descriptors a child must not keep: WebKit makes the pipes it
+/// hands its own web and network processes inheritable while it launches them, and a child of
+/// ours spawned at that moment (an MCP server starting as the first window opens) kept one open
+/// for its whole life, so WebKit's launch waited forever for it to close and the app never drew
+/// a window (an e2e start-up stall, seen under load). Everything above stderr is closed when the
+/// child runs the program.
 pub fn own_group(cmd: &mut Command) {
     #[cfg(unix)]
     cmd.process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: the closure runs in the child between fork and exec and makes one
+    // async-signal-safe system call; it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(|| {
+            // close_range(2) with CLOSE_RANGE_CLOEXEC (Linux 5.11+): marked, not closed, so the
+            // pipe std reports a failed exec through still works; on an older kernel it fails and
+            // the child keeps what it inherited, as before.
+            const CLOSE_RANGE_CLOEXEC: u32 = 1 << 2;
+            libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC);
+            Ok(())
+        });
+    }
     #[cfg(not(unix))]
     let _ = cmd;
 }
@@ -481,6 +501,34 @@ pub fn signal_name(sig: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// A descriptor the app holds open without close-on-exec (as WebKit does for its own
+    /// children) does not reach a child of the runner.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_child_keeps_no_descriptor_but_its_stdio() {
+        let mut fds = [0; 2];
+        assert_eq!(
+            unsafe { libc::pipe(fds.as_mut_ptr()) },
+            0,
+            "an inheritable pipe"
+        );
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "test -e /proc/self/fd/{} && echo kept || echo closed",
+                fds[1]
+            ))
+            .stdout(Stdio::piped());
+        let (child, _group) = spawn(&mut cmd).await.unwrap();
+        let out = child.wait_with_output().await.unwrap();
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "closed");
+    }
+
     use super::*;
 
     /// What the app set for itself (its WebKit settings) reaches no child, unless the caller set
