@@ -11,6 +11,7 @@ use crate::avatar::{Keys, SHORTCUT_UNAVAILABLE as UNAVAILABLE};
 use crate::state::AppState;
 use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Manager, Runtime};
+use yui_core::stage::Window;
 use yui_core::voice::config::{self, ListenSettings, MicMode};
 use yui_core::Store;
 
@@ -35,12 +36,8 @@ fn handler<R: Runtime>(app: &AppHandle<R>) -> Arc<dyn Fn(bool) + Send + Sync> {
 }
 
 fn press<R: Runtime>(app: &AppHandle<R>) {
-    let store = app.state::<AppState>().store.clone();
-    let pressed = yui_core::presets::main_preset(&store).and_then(|main| {
-        crate::stage::shell(app)
-            .stage
-            .mic_press(&main.id, yui_core::WindowKind::Main)
-    });
+    // The main window's character: the stage knows which.
+    let pressed = crate::stage::shell(app).stage.mic_press(Window::Main);
     if let Err(e) = pressed {
         tracing::info!(error = %e.message, "push-to-talk shortcut");
     }
@@ -109,16 +106,9 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) {
 pub fn follow_settings<R: Runtime>(app: &AppHandle<R>) {
     let store = app.state::<AppState>().store.clone();
     apply(app, &store);
-    let main = match yui_core::presets::main_preset(&store) {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::warn!(error = %e.message, "microphone: no main character");
-            return;
-        }
-    };
     if let Err(e) = crate::stage::shell(app)
         .stage
-        .mic_follow_settings(&main.id, yui_core::WindowKind::Main)
+        .mic_follow_settings(Window::Main)
     {
         tracing::warn!(error = %e.message, "microphone settings not applied");
     }

@@ -13,7 +13,7 @@ use yui_core::paths::Paths;
 use yui_core::voice::chunk::sentences;
 use yui_core::voice::config::{self, SttSettings};
 use yui_core::voice::hosts;
-use yui_core::voice::listen::{listen_clip, listen_mic, Heard};
+use yui_core::voice::listen::{listen_clip, listen_mic, Utterance};
 use yui_core::voice::pcm::Pcm;
 use yui_core::voice::speak::{speak_lines, SpeakEvent};
 use yui_core::voice::stt::SttRequest;
@@ -249,10 +249,10 @@ fn stt_request(store: &Store, paths: &Paths, args: &ListenArgs) -> Result<SttReq
 
 pub fn listen(paths: &Paths, args: &ListenArgs) -> Result<u8, CoreError> {
     let store = Store::open(paths.db_path())?;
-    let req = stt_request(&store, paths, args)?;
+    let req = std::sync::Arc::new(stt_request(&store, paths, args)?);
     let listen_cfg = config::load_listen(&store)?;
     let vad = listen_cfg.vad();
-    let mut print = |h: Heard| {
+    let mut print = |h: Utterance| {
         line(
             json!({"type": "utterance", "start_ms": h.start_ms, "end_ms": h.end_ms, "text": h.text}),
         )
@@ -274,7 +274,9 @@ pub fn listen(paths: &Paths, args: &ListenArgs) -> Result<u8, CoreError> {
             .map_err(|e| CoreError::not_found(format!("cannot read {}: {e}", wav.display())))?;
         let name = wav.display().to_string();
         let clip = Pcm::from_wav(&bytes, &name).map_err(CoreError::invalid)?;
-        let n = rt.block_on(listen_clip(&clip, vad, &req, &mut print))?;
+        let n = rt
+            .block_on(listen_clip(&clip, vad, req, &mut print))
+            .map_err(|e| CoreError::new(ErrorCode::Backend, e.to_string()).with_source(e))?;
         (n, name)
     } else {
         let secs = args.seconds.unwrap_or(0.0);
@@ -290,7 +292,7 @@ pub fn listen(paths: &Paths, args: &ListenArgs) -> Result<u8, CoreError> {
                 device.as_deref(),
                 (secs * 1000.0) as u64,
                 vad,
-                &req,
+                req,
                 &cancel,
                 &mut print,
             )
@@ -298,7 +300,7 @@ pub fn listen(paths: &Paths, args: &ListenArgs) -> Result<u8, CoreError> {
             ctrl_c.abort();
             r
         });
-        let n = n.map_err(|e| CoreError::new(ErrorCode::Backend, e.to_string()))?;
+        let n = n.map_err(|e| CoreError::new(ErrorCode::Backend, e.to_string()).with_source(e))?;
         (n, "the microphone".to_string())
     };
     if count == 0 {

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::TurnTo;
 use yui_core::stage::UserTurn;
 use yui_core::stage::{AudioChoice, Stage, StageEvent, StageOptions};
 use yui_core::turn::TurnEvent;
@@ -200,7 +201,9 @@ async fn end_to_text(speech: &str, chat: &str) {
     let (stage, mut rx) = Stage::new(store, Arc::new(SystemClock), paths, opts);
     let mut figures = Vec::new();
     for _ in 0..8 {
-        stage.mic_listen("yui", WindowKind::Main).unwrap();
+        stage
+            .mic_listen(TurnTo::preset("yui", WindowKind::Main))
+            .unwrap();
         let heard = loop {
             match tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {
                 Ok(Some(StageEvent::Heard { .. })) => break Some(Instant::now()),
@@ -241,7 +244,9 @@ async fn idle_listening() {
     tokio::time::sleep(Duration::from_secs(10)).await;
     let base = cpu_time() - before;
     let base_share = base.as_secs_f64() / quiet.elapsed().as_secs_f64() * 100.0;
-    stage.mic_listen("yui", WindowKind::Main).unwrap();
+    stage
+        .mic_listen(TurnTo::preset("yui", WindowKind::Main))
+        .unwrap();
     tokio::time::sleep(Duration::from_secs(2)).await;
     let live = stage.mic_status();
     let before = cpu_time();
@@ -356,7 +361,9 @@ async fn main() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         tokio::time::sleep(Duration::from_millis(700 + 37 * run as u64)).await;
-        stage.mic_listen("yui", WindowKind::Main).unwrap();
+        stage
+            .mic_listen(TurnTo::preset("yui", WindowKind::Main))
+            .unwrap();
         let t = Instant::now();
         let stopped = loop {
             if let Some(s) = *timed.stopped.lock().unwrap() {

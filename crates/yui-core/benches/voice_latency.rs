@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::TurnTo;
 use yui_core::stage::{AudioChoice, BackendSource, Stage, StageEvent, StageOptions};
 use yui_core::turn::Timeouts;
 use yui_core::voice::audio::{AudioError, AudioHost, Capture, DeviceList, Played};
@@ -307,7 +308,9 @@ async fn main() {
     for run in 0..=RUNS {
         *host.played.lock().unwrap() = None;
         loud.lock().unwrap().clear();
-        stage.mic_listen("yui", WindowKind::Main).unwrap();
+        stage
+            .mic_listen(TurnTo::preset("yui", WindowKind::Main))
+            .unwrap();
         let mut heard = None;
         let done = tokio::time::timeout(Duration::from_secs(60), async {
             while let Some(ev) = rx.recv().await {

@@ -14,6 +14,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use yui_core::backend::Transport;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::TurnTo;
 use yui_core::stage::UserTurn;
 use yui_core::stage::{AudioChoice, MicState, MicStatus, Stage, StageEvent, StageOptions};
 use yui_core::transcript::{self, Role, INTERRUPTED_MARKER};
@@ -244,12 +245,18 @@ async fn the_microphone_is_off_by_default_and_opens_nothing() {
     let r = rig(vec![], vec![], mic.clone(), "off", false, false).await;
     settings::set(&r.store, "yui.voice.listen", &json!({})).unwrap();
     assert_eq!(r.stage.mic_status(), MicStatus::default());
-    let e = r.stage.mic_press("yui", WindowKind::Main).unwrap_err();
+    let e = r
+        .stage
+        .mic_press(TurnTo::preset("yui", WindowKind::Main))
+        .unwrap_err();
     assert!(e.message.contains("the microphone is off"), "{}", e.message);
-    assert!(r.stage.mic_listen("yui", WindowKind::Main).is_err());
+    assert!(r
+        .stage
+        .mic_listen(TurnTo::preset("yui", WindowKind::Main))
+        .is_err());
     let s = r
         .stage
-        .mic_follow_settings("yui", WindowKind::Main)
+        .mic_follow_settings(TurnTo::preset("yui", WindowKind::Main))
         .unwrap();
     assert!(!s.live);
     assert!(!r.stage.mic_release() && !r.stage.mic_stop());
@@ -269,7 +276,10 @@ async fn a_push_to_talk_hold_becomes_the_users_message_in_that_window() {
         false,
     )
     .await;
-    let s = r.stage.mic_press("kai", WindowKind::Pet).unwrap();
+    let s = r
+        .stage
+        .mic_press(TurnTo::preset("kai", WindowKind::Pet))
+        .unwrap();
     assert!(s.live && s.state == MicState::Listening, "{s:?}");
     assert_eq!(s.preset_id.as_deref(), Some("kai"));
     // 1.1 s of audio arrive in about 280 ms at this pace; hold a little longer, then let go.
@@ -327,7 +337,7 @@ async fn hands_free_hears_an_utterance_and_a_vanished_microphone_is_said_in_plai
     .await;
     let s = r
         .stage
-        .mic_follow_settings("yui", WindowKind::Main)
+        .mic_follow_settings(TurnTo::preset("yui", WindowKind::Main))
         .unwrap();
     assert!(s.live && s.mode == yui_core::voice::config::MicMode::HandsFree);
     let events = until(
@@ -446,7 +456,9 @@ async fn hands_free_in_full_duplex_barges_in_and_the_words_become_the_next_turn(
     )
     .await;
     let turn = speaking(&mut r, 500).await;
-    r.stage.mic_listen("yui", WindowKind::Main).unwrap();
+    r.stage
+        .mic_listen(TurnTo::preset("yui", WindowKind::Main))
+        .unwrap();
     let events = until(&mut r.rx, |e| {
         matches!(e, StageEvent::Turn { turn_id, event: TurnEvent::TurnEnd { .. }, .. } if *turn_id != turn)
     })
@@ -473,7 +485,9 @@ async fn half_duplex_drops_what_the_microphone_hears_while_a_character_speaks() 
     )
     .await;
     let turn = speaking(&mut r, 300).await;
-    r.stage.mic_listen("yui", WindowKind::Main).unwrap();
+    r.stage
+        .mic_listen(TurnTo::preset("yui", WindowKind::Main))
+        .unwrap();
     let events = until(&mut r.rx, |e| matches!(e, StageEvent::Heard { .. }));
     let events = tokio::time::timeout(Duration::from_secs(3), events).await;
     assert!(events.is_err(), "nothing heard while the character speaks");

@@ -8,6 +8,7 @@ use crate::mic::{quiet, turn_end, until};
 use crate::stage_realtime_voice::{rig_in, rig_with, Rig};
 use serde_json::{json, Value};
 use std::time::Duration;
+use yui_core::stage::TurnTo;
 use yui_core::stage::UserTurn;
 use yui_core::stage::{MicState, StageEvent};
 use yui_core::transcript::Role;
@@ -26,7 +27,9 @@ async fn hands_free_turn_detection_survives_a_reconnect_and_ends_with_the_microp
     settings::set(&r.store, key, &json!({"turn_detection": "push_to_talk"})).unwrap();
     let (mut c, s) = r.open_kai().await;
     assert_eq!(detection(&s), Value::Null, "yui.realtime's");
-    r.stage.mic_listen("kai", WindowKind::Pet).unwrap();
+    r.stage
+        .mic_listen(TurnTo::preset("kai", WindowKind::Pet))
+        .unwrap();
     let up = c.recv_type("session.update").await.unwrap();
     assert_eq!(detection(&up["session"]), json!({"type": "server_vad"}));
     c.recv_type("input_audio_buffer.append").await.unwrap();
@@ -57,7 +60,9 @@ async fn hands_free_turn_detection_survives_a_reconnect_and_ends_with_the_microp
 async fn hands_free_moves_to_the_session_a_settings_change_makes_with_its_turn_detection() {
     let mut r = rig_in(false, None, vec![quiet(100_000)], "hands_free").await;
     let (mut old, _) = r.open_kai().await;
-    r.stage.mic_listen("kai", WindowKind::Pet).unwrap();
+    r.stage
+        .mic_listen(TurnTo::preset("kai", WindowKind::Pet))
+        .unwrap();
     old.recv_type("input_audio_buffer.append").await.unwrap();
     // Settings → Backend saves push-to-talk and another voice: the session is made again.
     let v = json!({"voice": "marin", "turn_detection": "push_to_talk"});

@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use yui_core::clock::SystemClock;
 use yui_core::paths::Paths;
+use yui_core::stage::TurnTo;
 use yui_core::stage::UserTurn;
 use yui_core::stage::{AudioChoice, Stage, StageEvent, StageOptions, Window};
 use yui_core::transcript::{self, Role};
@@ -184,7 +185,9 @@ async fn push_to_talk_streams_appends_and_the_spoken_reply_plays_with_lip_sync()
     let mut r = rig(true, Some(out), vec![spoken(600), quiet(2000)]).await;
     let (mut c, session) = r.open_kai().await;
     assert_eq!(session["output_modalities"], json!(["audio"]), "voice on");
-    r.stage.mic_press("kai", WindowKind::Pet).unwrap();
+    r.stage
+        .mic_press(TurnTo::preset("kai", WindowKind::Pet))
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(r.stage.mic_release());
     let mut sent = Vec::new();
@@ -337,7 +340,9 @@ async fn hands_free_streams_to_the_server_and_its_speech_started_stops_the_reply
     let out = FakeOut::new(Mode::RealTime);
     let mut r = rig_in(true, Some(out), vec![quiet(100_000)], "hands_free").await;
     let (mut c, _) = r.open_kai().await;
-    r.stage.mic_listen("kai", WindowKind::Pet).unwrap();
+    r.stage
+        .mic_listen(TurnTo::preset("kai", WindowKind::Pet))
+        .unwrap();
     // The session's own voice activity decides (server VAD by default); the audio streams.
     let up = c.recv_type("session.update").await.unwrap();
     assert_eq!(
@@ -414,7 +419,9 @@ async fn push_to_talk_over_a_reply_still_playing_stops_it_and_tells_the_server_w
     let seen = until(&mut r.rx, |e| turn_end(e).is_some()).await;
     assert_eq!(seen.iter().find_map(turn_end).unwrap().0, TurnStatus::Ok);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    r.stage.mic_press("kai", WindowKind::Pet).unwrap();
+    r.stage
+        .mic_press(TurnTo::preset("kai", WindowKind::Pet))
+        .unwrap();
     let cut = c.recv_type("conversation.item.truncate").await.unwrap();
     let ms = cut["audio_end_ms"].as_u64().unwrap();
     assert!((300..=1100).contains(&ms), "{ms} ms heard at the press");

@@ -138,6 +138,11 @@ impl Capture {
         }
     }
 
+    /// Close the device now (what it already sent stays readable).
+    pub(crate) fn close(&mut self) {
+        self._keep = Box::new(());
+    }
+
     /// Read for `ms` milliseconds of audio (or until the device fails or the token fires) into
     /// one clip. A device that fails before anything arrived is an error; after, what was heard
     /// is kept and the error is logged.

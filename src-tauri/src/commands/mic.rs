@@ -13,27 +13,14 @@ use crate::windows;
 use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
 use yui_core::stage::MicStatus;
-use yui_core::CoreError;
 
 const NOT_CHARACTER: &str = "the microphone listens for character windows only";
-
-fn seat<R: Runtime>(window: &WebviewWindow<R>) -> CmdResult<(String, yui_core::WindowKind)> {
-    let label = windows::turn_label(window, NOT_CHARACTER)?;
-    let kind = label
-        .kind()
-        .filter(|k| *k != yui_core::WindowKind::Phone)
-        .ok_or_else(|| CoreError::invalid(NOT_CHARACTER))?;
-    Ok((windows::preset_for(window.app_handle(), &label)?.id, kind))
-}
 
 /// Push-to-talk held in this character's window (a key or the mouse on the character).
 #[tauri::command]
 pub async fn mic_press<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<MicStatus> {
-    seat(&window).and_then(|(p, k)| {
-        crate::stage::shell(window.app_handle())
-            .stage
-            .mic_press(&p, k)
-    })
+    let w = windows::turn_window(&window, NOT_CHARACTER)?;
+    crate::stage::shell(window.app_handle()).stage.mic_press(w)
 }
 
 /// Push-to-talk let go: what was said becomes this window's message. Whether a hold was open.
@@ -45,11 +32,8 @@ pub async fn mic_release<R: Runtime>(app: AppHandle<R>) -> CmdResult<bool> {
 /// Hands-free listening for this character's window.
 #[tauri::command]
 pub async fn mic_listen<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<MicStatus> {
-    seat(&window).and_then(|(p, k)| {
-        crate::stage::shell(window.app_handle())
-            .stage
-            .mic_listen(&p, k)
-    })
+    let w = windows::turn_window(&window, NOT_CHARACTER)?;
+    crate::stage::shell(window.app_handle()).stage.mic_listen(w)
 }
 
 /// Stop the microphone (one click). Whether it was live.

@@ -19,15 +19,17 @@
 
 use super::{Inner, Stage, StageEvent};
 use crate::error::{CoreError, Result};
-use crate::stage::UserTurn;
+use crate::stage::{TurnTo, UserTurn};
 use crate::voice::audio::{AudioHost, Capture};
 use crate::voice::config::{self, ListenSettings, MicMode};
-use crate::voice::pcm::{Pcm, StreamResampler, STT_RATE};
-use crate::voice::vad::{self, Segment, Vad};
+use crate::voice::listen::{
+    listen, Cut, EndReason, ListenEvent, ListenPhase, ListenSpec, Transcriber,
+};
+use crate::voice::pcm::Pcm;
+use crate::voice::stt::SpeechError;
 use crate::window::WindowKind;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// The longest push-to-talk hold kept (a stuck key must not grow memory for ever).
@@ -110,9 +112,10 @@ impl Stage {
         self.0.mic().status.clone()
     }
 
-    /// Push-to-talk pressed in `preset_id`'s `window`: characters stop speaking (barge-in) and
+    /// Push-to-talk pressed in a character's window (or for a preset, as in a kind of window): characters stop speaking (barge-in) and
     /// the microphone opens until [`Stage::mic_release`].
-    pub fn mic_press(&self, preset_id: &str, window: WindowKind) -> Result<MicStatus> {
+    pub fn mic_press(&self, to: impl Into<TurnTo>) -> Result<MicStatus> {
+        let (preset_id, window) = self.mic_for(to.into())?;
         let listen = config::load_listen(&self.0.store)?;
         if listen.mode != MicMode::PushToTalk {
             return Err(off_error(listen.mode));
@@ -120,7 +123,7 @@ impl Stage {
         self.barge_in();
         Ok(start(
             &self.0,
-            preset_id,
+            &preset_id,
             window,
             MicMode::PushToTalk,
             listen,
@@ -139,19 +142,30 @@ impl Stage {
         }
     }
 
-    /// Hands-free listening for `preset_id`'s `window`, until [`Stage::mic_stop`].
-    pub fn mic_listen(&self, preset_id: &str, window: WindowKind) -> Result<MicStatus> {
+    /// Hands-free listening for a character's window, until [`Stage::mic_stop`].
+    pub fn mic_listen(&self, to: impl Into<TurnTo>) -> Result<MicStatus> {
+        let (preset_id, window) = self.mic_for(to.into())?;
         let listen = config::load_listen(&self.0.store)?;
         if listen.mode != MicMode::HandsFree {
             return Err(off_error(listen.mode));
         }
         Ok(start(
             &self.0,
-            preset_id,
+            &preset_id,
             window,
             MicMode::HandsFree,
             listen,
         ))
+    }
+
+    /// The character the microphone hears the user for: a desktop character's window only.
+    fn mic_for(&self, to: TurnTo) -> Result<(String, WindowKind)> {
+        match self.resolve(to) {
+            Ok((_, WindowKind::Phone)) | Err(_) => Err(CoreError::invalid(
+                "the microphone listens for character windows only",
+            )),
+            ok => ok,
+        }
     }
 
     /// Stop the microphone (one click on the badge, the quick controls or the tray): the device
@@ -172,14 +186,14 @@ impl Stage {
     }
 
     /// Follow `yui.voice.listen`'s mode (at start and after it changed): hands-free starts
-    /// listening for `preset_id`'s window if it is not already; any other mode stops a
+    /// listening for `to`'s window if it is not already; any other mode stops a
     /// hands-free session.
-    pub fn mic_follow_settings(&self, preset_id: &str, window: WindowKind) -> Result<MicStatus> {
+    pub fn mic_follow_settings(&self, to: impl Into<TurnTo>) -> Result<MicStatus> {
         let mode = config::load_listen(&self.0.store)?.mode;
         let current = self.mic_status();
         match mode {
             MicMode::HandsFree if current.live && current.mode == MicMode::HandsFree => Ok(current),
-            MicMode::HandsFree => self.mic_listen(preset_id, window),
+            MicMode::HandsFree => self.mic_listen(to),
             _ => {
                 if current.live && current.mode != mode {
                     self.mic_stop();
@@ -312,28 +326,21 @@ impl Job {
             .unwrap_or_else(crate::voice::hosts::host)
     }
 
-    async fn open(&self) -> Option<(Capture, StreamResampler)> {
+    async fn open(&self) -> Option<Capture> {
         let device = self.listen.input_device.as_deref();
         let host = self.host();
         let cap = tokio::select! {
             _ = self.stop.cancelled() => return None,
             c = host.capture(device) => c,
         };
-        let cap = match cap {
-            Ok(c) => c,
+        match cap {
+            Ok(c) => Some(c),
             Err(e) => {
                 ended(
                     &self.inner,
                     self.id,
                     Some(format!("{e}; text chat goes on")),
                 );
-                return None;
-            }
-        };
-        match StreamResampler::new(cap.rate, STT_RATE) {
-            Ok(rs) => Some((cap, rs)),
-            Err(e) => {
-                ended(&self.inner, self.id, Some(e));
                 None
             }
         }
@@ -348,47 +355,11 @@ impl Job {
         if let Some(client) = self.realtime() {
             return super::realtime_mic::push_to_talk(self.rt(), client, release).await;
         }
-        let Some((mut cap, mut rs)) = self.open().await else {
-            return;
+        let cut = Cut::Hold {
+            release,
+            max_ms: PTT_MAX_MS,
         };
-        let mut audio = Vec::new();
-        let limit = (STT_RATE as u64 * PTT_MAX_MS / 1000) as usize;
-        while audio.len() < limit {
-            let block = tokio::select! {
-                _ = self.stop.cancelled() => return,
-                _ = release.cancelled() => break,
-                b = cap.blocks.recv() => b,
-            };
-            match block {
-                Some(Ok(b)) => audio.extend(rs.push(&b)),
-                Some(Err(e)) => {
-                    ended(
-                        &self.inner,
-                        self.id,
-                        Some(format!("{e}; text chat goes on")),
-                    );
-                    return;
-                }
-                None => break,
-            }
-        }
-        drop(cap);
-        let segments = vad::split(&audio, self.listen.vad());
-        let (Some(first), Some(last)) = (segments.first(), segments.last()) else {
-            ended(&self.inner, self.id, Some("nothing was heard".into()));
-            return;
-        };
-        let from = (first.start_ms * STT_RATE as u64 / 1000) as usize;
-        let to = ((last.end_ms * STT_RATE as u64 / 1000) as usize).min(audio.len());
-        let speech = audio.get(from..to).unwrap_or(&audio).to_vec();
-        drop(audio);
-        // The device is closed already: the badge goes while the text is being made.
-        set(&self.inner, Some(self.id), |st| {
-            st.state = MicState::Transcribing;
-            st.live = false;
-        });
-        let outcome = self.transcribe(speech).await;
-        ended(&self.inner, self.id, outcome.err());
+        self.run(cut, None).await;
     }
 
     async fn hands_free(self) {
@@ -400,81 +371,90 @@ impl Job {
         if let Some(client) = self.realtime() {
             return super::realtime_mic::hands_free(self.rt(), client, full).await;
         }
-        let Some((mut cap, mut rs)) = self.open().await else {
+        // Half duplex: a character's own voice must not become the user's turn.
+        let pause: Option<Arc<dyn Fn() -> bool + Send + Sync>> = match full {
+            true => None,
+            false => {
+                let inner = self.inner.clone();
+                Some(Arc::new(move || inner.any_speaking()))
+            }
+        };
+        self.run(Cut::Utterances, pause).await;
+    }
+
+    /// The one listening pipeline (`voice/listen`) for this session: what it hears becomes the
+    /// user's turn in the session's window.
+    async fn run(self, cut: Cut, pause_while: Option<Arc<dyn Fn() -> bool + Send + Sync>>) {
+        let hold = matches!(cut, Cut::Hold { .. });
+        let Some(cap) = self.open().await else {
             return;
         };
-        let cfg = self.listen.vad();
-        let mut det = Vad::new(cfg);
-        let (tx, mut rx) = mpsc::unbounded_channel::<Segment>();
-        let stop = self.stop.clone();
-        let listening = async {
-            let mut onset = false;
-            loop {
-                let block = tokio::select! {
-                    _ = stop.cancelled() => return None,
-                    b = cap.blocks.recv() => b,
-                };
-                let block = match block {
-                    Some(Ok(b)) => rs.push(&b),
-                    Some(Err(e)) => return Some(format!("{e}; text chat goes on")),
-                    None => return Some("the microphone closed; text chat goes on".into()),
-                };
-                let talking = self.inner.any_speaking();
-                if talking && !full {
-                    // Half duplex: a character's own voice must not become the user's turn.
-                    det = Vad::new(cfg);
-                    onset = false;
-                    self.state(MicState::Paused);
-                    continue;
-                }
-                for s in det.push(&block) {
-                    let _ = tx.send(s);
-                }
+        let spec = ListenSpec {
+            vad: self.listen.vad(),
+            cut,
+            max_ms: None,
+            pause_while,
+        };
+        let stt = Arc::new(SettingsStt(self.inner.clone()));
+        let mut l = listen(cap, spec, stt, self.stop.clone());
+        let mut message = None;
+        loop {
+            let ev = tokio::select! {
+                // Stopped: nothing more is heard or turned into a turn.
+                _ = self.stop.cancelled() => return,
+                ev = l.next() => ev,
+            };
+            match ev {
+                Some(ListenEvent::Phase(p)) => self.state(match p {
+                    ListenPhase::Listening => MicState::Listening,
+                    ListenPhase::Hearing => MicState::Hearing,
+                    ListenPhase::Paused => MicState::Paused,
+                }),
                 // Barge-in acts on the onset (40 ms of speech), a frame before the utterance
                 // opens: the character's audio must stop within 200 ms of the user's first word.
-                let started = det.onset();
-                if started && !onset && talking {
-                    self.inner.emit_barge();
+                Some(ListenEvent::Onset) => {
+                    if self.inner.any_speaking() {
+                        self.inner.emit_barge();
+                    }
                 }
-                onset = started;
-                self.state(if det.speaking() {
-                    MicState::Hearing
-                } else {
-                    MicState::Listening
-                });
+                // The device is closed already: the badge goes while the text is being made.
+                Some(ListenEvent::Closed) => set(&self.inner, Some(self.id), |st| {
+                    st.state = MicState::Transcribing;
+                    st.live = false;
+                }),
+                Some(ListenEvent::Silence) => message = Some(NOTHING_HEARD.to_string()),
+                Some(ListenEvent::Heard(u)) => message = self.heard(u.text).err(),
+                Some(ListenEvent::Missed(e)) => message = Some(format!("{e}; text chat goes on")),
+                Some(ListenEvent::Ended(end)) => {
+                    let why = match end {
+                        EndReason::Failed(e) => Some(format!("{e}; text chat goes on")),
+                        EndReason::SourceEnded if !hold => {
+                            Some("the microphone closed; text chat goes on".into())
+                        }
+                        _ if hold => message,
+                        _ => None,
+                    };
+                    if hold || why.is_some() {
+                        ended(&self.inner, self.id, why);
+                    }
+                    return;
+                }
+                None => return,
             }
-        };
-        // Each utterance is transcribed as soon as it ends, while listening goes on.
-        let transcribing = async {
-            while let Some(s) = rx.recv().await {
-                if let Err(message) = self.transcribe(s.samples).await {
-                    set(&self.inner, Some(self.id), |st| st.message = Some(message));
+            // Hands-free goes on: what one utterance missed shows until the next.
+            if !hold {
+                if let Some(m) = message.take() {
+                    set(&self.inner, Some(self.id), |st| st.message = Some(m));
                 }
             }
-        };
-        let message = tokio::select! {
-            m = listening => m,
-            _ = transcribing => None,
-        };
-        drop(cap);
-        if let Some(m) = message {
-            ended(&self.inner, self.id, Some(m));
         }
     }
 
-    /// Transcribe one utterance and start it as the user's turn in the session's window.
-    async fn transcribe(&self, samples: Vec<f32>) -> std::result::Result<(), String> {
-        let req =
-            config::stt_request(&self.inner.store, &self.inner.paths).map_err(|e| e.message)?;
-        let clip = Pcm::new(STT_RATE, samples);
-        let text = tokio::select! {
-            _ = self.stop.cancelled() => return Ok(()),
-            t = crate::voice::stt::transcribe(&req, &clip) => t,
-        }
-        .map_err(|e| format!("{e}; text chat goes on"))?;
+    /// The words of one utterance become the user's turn in the session's window.
+    fn heard(&self, text: String) -> std::result::Result<(), String> {
         let text = text.trim().to_string();
         if text.is_empty() {
-            return Err("nothing was heard".into());
+            return Err(NOTHING_HEARD.into());
         }
         self.inner.emit(StageEvent::Heard {
             preset_id: self.preset_id.clone(),
@@ -484,6 +464,21 @@ impl Job {
             .user_turn(UserTurn::to(&self.preset_id, self.window, &text))
             .map(drop)
             .map_err(|e| e.message)
+    }
+}
+
+const NOTHING_HEARD: &str = "nothing was heard";
+
+/// Speech-to-text as `yui.voice.stt` says now (read for each utterance, so a change in
+/// Settings → Voice applies to the next one).
+struct SettingsStt(Arc<Inner>);
+
+#[async_trait::async_trait]
+impl Transcriber for SettingsStt {
+    async fn transcribe(&self, clip: &Pcm) -> std::result::Result<String, SpeechError> {
+        let req = config::stt_request(&self.0.store, &self.0.paths)
+            .map_err(|e| SpeechError::Unavailable(e.message))?;
+        crate::voice::stt::transcribe(&req, clip).await
     }
 }
 

@@ -34,8 +34,7 @@ pub use events::{StageEvent, To, Window};
 pub use mic::{AudioChoice, MicState, MicStatus};
 pub use realtime::UNHEARD;
 pub use speech::{heard_text, Heard};
-use user_turn::TurnTo;
-pub use user_turn::UserTurn;
+pub use user_turn::{TurnTo, UserTurn};
 
 use crate::clock::SharedClock;
 use crate::error::Result;
@@ -252,17 +251,7 @@ impl Stage {
     /// exchange, stops that character's running turn and speech, and starts the turn. Returns
     /// its id; its events arrive as [`StageEvent::Turn`].
     pub fn user_turn(&self, turn: UserTurn) -> Result<String> {
-        let (preset_id, window) = match turn.to {
-            TurnTo::Window(w) => {
-                let kind = w.kind().ok_or_else(|| {
-                    crate::error::CoreError::invalid(
-                        "turns run in character and phone windows only",
-                    )
-                })?;
-                (self.preset_in(&w)?, kind)
-            }
-            TurnTo::Preset(id, kind) => (id, kind),
-        };
+        let (preset_id, window) = self.resolve(turn.to)?;
         self.interrupt();
         let origin = match window {
             WindowKind::Phone => Origin::Phone,
@@ -278,6 +267,21 @@ impl Stage {
             turn.stream,
             turn.started,
         )
+    }
+
+    /// The character a turn (or the microphone) is for, and the kind of window it is in.
+    fn resolve(&self, to: TurnTo) -> Result<(String, WindowKind)> {
+        match to {
+            TurnTo::Window(w) => {
+                let kind = w.kind().ok_or_else(|| {
+                    crate::error::CoreError::invalid(
+                        "turns run in character and phone windows only",
+                    )
+                })?;
+                Ok((self.preset_in(&w)?, kind))
+            }
+            TurnTo::Preset(id, kind) => Ok((id, kind)),
+        }
     }
 
     /// Stop the running turn of the character `window` shows; whether one was running.

@@ -7,12 +7,26 @@ use super::{Stream, Window};
 use crate::turn::transport::realtime::ServerStarted;
 use crate::window::WindowKind;
 
-/// Whose turn it is.
-pub(super) enum TurnTo {
+/// Whose turn it is (a typed message's, or what the microphone hears).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnTo {
     /// The character `window` shows (the stage knows which).
     Window(Window),
     /// `preset_id` in a window of this kind (the CLI, the microphone, tests).
     Preset(String, WindowKind),
+}
+
+impl TurnTo {
+    /// `preset_id`, as in a window of kind `window`.
+    pub fn preset(preset_id: impl Into<String>, window: WindowKind) -> Self {
+        Self::Preset(preset_id.into(), window)
+    }
+}
+
+impl From<Window> for TurnTo {
+    fn from(w: Window) -> Self {
+        Self::Window(w)
+    }
 }
 
 /// A user turn, built with [`UserTurn::in_window`] or [`UserTurn::to`].
