@@ -23,6 +23,7 @@ pub use report::{label, Check, Report};
 use crate::backend::Transport;
 use crate::turn::error::BackendError;
 use crate::turn::sse::Timeouts;
+use crate::turn::transport::{descriptor, Link};
 use crate::turn::wording::{plain, TOOL_MODELS, WHERE};
 use crate::turn::Backend;
 use serde::Serialize;
@@ -68,7 +69,7 @@ impl Default for Options {
 /// Run every check against `backend` (its transport is the one preferred). A realtime backend
 /// gets the realtime checks (a session, a text reply, a tool call and its round trip).
 pub async fn run(backend: &Backend, opts: &Options) -> Report {
-    if backend.transport == Transport::Realtime {
+    if descriptor(backend.transport).link == Link::Session {
         return realtime::run(backend, opts).await;
     }
     let http = match crate::turn::sse::http_client(&opts.timeouts) {
@@ -141,6 +142,9 @@ enum Tools {
 
 struct Lane {
     transport: Transport,
+    /// Its checks' names.
+    stream_check: &'static str,
+    tool_check: &'static str,
     plain_ok: bool,
     tools: Tools,
     /// The tool check's conversation and its response, for the round trip.
@@ -214,53 +218,42 @@ impl Doctor<'_> {
 
     async fn run(&mut self) -> Report {
         let go_on = self.models().await;
-        let order = match self.b.transport {
-            Transport::Responses => [Transport::Responses, Transport::ChatCompletions],
-            _ => [Transport::ChatCompletions, Transport::Responses],
-        };
-        let mut chat = Lane::new(Transport::ChatCompletions);
-        let mut resp = Lane::new(Transport::Responses);
+        // The request transports, each checked the same way; the configured one is preferred.
+        let mut lanes = [
+            Lane::new(Transport::ChatCompletions, CHAT_STREAM, CHAT_TOOL),
+            Lane::new(Transport::Responses, RESPONSES_STREAM, RESPONSES_TOOL),
+        ];
         match go_on {
             Err(why) => {
-                for n in [
-                    CHAT_STREAM,
-                    RESPONSES_STREAM,
-                    CHAT_TOOL,
-                    RESPONSES_TOOL,
-                    ROUND_TRIP,
-                ] {
+                let names = lanes.iter().flat_map(|l| [l.stream_check, l.tool_check]);
+                let mut names: Vec<&str> = names.collect();
+                names.sort_by_key(|n| ![CHAT_STREAM, RESPONSES_STREAM].contains(n));
+                for n in names.into_iter().chain([ROUND_TRIP]) {
                     self.checks.push(skip(n, why));
                 }
             }
             Ok(()) => {
-                chat.plain_ok = self.plain(CHAT_STREAM, Transport::ChatCompletions).await;
-                resp.plain_ok = self.plain(RESPONSES_STREAM, Transport::Responses).await;
-                self.tool(CHAT_TOOL, &mut chat).await;
-                self.tool(RESPONSES_TOOL, &mut resp).await;
+                for l in lanes.iter_mut() {
+                    l.plain_ok = self.plain(l.stream_check, l.transport).await;
+                }
+                for l in lanes.iter_mut() {
+                    self.tool(l.tool_check, l).await;
+                }
             }
         }
-        let lane = |t: Transport| {
-            if t == Transport::Responses {
-                &resp
-            } else {
-                &chat
-            }
-        };
+        let mut order: Vec<usize> = (0..lanes.len()).collect();
+        order.sort_by_key(|i| lanes[*i].transport != self.b.transport);
         let chosen = order
             .iter()
-            .map(|t| lane(*t))
-            .find(|l| l.plain_ok && l.tools == Tools::Streamed)
-            .or_else(|| order.iter().map(|t| lane(*t)).find(|l| l.plain_ok));
-        let transport = chosen.map(|l| l.transport);
-        let chosen_tools = chosen.map(|l| l.tools);
-        let round_trip_ok = match (transport, chosen_tools) {
-            (Some(t), Some(Tools::Streamed)) if go_on.is_ok() => {
-                let l = if t == Transport::Responses {
-                    &mut resp
-                } else {
-                    &mut chat
-                };
-                let (conv, round) = (l.conv.take(), l.round.take());
+            .copied()
+            .find(|i| lanes[*i].plain_ok && lanes[*i].tools == Tools::Streamed)
+            .or_else(|| order.iter().copied().find(|i| lanes[*i].plain_ok));
+        let transport = chosen.map(|i| lanes[i].transport);
+        let chosen_tools = chosen.map(|i| lanes[i].tools);
+        let round_trip_ok = match (chosen, chosen_tools) {
+            (Some(i), Some(Tools::Streamed)) if go_on.is_ok() => {
+                let l = &mut lanes[i];
+                let (t, conv, round) = (l.transport, l.conv.take(), l.round.take());
                 self.round_trip(t, conv, round).await
             }
             (Some(_), _) => {
@@ -422,9 +415,11 @@ impl Doctor<'_> {
 }
 
 impl Lane {
-    fn new(transport: Transport) -> Self {
+    fn new(transport: Transport, stream_check: &'static str, tool_check: &'static str) -> Self {
         Self {
             transport,
+            stream_check,
+            tool_check,
             plain_ok: false,
             tools: Tools::Unknown,
             conv: None,

@@ -383,12 +383,7 @@ pub fn declared_tool(vocab: &Vocab, transport: Transport) -> Option<Value> {
     if vocab_is_empty(vocab) {
         return None;
     }
-    let schema = match transport {
-        Transport::ChatCompletions => crate::schema::chat,
-        Transport::Responses => crate::schema::responses,
-        Transport::Realtime => crate::schema::realtime,
-        Transport::Push => return None,
-    };
+    let schema = transport.tool_schema()?;
     Some(schema(
         crate::names::GENERATE_EXPRESS,
         &tool_description(vocab),

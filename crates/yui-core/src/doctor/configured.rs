@@ -5,14 +5,17 @@ use super::*;
 pub use crate::backend::Overrides;
 
 /// Doctor the configured backend (with `overrides` applied), default options. The doctor checks
-/// the request transports: a push override is none of them and is left out.
+/// the request transports and the realtime session: a push override is none of them and is
+/// left out.
 pub async fn run_configured(
     store: &crate::Store,
     paths: &crate::paths::Paths,
     overrides: &Overrides,
 ) -> crate::error::Result<Report> {
     let o = Overrides {
-        transport: overrides.transport.filter(|t| *t != Transport::Push),
+        transport: overrides
+            .transport
+            .filter(|t| descriptor(*t).link != Link::Connection),
         ..overrides.clone()
     };
     let mut b = crate::backend::resolve(store, paths, &o)?;

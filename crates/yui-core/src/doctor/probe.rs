@@ -12,8 +12,7 @@ use crate::turn::model::ModelEvent;
 use crate::turn::read::{read, Sink, SseSource};
 use crate::turn::rounds::Conversation;
 use crate::turn::sse::{self, Timeouts};
-use crate::turn::transport::chat::{wire as wchat, ChatConversation};
-use crate::turn::transport::responses::{wire as wresp, ResponsesConversation};
+use crate::turn::transport::{chat, descriptor};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -68,27 +67,11 @@ pub(crate) fn conversation(
     force: bool,
 ) -> Box<dyn Conversation> {
     let params = ping_parameters();
-    let mut conv: Box<dyn Conversation> = match t {
-        Transport::Responses => {
-            let tools = ping.then(|| json!([wresp::tool_schema(PING, PING_DESCRIPTION, &params)]));
-            Box::new(ResponsesConversation::on(
-                b,
-                tools,
-                vec![PING.to_string()],
-                prompt,
-            ))
-        }
-        _ => {
-            let tools = ping.then(|| json!([wchat::tool_schema(PING, PING_DESCRIPTION, &params)]));
-            Box::new(ChatConversation::on(
-                b,
-                None,
-                tools,
-                &[],
-                prompt.to_string(),
-            ))
-        }
-    };
+    // The doctor probes request transports only; anything else is probed as Chat Completions.
+    let make = descriptor(t).probe.unwrap_or(chat::probe);
+    let schema = t.tool_schema().unwrap_or(crate::schema::chat);
+    let tools = ping.then(|| json!([schema(PING, PING_DESCRIPTION, &params)]));
+    let mut conv = make(b, tools, vec![PING.to_string()], prompt);
     conv.force_tool((ping && force).then_some(PING));
     conv
 }

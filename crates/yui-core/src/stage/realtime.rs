@@ -14,10 +14,10 @@
 
 use super::realtime_voice::SeatAudio;
 use super::{Inner, Stage, StageEvent};
-use crate::backend::{Backend, Transport};
+use crate::backend::Backend;
 use crate::turn::transport::realtime::wire::ServerEvent;
 use crate::turn::transport::realtime::{
-    self, FromServer, RealtimeClient, RealtimeConfig, RealtimeLink, ServerStarted,
+    self, FromServer, RealtimeClient, RealtimeLink, ServerStarted,
 };
 use crate::turn::Timeouts;
 use crate::window::WindowKind;
@@ -52,19 +52,6 @@ pub(super) struct RtSeat {
     pub voice: bool,
 }
 
-fn config(backend: &Backend, timeouts: &Timeouts) -> Option<RealtimeConfig> {
-    if backend.transport != Transport::Realtime {
-        return None;
-    }
-    Some(RealtimeConfig {
-        url: backend.realtime_endpoint(),
-        api_key: backend.api_key.clone(),
-        connect: timeouts.connect,
-        ready: crate::turn::transport::realtime::setup::setup_deadline(timeouts),
-        audio: None,
-    })
-}
-
 /// Whether the character's replies are heard: voice output on, and a window to show them.
 fn voice_on(inner: &Inner) -> bool {
     !inner.opts.headless && crate::voice::load(&inner.store).is_ok_and(|v| v.enabled)
@@ -82,7 +69,7 @@ pub(super) fn ensure(
     if window == WindowKind::Phone {
         return None;
     }
-    let mut cfg = config(backend, timeouts)?;
+    let mut cfg = realtime::config_for(backend, timeouts)?;
     let voice = voice_on(inner);
     {
         let seats = inner.seats();

@@ -5,7 +5,7 @@
 use super::{BackendSource, Inner, Origin, StageEvent, Stream, Window};
 use crate::error::Result;
 use crate::store::Store;
-use crate::turn::transport::push::{self, PushClient, PushConfig};
+use crate::turn::transport::push::{self, PushClient};
 use crate::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnHandle, TurnStatus};
 use crate::window::WindowKind;
 use std::sync::Arc;
@@ -62,19 +62,6 @@ pub(super) fn memory_scheduler(
     ))
 }
 
-fn push_config(backend: &Backend, timeouts: &Timeouts) -> Option<PushConfig> {
-    if backend.transport != crate::backend::Transport::Push {
-        return None;
-    }
-    let url = backend.push_url.clone().filter(|u| !u.trim().is_empty())?;
-    Some(PushConfig {
-        url,
-        api_key: backend.api_key.clone(),
-        connect: timeouts.connect,
-        welcome: timeouts.headers,
-    })
-}
-
 /// The seat's push connection for `window` when the backend is push: the one it has for this URL
 /// and window, or a new one (its state changes become [`StageEvent::Connection`]). The phone
 /// window declares other tools than the character's, so it never shares the seat's connection.
@@ -88,10 +75,10 @@ pub(super) fn ensure_push(
         return None;
     }
     let cfg = match given {
-        Some((b, t)) => push_config(b, t)?,
+        Some((b, t)) => push::config_for(b, t)?,
         None => {
             let (b, t) = backend_for(inner).ok()?;
-            push_config(&b, &t)?
+            push::config_for(&b, &t)?
         }
     };
     let mut seats = inner.seats();

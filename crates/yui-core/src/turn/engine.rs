@@ -8,13 +8,11 @@
 //! the events, `rounds` holds the round-trip rules of the request transports.
 
 use super::dispatch::{Dispatch, End};
-use super::model::Mapper;
 use super::read::{read, SseSource};
-use super::request::{tool_context, unregistered};
+use super::request::tool_context;
 pub use super::request::{Backend, TurnDeps, TurnRequest};
-use super::sse::{self, SseStream, Timeouts};
-use super::transport::{chat::map::ChatMapper, responses::map::ResponsesMapper};
-use crate::backend::Transport;
+use super::sse::{SseStream, Timeouts};
+use super::transport::{descriptor, History};
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
 use crate::error::Result;
@@ -178,7 +176,7 @@ pub async fn run(
         registry,
         cancel,
         tool_context(deps, req),
-        unregistered(req),
+        descriptor(req.backend.transport).unregistered,
     );
     let res = match early {
         Some(end) => Err(end),
@@ -264,12 +262,14 @@ async fn run_turn(
 ) -> std::result::Result<(), End> {
     let store = &deps.store;
     // History first, so it does not include the message of this turn.
-    let history = match req.backend.transport {
-        // Both keep the conversation on the server (a window's realtime session seeds its own
-        // at each connect; a turn's own session is seeded with this history).
-        Transport::Push => Vec::new(),
-        Transport::Realtime if deps.realtime.is_some() => Vec::new(),
-        _ => transcript::recent(store, &req.preset_id, req.history_limit)
+    let on_server = match descriptor(req.backend.transport).history {
+        History::Sent => false,
+        History::OnServer => true,
+        History::InTheWindowsSession => deps.realtime.is_some(),
+    };
+    let history = match on_server {
+        true => Vec::new(),
+        false => transcript::recent(store, &req.preset_id, req.history_limit)
             .map_err(|e| End::Failed(format!("the transcript could not be read: {e}")))?,
     };
     match &req.addressed_by {
@@ -320,14 +320,12 @@ pub async fn replay_response(
         registry,
         &cancel,
         tool_context(deps, req),
-        unregistered(req),
+        descriptor(req.backend.transport).unregistered,
     );
-    let mut mapper: Box<dyn Mapper<Frame = sse::SseEvent>> = match req.backend.transport {
-        Transport::Responses => Box::new(ResponsesMapper::new(
-            registry.names().into_iter().map(str::to_string).collect(),
-        )),
-        _ => Box::new(ChatMapper::new()),
+    let Some(mapper) = descriptor(req.backend.transport).sse_mapper else {
+        return Err("this transport does not stream over SSE".into());
     };
+    let mut mapper = mapper(registry);
     read(
         &mut d,
         &cancel,

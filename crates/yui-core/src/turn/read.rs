@@ -171,17 +171,12 @@ pub(crate) async fn replay<M: Mapper>(
     texts: &[String],
     parse: fn(&str) -> Option<M::Frame>,
     mut mapper: M,
+    unregistered: super::dispatch::Unregistered,
     tx: &tokio::sync::mpsc::Sender<super::TurnEvent>,
 ) -> usize {
     let cancel = CancellationToken::new();
     let ctx = super::request::tool_context(deps, req);
-    let mut d = Dispatch::new(
-        tx,
-        registry,
-        &cancel,
-        ctx,
-        super::request::unregistered(req),
-    );
+    let mut d = Dispatch::new(tx, registry, &cancel, ctx, unregistered);
     let mut source = Replay {
         texts: texts.iter(),
         parse,

@@ -3,9 +3,7 @@
 //! to an undeclared tool gets). The engine, the transports and the round-trip rules all read
 //! these; none of them imports the engine.
 
-use super::dispatch::Unregistered;
 use super::sse::{self, Timeouts};
-use crate::backend::Transport;
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
 use crate::error::{CoreError, Result};
@@ -91,14 +89,5 @@ pub(crate) fn tool_context(deps: &TurnDeps, req: &TurnRequest) -> ToolContext {
         window: req.window,
         turn_id: req.turn_id.clone(),
         call: Default::default(),
-    }
-}
-
-pub(crate) fn unregistered(req: &TurnRequest) -> Unregistered {
-    match req.backend.transport {
-        Transport::ChatCompletions => Unregistered::StatusDone,
-        Transport::Responses => Unregistered::Silent,
-        Transport::Push => Unregistered::Refuse,
-        Transport::Realtime => Unregistered::Answer,
     }
 }

@@ -7,7 +7,6 @@
 
 use super::error::{human_ms, BackendError};
 use crate::backend::Backend;
-use crate::backend::Transport;
 use serde_json::Value;
 
 /// Where to fix it, at the end of most sentences.
@@ -159,6 +158,8 @@ fn connect(message: &str, at: &Place) -> String {
 
 fn http(status: u16, body: &str, backend: &Backend, at: &Place) -> String {
     let hp = &at.host_port;
+    // What a 404 means on this transport, when more than a wrong URL.
+    let not_found = super::transport::descriptor(backend.transport).not_found;
     let msg = server_message(body);
     if matches!(status, 400 | 422 | 500 | 501) {
         if let Some(s) = cannot_call_tools(&msg, backend) {
@@ -179,8 +180,9 @@ fn http(status: u16, body: &str, backend: &Backend, at: &Place) -> String {
             "The model server has no model \"{}\" — pick one it offers. {WHERE}",
             backend.model
         ),
-        404 if backend.transport == Transport::Responses => format!(
-            "The server at {hp} does not offer the Responses API — choose Chat Completions as the transport. {WHERE}"
+        404 if not_found.is_some() => format!(
+            "The server at {hp} {}. {WHERE}",
+            not_found.unwrap_or_default()
         ),
         404 => format!(
             "The server at {hp} has no chat endpoint — check that the base URL ends in /v1. {WHERE}"

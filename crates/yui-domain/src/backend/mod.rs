@@ -41,7 +41,43 @@ pub enum Transport {
     Realtime,
 }
 
+/// How a tool is declared to a model: (name, description, JSON Schema of the arguments) → the
+/// wire's declaration (yui-base `schema`).
+pub type ToolSchema = fn(&str, &str, &Value) -> Value;
+
+/// The request a one-shot question (memory extraction) is sent as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OneShot {
+    /// `POST chat/completions`, not streamed.
+    ChatCompletions,
+    /// `POST responses`, not streamed, not stored.
+    Responses,
+}
+
+/// What the floors below the engine need to know of a transport, said once here (the engine's
+/// own descriptor is in yui-core's `turn/transport/`, one per transport folder).
 impl Transport {
+    /// How tools are declared on it; `None` on push, which declares none itself: its cues
+    /// arrive in render and speech segments.
+    pub fn tool_schema(self) -> Option<ToolSchema> {
+        match self {
+            Transport::ChatCompletions => Some(crate::schema::chat),
+            Transport::Responses => Some(crate::schema::responses),
+            Transport::Realtime => Some(crate::schema::realtime),
+            Transport::Push => None,
+        }
+    }
+
+    /// The request a one-shot question takes; `None` where there is none (push and realtime
+    /// keep a conversation, not requests).
+    pub fn one_shot(self) -> Option<OneShot> {
+        match self {
+            Transport::ChatCompletions => Some(OneShot::ChatCompletions),
+            Transport::Responses => Some(OneShot::Responses),
+            Transport::Push | Transport::Realtime => None,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Transport::ChatCompletions => "chat_completions",

@@ -11,7 +11,7 @@
 use super::search;
 use super::{check_text, from_row, get_in, summary, Kind, Memory, COLUMNS};
 use crate::backend::Backend;
-use crate::backend::Transport;
+use crate::backend::{OneShot, Transport};
 use crate::error::{CoreError, ErrorCode, Result};
 use crate::store::Store;
 use crate::transcript::{Entry, Role};
@@ -353,6 +353,11 @@ fn failed(store: &Store, preset_id: &str, error: &str) {
     }
 }
 
+/// Why a backend gets no extraction request ("a push backend takes no extraction request").
+fn no_request(t: Transport) -> String {
+    format!("a {} backend takes no extraction request", t.as_str())
+}
+
 /// Send one extraction request and return the answer's text; a cut answer is an error.
 pub async fn ask(
     http: &reqwest::Client,
@@ -361,22 +366,17 @@ pub async fn ask(
     cancel: &CancellationToken,
 ) -> Result<String> {
     let fail = |m: String| CoreError::new(ErrorCode::Backend, format!("extraction: {m}"));
-    let (url, body) = match backend.transport {
-        Transport::ChatCompletions => (
+    let (url, body) = match backend.transport.one_shot() {
+        Some(OneShot::ChatCompletions) => (
             backend.endpoint("chat/completions"),
             request_body(&backend.model, p),
         ),
-        Transport::Responses => (
+        Some(OneShot::Responses) => (
             backend.endpoint("responses"),
             json!({"model": backend.model, "instructions": PROMPT,
                    "input": user_message(p), "stream": false, "store": false}),
         ),
-        Transport::Push => return Err(fail("a push backend takes no extraction request".into())),
-        Transport::Realtime => {
-            return Err(fail(
-                "a realtime backend takes no extraction request".into(),
-            ))
-        }
+        None => return Err(fail(no_request(backend.transport))),
     };
     let mut req = http.post(&url).timeout(TIMEOUT).json(&body);
     if let Some(k) = backend.api_key.as_deref().filter(|k| !k.is_empty()) {
@@ -471,11 +471,8 @@ pub async fn run(
         store.write(|tx| advance(tx, preset_id, p.last_id))?;
         return Ok(skipped("nothing new was said"));
     }
-    if backend.transport == Transport::Push {
-        return Ok(skipped("a push backend takes no extraction request"));
-    }
-    if backend.transport == Transport::Realtime {
-        return Ok(skipped("a realtime backend takes no extraction request"));
+    if backend.transport.one_shot().is_none() {
+        return Ok(skipped(&no_request(backend.transport)));
     }
     let answer = match ask(http, backend, &p, cancel).await {
         Ok(a) => a,

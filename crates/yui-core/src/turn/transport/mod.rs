@@ -9,11 +9,15 @@
 //! - `de`: how their wire types read loose JSON.
 //!
 //! Every transport's response is read by the one read loop (`turn::read`) into the one
-//! dispatch. Adding a transport is one folder here, one `backend::Transport` variant and its
-//! arm in [`run`].
+//! dispatch. What differs by transport outside its folder is its [`Descriptor`] (one per
+//! folder); what the floors below need (how tools are declared, one-shot requests) is said on
+//! `backend::Transport` itself. Adding a transport is one folder here, one `backend::Transport`
+//! variant, and its arms in [`run`], [`descriptor`] and the enum's own methods; no other file
+//! branches on the transport (`tests/floors.rs` checks).
 
 pub mod chat;
 pub(crate) mod de;
+mod descriptor;
 pub mod push;
 pub mod realtime;
 pub mod responses;
@@ -24,6 +28,7 @@ use super::rounds::request_turn;
 use crate::backend::Transport;
 use crate::tools::registry::ToolRegistry;
 use crate::transcript::Entry;
+pub(crate) use descriptor::{descriptor, History, Link};
 
 /// Run the turn's exchange with the backend over its transport (the user's message is stored).
 pub(crate) async fn run(

@@ -17,6 +17,37 @@ use serde_json::Value;
 use wire as wchat;
 
 /// The message array of a Chat Completions turn in flight.
+/// Chat Completions, as the engine sees it: the recent transcript in each request, an
+/// undeclared call the backend ran shows `done` when released.
+pub(crate) const DESCRIPTOR: super::descriptor::Descriptor = super::descriptor::Descriptor {
+    link: super::descriptor::Link::Requests,
+    unregistered: crate::turn::dispatch::Unregistered::StatusDone,
+    history: super::descriptor::History::Sent,
+    sse_mapper: Some(mapper),
+    not_found: None,
+    probe: Some(probe),
+};
+
+/// A one-off conversation of `prompt` (the doctor's probes).
+pub(crate) fn probe(
+    b: &Backend,
+    tools: Option<Value>,
+    _names: Vec<String>,
+    prompt: &str,
+) -> Box<dyn Conversation> {
+    Box::new(ChatConversation::on(
+        b,
+        None,
+        tools,
+        &[],
+        prompt.to_string(),
+    ))
+}
+
+fn mapper(_: &crate::tools::registry::ToolRegistry) -> Box<dyn Mapper<Frame = SseEvent>> {
+    Box::new(ChatMapper::new())
+}
+
 pub(crate) struct ChatConversation {
     url: String,
     model: String,

@@ -13,8 +13,10 @@ pub mod wire;
 
 pub use conn::{ConnState, HelloFn, PushClient, PushConfig, TurnLink};
 
+use crate::backend::{Backend, Transport};
 use crate::error::Result;
 use crate::store::Store;
+use crate::timeouts::Timeouts;
 use crate::tools::registry::{RegistryEnv, ToolRegistry};
 use crate::tools::{ToolOutput, GENERATE_EXPRESS};
 use crate::turn::dispatch::{Answered, Dispatch, End};
@@ -80,19 +82,34 @@ pub fn hello_fn(store: Store, preset_id: String, window: WindowKind) -> HelloFn 
 
 /// The connection settings of a turn's backend.
 pub fn config(req: &TurnRequest) -> std::result::Result<PushConfig, String> {
-    let url = req
-        .backend
-        .push_url
-        .clone()
-        .filter(|u| !u.trim().is_empty())
-        .ok_or("the push transport needs a push URL (Settings → Backend)")?;
-    Ok(PushConfig {
+    config_for(&req.backend, &req.timeouts)
+        .ok_or_else(|| "the push transport needs a push URL (Settings → Backend)".into())
+}
+
+/// The connection's configuration for `backend`: `None` when it is not push or has no push URL.
+pub fn config_for(backend: &Backend, timeouts: &Timeouts) -> Option<PushConfig> {
+    if backend.transport != Transport::Push {
+        return None;
+    }
+    let url = backend.push_url.clone().filter(|u| !u.trim().is_empty())?;
+    Some(PushConfig {
         url,
-        api_key: req.backend.api_key.clone(),
-        connect: req.timeouts.connect,
-        welcome: req.timeouts.headers,
+        api_key: backend.api_key.clone(),
+        connect: timeouts.connect,
+        welcome: timeouts.headers,
     })
 }
+
+/// Push, as the engine sees it: the server keeps the conversation; a call of a tool the window
+/// did not declare is refused.
+pub(crate) const DESCRIPTOR: super::descriptor::Descriptor = super::descriptor::Descriptor {
+    link: super::descriptor::Link::Connection,
+    unregistered: crate::turn::dispatch::Unregistered::Refuse,
+    history: super::descriptor::History::OnServer,
+    sse_mapper: None,
+    not_found: None,
+    probe: None,
+};
 
 /// Run one turn over the window's connection (or, without one, over a connection made for it).
 pub(crate) async fn push_turn(
@@ -224,6 +241,7 @@ pub async fn replay_frames(
         frames,
         |t| ServerFrame::parse(t).ok(),
         PushMapper::new(),
+        DESCRIPTOR.unregistered,
         tx,
     )
     .await

@@ -27,10 +27,12 @@ pub use conn::{
 };
 pub use started::ServerStarted;
 
+use crate::backend::{Backend, Transport};
 use crate::clock::SharedClock;
 use crate::context::ClientContext;
 use crate::error::Result;
 use crate::store::Store;
+use crate::timeouts::Timeouts;
 use crate::tools::registry::{RegistryEnv, ToolRegistry};
 use crate::tools::ToolOutput;
 use crate::transcript::{Entry, Role};
@@ -167,13 +169,37 @@ pub fn session_fn(
 /// The session settings of a turn's backend (no audio: text mode).
 pub fn config(req: &TurnRequest, audio: Option<Arc<dyn RealtimeAudioOut>>) -> RealtimeConfig {
     RealtimeConfig {
-        url: req.backend.realtime_endpoint(),
-        api_key: req.backend.api_key.clone(),
-        connect: req.timeouts.connect,
-        ready: setup::setup_deadline(&req.timeouts),
         audio,
+        ..made(&req.backend, &req.timeouts)
     }
 }
+
+/// A window's session's configuration for `backend` (text mode; the seat adds its audio):
+/// `None` when the backend is not realtime.
+pub fn config_for(backend: &Backend, timeouts: &Timeouts) -> Option<RealtimeConfig> {
+    (backend.transport == Transport::Realtime).then(|| made(backend, timeouts))
+}
+
+fn made(backend: &Backend, timeouts: &Timeouts) -> RealtimeConfig {
+    RealtimeConfig {
+        url: backend.realtime_endpoint(),
+        api_key: backend.api_key.clone(),
+        connect: timeouts.connect,
+        ready: setup::setup_deadline(timeouts),
+        audio: None,
+    }
+}
+
+/// Realtime, as the engine sees it: a window's session keeps the conversation; the session
+/// declares every tool of the window, so any other name is answered as refused.
+pub(crate) const DESCRIPTOR: super::descriptor::Descriptor = super::descriptor::Descriptor {
+    link: super::descriptor::Link::Session,
+    unregistered: crate::turn::dispatch::Unregistered::Answer,
+    history: super::descriptor::History::InTheWindowsSession,
+    sse_mapper: None,
+    not_found: None,
+    probe: None,
+};
 
 /// Run one turn over the window's session (or, without one, over a text session made for it and
 /// seeded with `history`, the turn's history window read before its message was stored).
@@ -423,6 +449,7 @@ pub async fn replay_events(
         events,
         |t| ServerEvent::parse(t).ok(),
         RealtimeMapper::new(),
+        DESCRIPTOR.unregistered,
         tx,
     )
     .await

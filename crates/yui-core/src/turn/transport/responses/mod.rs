@@ -19,6 +19,32 @@ use map::ResponsesMapper;
 use serde_json::{json, Value};
 use wire as wresp;
 
+/// Responses, as the engine sees it: an undeclared call the backend ran reports its own status;
+/// a 404 means the server has no Responses API.
+pub(crate) const DESCRIPTOR: super::descriptor::Descriptor = super::descriptor::Descriptor {
+    link: super::descriptor::Link::Requests,
+    unregistered: crate::turn::dispatch::Unregistered::Silent,
+    history: super::descriptor::History::Sent,
+    sse_mapper: Some(mapper),
+    not_found: Some("does not offer the Responses API — choose Chat Completions as the transport"),
+    probe: Some(probe),
+};
+
+/// A one-off conversation of `prompt` (the doctor's probes).
+fn probe(
+    b: &Backend,
+    tools: Option<Value>,
+    names: Vec<String>,
+    prompt: &str,
+) -> Box<dyn Conversation> {
+    Box::new(ResponsesConversation::on(b, tools, names, prompt))
+}
+
+fn mapper(registry: &crate::tools::registry::ToolRegistry) -> Box<dyn Mapper<Frame = SseEvent>> {
+    let names = registry.names().into_iter().map(str::to_string).collect();
+    Box::new(ResponsesMapper::new(names))
+}
+
 fn responses_output(a: &Answered) -> Value {
     let output = match &a.result {
         ToolOutput::Text(t) => json!(t),
