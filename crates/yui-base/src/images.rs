@@ -9,6 +9,40 @@ use image::{ImageReader, RgbImage};
 use std::io::{self, Cursor};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Why an image could not be made into a data URL (the library's words, its error kept).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ImageError {
+    /// The bytes are no image this reads.
+    #[error("{0}")]
+    Unreadable(#[source] Arc<image::ImageError>),
+    /// Its format could not even be guessed.
+    #[error("{0}")]
+    Io(#[source] Arc<io::Error>),
+    /// A pixel buffer that does not match the size it claims.
+    #[error("the pixel buffer does not match its size")]
+    BadBuffer,
+    /// Resizing failed.
+    #[error("{message}")]
+    Resize {
+        message: String,
+        #[source]
+        source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    },
+    /// Encoding the JPEG failed.
+    #[error("{0}")]
+    Encode(#[source] Arc<image::ImageError>),
+}
+
+impl ImageError {
+    fn resize(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Resize {
+            message: e.to_string(),
+            source: Some(Arc::new(e)),
+        }
+    }
+}
 
 /// Folder-name prefix; the start-up cleanup deletes every folder starting with it.
 pub const FOLDER_PREFIX: &str = "yui-browser-";
@@ -139,17 +173,17 @@ fn encode_file(path: &Path) -> Option<String> {
 /// One image file's bytes → `data:image/jpeg;base64,…` (resized so the long edge is at most
 /// [`MAX_EDGE`], never upscaled).
 /// The error is a plain description (the file is then named as unreadable).
-pub fn encode_bytes(bytes: &[u8]) -> Result<String, String> {
+pub fn encode_bytes(bytes: &[u8]) -> Result<String, ImageError> {
     let img = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
-        .map_err(|e| e.to_string())?
+        .map_err(|e| ImageError::Io(Arc::new(e)))?
         .decode()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ImageError::Unreadable(Arc::new(e)))?;
     let rgb = shrink(img.into_rgb8())?;
     let mut jpeg = Vec::with_capacity(256 * 1024);
     JpegEncoder::new_with_quality(&mut jpeg, JPEG_QUALITY)
         .encode_image(&rgb)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ImageError::Encode(Arc::new(e)))?;
     let mut url = String::from("data:image/jpeg;base64,");
     base64::engine::general_purpose::STANDARD.encode_string(&jpeg, &mut url);
     Ok(url)
@@ -169,7 +203,7 @@ pub fn target_size(w: u32, h: u32) -> (u32, u32) {
 }
 
 /// Resizes to [`target_size`] (the image itself when it already fits).
-pub fn shrink(img: RgbImage) -> Result<RgbImage, String> {
+pub fn shrink(img: RgbImage) -> Result<RgbImage, ImageError> {
     let (w, h) = img.dimensions();
     let (tw, th) = target_size(w, h);
     if (tw, th) == (w, h) {
@@ -178,15 +212,15 @@ pub fn shrink(img: RgbImage) -> Result<RgbImage, String> {
     // SIMD convolution (bilinear, support scaled to the ratio, so it anti-aliases): several times
     // faster than image's own resize; see docs/PERFORMANCE.md.
     fir::images::Image::from_vec_u8(w, h, img.into_raw(), fir::PixelType::U8x3)
-        .map_err(|e| e.to_string())
+        .map_err(ImageError::resize)
         .and_then(|src| {
             let mut dst = fir::images::Image::new(tw, th, fir::PixelType::U8x3);
             let options = fir::ResizeOptions::new()
                 .resize_alg(fir::ResizeAlg::Convolution(fir::FilterType::Bilinear));
             fir::Resizer::new()
                 .resize(&src, &mut dst, &options)
-                .map_err(|e| e.to_string())?;
-            RgbImage::from_raw(tw, th, dst.into_vec()).ok_or_else(|| "size".to_string())
+                .map_err(ImageError::resize)?;
+            RgbImage::from_raw(tw, th, dst.into_vec()).ok_or(ImageError::BadBuffer)
         })
 }
 

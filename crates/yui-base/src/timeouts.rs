@@ -70,18 +70,21 @@ impl Timeouts {
     }
 
     /// Check a `yui.timeouts` value: an object of positive whole seconds, known fields only.
-    pub fn validate(v: &serde_json::Value) -> Result<(), String> {
+    pub fn validate(v: &serde_json::Value) -> Result<(), crate::error::CoreError> {
+        use crate::error::CoreError;
         let obj = v
             .as_object()
-            .ok_or("yui.timeouts must be an object of seconds")?;
+            .ok_or_else(|| CoreError::invalid("yui.timeouts must be an object of seconds"))?;
         for (k, val) in obj {
             if !matches!(k.as_str(), "connect_secs" | "headers_secs" | "stall_secs") {
-                return Err(format!("yui.timeouts: unknown field {k:?}"));
+                return Err(CoreError::invalid(format!(
+                    "yui.timeouts: unknown field {k:?}"
+                )));
             }
             if !val.as_u64().is_some_and(|s| (1..=3600).contains(&s)) {
-                return Err(format!(
+                return Err(CoreError::invalid(format!(
                     "yui.timeouts.{k} must be whole seconds from 1 to 3600"
-                ));
+                )));
             }
         }
         Ok(())

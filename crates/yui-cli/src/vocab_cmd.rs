@@ -93,7 +93,8 @@ pub fn run(store: &Store, cmd: &VocabCmd) -> Result<String, CoreError> {
 }
 
 fn say(text: &str, caption: Option<&str>, emotion_text: Option<&str>) -> Result<String, CoreError> {
-    let speaker = Speaker::detect().map_err(CoreError::not_found)?;
+    let speaker =
+        Speaker::detect().map_err(|e| CoreError::not_found(e.to_string()).with_source(e))?;
     let direction = Direction::from_cue(caption, emotion_text);
     let mut script = Script::new();
     script.set_direction(direction);

@@ -203,7 +203,10 @@ async fn write_wav(
                 if all.samples.is_empty() {
                     all.rate = a.pcm.rate;
                 }
-                let pcm = a.pcm.resampled(all.rate).map_err(CoreError::internal)?;
+                let pcm = a
+                    .pcm
+                    .resampled(all.rate)
+                    .map_err(|e| CoreError::internal(e.to_string()).with_source(e))?;
                 all.samples.extend(pcm.samples);
             }
             Rendered::PlayedItself(_) => return Err(CoreError::internal("stopped")),
@@ -273,7 +276,8 @@ pub fn listen(paths: &Paths, args: &ListenArgs) -> Result<u8, CoreError> {
         let bytes = std::fs::read(wav)
             .map_err(|e| CoreError::not_found(format!("cannot read {}: {e}", wav.display())))?;
         let name = wav.display().to_string();
-        let clip = Pcm::from_wav(&bytes, &name).map_err(CoreError::invalid)?;
+        let clip = Pcm::from_wav(&bytes, &name)
+            .map_err(|e| CoreError::invalid(e.to_string()).with_source(e))?;
         let n = rt
             .block_on(listen_clip(&clip, vad, req, &mut print))
             .map_err(|e| CoreError::new(ErrorCode::Backend, e.to_string()).with_source(e))?;

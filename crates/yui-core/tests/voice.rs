@@ -120,7 +120,10 @@ fn missing_spd_say_is_a_one_line_status() {
         "speech-dispatcher: spd-say not found; install the speech-dispatcher package to hear replies"
     );
     assert!(!st.status.contains('\n'));
-    assert_eq!(Speaker::detect_on(None).err(), Some(st.status.clone()));
+    assert_eq!(
+        Speaker::detect_on(None).err().map(|e| e.to_string()),
+        Some(st.status.clone())
+    );
 
     let (fake, _log) = fake_spd_say(0, 0);
     let st = voice::status_of(&VoiceSetting::default(), Some(&path_of(fake.path())));
@@ -139,7 +142,10 @@ fn a_non_executable_spd_say_is_not_found() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("spd-say"), "not a program").unwrap();
     assert_eq!(
-        Speaker::detect_on(Some(&path_of(dir.path()))).err().as_deref(),
+        Speaker::detect_on(Some(&path_of(dir.path())))
+            .err()
+            .map(|e| e.to_string())
+            .as_deref(),
         Some("speech-dispatcher: spd-say not found; install the speech-dispatcher package to hear replies")
     );
 }

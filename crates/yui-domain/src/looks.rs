@@ -40,21 +40,23 @@ pub fn dir_for(data_dir: &Path, preset_id: &str) -> PathBuf {
 
 /// Decode an image (PNG, JPEG or WebP), scale it to fit the look's box if larger, and encode it
 /// as PNG. The error is a reason in plain words (a broken or oversized image).
-pub fn scale(bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
+pub fn scale(bytes: &[u8]) -> Result<Vec<u8>> {
     let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
-        .map_err(|e| format!("cannot read the image: {e}"))?;
+        .map_err(|e| CoreError::invalid(format!("cannot read the image: {e}")).with_source(e))?;
     if reader.format().is_none() {
-        return Err("not a PNG, JPEG or WebP image".into());
+        return Err(CoreError::invalid("not a PNG, JPEG or WebP image"));
     }
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_SIDE);
     limits.max_image_height = Some(MAX_SIDE);
     limits.max_alloc = Some(512 * 1024 * 1024);
     reader.limits(limits);
-    let img = reader.decode().map_err(|e| format!("broken image: {e}"))?;
+    let img = reader
+        .decode()
+        .map_err(|e| CoreError::invalid(format!("broken image: {e}")).with_source(e))?;
     if img.width() == 0 || img.height() == 0 {
-        return Err("broken image: zero size".into());
+        return Err(CoreError::invalid("broken image: zero size"));
     }
     let img = if img.width() > LOOK_WIDTH || img.height() > LOOK_HEIGHT {
         img.resize(
@@ -73,7 +75,9 @@ pub fn scale(bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
     );
     image::DynamicImage::ImageRgba8(img.to_rgba8())
         .write_with_encoder(encoder)
-        .map_err(|e| format!("cannot encode the scaled image: {e}"))?;
+        .map_err(|e| {
+            CoreError::internal(format!("cannot encode the scaled image: {e}")).with_source(e)
+        })?;
     Ok(out)
 }
 
@@ -127,10 +131,10 @@ pub fn import_pack(data_dir: &Path, preset_id: &str, src: &Path) -> Result<PackI
         } else {
             match scale(&image.bytes) {
                 Ok(png) => (format!("{}.png", image.id), png),
-                Err(reason) => {
+                Err(e) => {
                     skipped.push(Skipped {
                         file: image.file,
-                        reason,
+                        reason: e.message,
                     });
                     continue;
                 }
@@ -333,8 +337,8 @@ pub fn import_card(store: &Store, data_dir: &Path, import: &CardImport<'_>) -> R
     };
     let picture = picture.and_then(|b| match scale(&b) {
         Ok(png) => Some(png),
-        Err(reason) => {
-            notes.push(format!("the card's picture is not used: {reason}"));
+        Err(e) => {
+            notes.push(format!("the card's picture is not used: {}", e.message));
             None
         }
     });

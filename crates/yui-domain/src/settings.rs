@@ -87,9 +87,7 @@ pub const KNOWN: &[Known] = &[
         kind: "object {spots, bed}",
         default: || json!({"spots": {}, "bed": null}),
         validate: |v| {
-            crate::avatar::Places::from_value(v)
-                .map(drop)
-                .map_err(CoreError::invalid)
+            crate::avatar::Places::from_value(v).map(drop)
         },
         doc: "The body's places the user saved: named spots for move_to and the bed for go_to_bed, each {monitor, x, y} relative to that monitor's work area (docs/avatar.md).",
     },
@@ -156,7 +154,7 @@ pub const KNOWN: &[Known] = &[
         key: TIMEOUTS,
         kind: "object {connect_secs, headers_secs, stall_secs} of whole seconds 1-3600",
         default: crate::timeouts::Timeouts::default_value,
-        validate: |v| crate::timeouts::Timeouts::validate(v).map_err(CoreError::invalid),
+        validate: crate::timeouts::Timeouts::validate,
         doc: "How long a turn waits for the backend, in seconds: connect_secs (TCP/TLS connect, 10), headers_secs (the response headers, 120: a server loading a model is slow to answer), stall_secs (no byte of the stream, 60).",
     },
     Known {

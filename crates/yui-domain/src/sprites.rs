@@ -282,7 +282,7 @@ pub fn load_sprite_set(dir: &Path, vocab: &Vocab) -> Result<SpriteSet> {
 }
 
 /// A still picture (PNG or WebP, the same checks as a folder's images) as a `data:` URL.
-pub fn load_picture(file: &Path) -> std::result::Result<String, String> {
+pub(crate) fn load_picture(file: &Path) -> std::result::Result<String, String> {
     let ext = file
         .extension()
         .and_then(|e| e.to_str())

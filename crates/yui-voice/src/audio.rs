@@ -76,6 +76,12 @@ impl AudioError {
     }
 }
 
+impl From<crate::pcm::PcmError> for AudioError {
+    fn from(e: crate::pcm::PcmError) -> Self {
+        Self::BadAudio(e.to_string())
+    }
+}
+
 impl From<AudioError> for yui_base::CoreError {
     fn from(e: AudioError) -> Self {
         yui_base::CoreError::new(yui_base::ErrorCode::Internal, e.to_string()).with_source(e)

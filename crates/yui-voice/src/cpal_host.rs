@@ -345,7 +345,7 @@ impl AudioHost for CpalHost {
             .map_err(|e| unusable(&dir, &name, e))?;
         let config = with_buffer(&supported, PLAY_BUFFER_MS);
         let rate = config.sample_rate;
-        let audio = pcm.resampled(rate).map_err(AudioError::bad_audio)?;
+        let audio = pcm.resampled(rate)?;
         let total = audio.samples.len();
         let samples = Arc::new(audio.samples);
         let pos = Arc::new(AtomicUsize::new(0));

@@ -21,6 +21,7 @@
 //! A reply is spoken as a [`Script`]: the speech of a turn cut at each cue, each piece with the
 //! direction of the cue before it, so a tone change lands where the model put it.
 
+use crate::stt::SpeechError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::ffi::{OsStr, OsString};
@@ -181,7 +182,7 @@ pub fn status_of(setting: &VoiceSetting, path: Option<&OsStr>) -> VoiceStatus {
             true,
             format!("{}: ready ({})", setting.engine, s.program.display()),
         ),
-        Err(line) => (false, line.clone()),
+        Err(line) => (false, line.to_string()),
     };
     VoiceStatus {
         enabled: setting.enabled,
@@ -293,18 +294,18 @@ pub struct Speaker {
 
 impl Speaker {
     /// `spd-say` on the process `PATH`, or a one-line status saying it is not there.
-    pub fn detect() -> std::result::Result<Self, String> {
+    pub fn detect() -> std::result::Result<Self, SpeechError> {
         Self::detect_on(std::env::var_os("PATH").as_deref())
     }
 
     /// `spd-say` on the given `PATH`-style list (tests inject a folder with a fake one).
-    pub fn detect_on(path: Option<&OsStr>) -> std::result::Result<Self, String> {
+    pub fn detect_on(path: Option<&OsStr>) -> std::result::Result<Self, SpeechError> {
         yui_base::paths::find_program(SPD_SAY, path)
             .map(|program| Self { program })
             .ok_or_else(|| {
-                format!(
+                SpeechError::Unavailable(format!(
                     "{SPEECH_DISPATCHER}: {SPD_SAY} not found; install the speech-dispatcher package to hear replies"
-                )
+                ))
             })
     }
 

@@ -9,6 +9,42 @@ use rubato::audioadapter_buffers::direct::InterleavedSlice;
 use rubato::{Fft, FixedSync, Resampler};
 use serde::Serialize;
 use std::io::Cursor;
+use std::sync::Arc;
+
+/// Why audio could not be read or converted, in plain words (the cause kept for the log).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PcmError {
+    /// Not a WAV file this reads, or a damaged one (the message names the source).
+    #[error("{message}")]
+    Wav {
+        message: String,
+        #[source]
+        source: Option<Arc<hound::Error>>,
+    },
+    /// The audio cannot be converted between the two rates.
+    #[error("{message}")]
+    Resample {
+        message: String,
+        #[source]
+        source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    },
+}
+
+impl PcmError {
+    fn wav(message: String, source: Option<hound::Error>) -> Self {
+        Self::Wav {
+            message,
+            source: source.map(Arc::new),
+        }
+    }
+
+    fn resample(message: String, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Resample {
+            message,
+            source: Some(Arc::new(source)),
+        }
+    }
+}
 
 /// The rate speech-to-text servers get (whisper's own rate).
 pub const STT_RATE: u32 = 16_000;
@@ -42,28 +78,37 @@ impl Pcm {
 
     /// Read a WAV file's bytes: 16-bit PCM (any rate, any channel count: channels are averaged).
     /// `what` names the source in the message ("speech.wav", "the speech server's reply").
-    pub fn from_wav(bytes: &[u8], what: &str) -> Result<Pcm, String> {
-        let reader = hound::WavReader::new(Cursor::new(bytes))
-            .map_err(|e| format!("{what} is not a WAV file YUI can read ({e})"))?;
+    pub fn from_wav(bytes: &[u8], what: &str) -> Result<Pcm, PcmError> {
+        let reader = hound::WavReader::new(Cursor::new(bytes)).map_err(|e| {
+            PcmError::wav(
+                format!("{what} is not a WAV file YUI can read ({e})"),
+                Some(e),
+            )
+        })?;
         let spec = reader.spec();
         if spec.sample_format != hound::SampleFormat::Int || spec.bits_per_sample != 16 {
             let kind = match spec.sample_format {
                 hound::SampleFormat::Float => format!("{}-bit float", spec.bits_per_sample),
                 hound::SampleFormat::Int => format!("{}-bit", spec.bits_per_sample),
             };
-            return Err(format!(
+            return Err(PcmError::wav(format!(
                 "{what} is {kind} WAV; YUI reads 16-bit PCM WAV (convert it, e.g. `sox IN.wav -b 16 OUT.wav`)"
-            ));
+            ), None));
         }
         if spec.channels == 0 || spec.sample_rate == 0 {
-            return Err(format!("{what} declares no channels or no sample rate"));
+            return Err(PcmError::wav(
+                format!("{what} declares no channels or no sample rate"),
+                None,
+            ));
         }
         let channels = spec.channels as usize;
         let mut samples = Vec::with_capacity(reader.len() as usize / channels);
         let mut frame = 0f32;
         let mut n = 0usize;
         for s in reader.into_samples::<i16>() {
-            let s = s.map_err(|e| format!("{what} is cut short or damaged ({e})"))?;
+            let s = s.map_err(|e| {
+                PcmError::wav(format!("{what} is cut short or damaged ({e})"), Some(e))
+            })?;
             frame += s as f32 / 32768.0;
             n += 1;
             if n == channels {
@@ -109,20 +154,26 @@ impl Pcm {
     }
 
     /// The same audio at `rate` (a copy when the rate already matches).
-    pub fn resampled(&self, rate: u32) -> Result<Pcm, String> {
+    pub fn resampled(&self, rate: u32) -> Result<Pcm, PcmError> {
         if rate == self.rate || self.samples.is_empty() {
             return Ok(Pcm::new(rate, self.samples.clone()));
         }
         if self.rate == 0 || rate == 0 {
-            return Err("cannot resample audio with a sample rate of 0".into());
+            return Err(PcmError::Resample {
+                message: "cannot resample audio with a sample rate of 0".into(),
+                source: None,
+            });
         }
-        let mut r = Fft::<f32>::new(self.rate as usize, rate as usize, 1024, 1, FixedSync::Input)
-            .map_err(|e| format!("cannot resample {} Hz to {rate} Hz: {e}", self.rate))?;
+        let from = self.rate;
+        let words =
+            |e: &dyn std::fmt::Display| format!("cannot resample {from} Hz to {rate} Hz: {e}");
+        let mut r = Fft::<f32>::new(from as usize, rate as usize, 1024, 1, FixedSync::Input)
+            .map_err(|e| PcmError::resample(words(&e), e))?;
         let input = InterleavedSlice::new(&self.samples[..], 1, self.samples.len())
-            .map_err(|e| format!("cannot resample: {e}"))?;
+            .map_err(|e| PcmError::resample(format!("cannot resample: {e}"), e))?;
         let out = r
             .process_all(&input, self.samples.len(), None)
-            .map_err(|e| format!("cannot resample {} Hz to {rate} Hz: {e}", self.rate))?;
+            .map_err(|e| PcmError::resample(words(&e), e))?;
         Ok(Pcm::new(rate, out.take_data()))
     }
 
@@ -140,14 +191,14 @@ pub struct StreamResampler {
 }
 
 impl StreamResampler {
-    pub fn new(from: u32, to: u32) -> Result<Self, String> {
+    pub fn new(from: u32, to: u32) -> Result<Self, PcmError> {
         Self::with_chunk(from, to, 1024)
     }
 
     /// A resampler that converts `chunk` input frames at a time (rounded up by rubato to what the
     /// rate pair allows): a smaller chunk holds audio back for less time (the realtime
     /// microphone converts 20 ms at a time).
-    pub fn with_chunk(from: u32, to: u32, chunk: usize) -> Result<Self, String> {
+    pub fn with_chunk(from: u32, to: u32, chunk: usize) -> Result<Self, PcmError> {
         let inner = if from == to {
             None
         } else {
@@ -159,7 +210,9 @@ impl StreamResampler {
                     1,
                     FixedSync::Input,
                 )
-                .map_err(|e| format!("cannot resample {from} Hz to {to} Hz: {e}"))?,
+                .map_err(|e| {
+                    PcmError::resample(format!("cannot resample {from} Hz to {to} Hz: {e}"), e)
+                })?,
             )
         };
         Ok(Self {
@@ -341,9 +394,11 @@ mod tests {
         let mut w = hound::WavWriter::new(&mut c, spec).unwrap();
         w.write_sample(0.5f32).unwrap();
         w.finalize().unwrap();
-        let e = Pcm::from_wav(c.get_ref(), "f.wav").unwrap_err();
+        let e = Pcm::from_wav(c.get_ref(), "f.wav").unwrap_err().to_string();
         assert!(e.contains("f.wav is 32-bit float WAV"), "{e}");
-        let e = Pcm::from_wav(b"RIFF garbage", "the reply").unwrap_err();
+        let e = Pcm::from_wav(b"RIFF garbage", "the reply")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("the reply is not a WAV file"), "{e}");
     }
 

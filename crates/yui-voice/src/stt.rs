@@ -179,7 +179,9 @@ struct Answer {
 
 /// Transcribe one utterance (any rate: it is resampled to 16 kHz first).
 pub async fn transcribe(req: &SttRequest, pcm: &Pcm) -> Result<String, SpeechError> {
-    let audio = pcm.resampled(STT_RATE).map_err(SpeechError::BadAudio)?;
+    let audio = pcm
+        .resampled(STT_RATE)
+        .map_err(|e| SpeechError::BadAudio(e.to_string()))?;
     let wav = audio.to_wav();
     let url = format!(
         "{}/audio/transcriptions",

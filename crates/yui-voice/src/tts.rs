@@ -208,12 +208,14 @@ impl TtsEngine for OpenAiTts {
                 "pcm" => {
                     if body.starts_with(b"RIFF") {
                         // Some servers send WAV whatever was asked; take it as such.
-                        Pcm::from_wav(&body, &reply).map_err(SpeechError::BadAnswer)?
+                        Pcm::from_wav(&body, &reply)
+                            .map_err(|e| SpeechError::BadAnswer(e.to_string()))?
                     } else {
                         Pcm::from_s16le(&body, self.pcm_rate)
                     }
                 }
-                _ => Pcm::from_wav(&body, &reply).map_err(SpeechError::BadAnswer)?,
+                _ => Pcm::from_wav(&body, &reply)
+                    .map_err(|e| SpeechError::BadAnswer(e.to_string()))?,
             };
             if pcm.samples.is_empty() {
                 return Err(SpeechError::BadAnswer(format!(

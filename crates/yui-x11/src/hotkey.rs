@@ -39,7 +39,7 @@ const LOCKS: [u16; 4] = [0, 1 << 1, 1 << 4, (1 << 1) | (1 << 4)];
 /// `Ctrl+Alt+Space`-style text (modifiers `Ctrl`/`Control`, `Alt`/`Option`, `Shift`,
 /// `Super`/`Cmd`/`Command`/`Meta`, `CommandOrControl`; then one key), in plain words when it is
 /// not one.
-pub fn parse(spec: &str) -> Result<Shortcut, String> {
+pub(crate) fn parse(spec: &str) -> Result<Shortcut, String> {
     let bad = || format!("{spec:?} is not a key combination such as Ctrl+Alt+Space");
     let mut mods = 0u16;
     let mut key = None;

@@ -366,7 +366,8 @@ impl Run {
             let speaker = match path {
                 Some(p) => voice::Speaker::detect_on(Some(p)),
                 None => voice::Speaker::detect(),
-            }?;
+            }
+            .map_err(|e| e.to_string())?;
             let (weak, me) = (Arc::downgrade(inner), self.preset_id.clone());
             let alone = Arc::new(move || {
                 weak.upgrade().is_none_or(|inner| {

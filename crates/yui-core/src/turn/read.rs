@@ -168,8 +168,7 @@ pub(crate) async fn replay<M: Mapper>(
     deps: &super::request::TurnDeps,
     req: &super::request::TurnRequest,
     registry: &crate::tools::registry::ToolRegistry,
-    texts: &[String],
-    parse: fn(&str) -> Option<M::Frame>,
+    mut source: Replay<'_, M::Frame>,
     mut mapper: M,
     unregistered: super::dispatch::Unregistered,
     tx: &tokio::sync::mpsc::Sender<super::TurnEvent>,
@@ -177,20 +176,25 @@ pub(crate) async fn replay<M: Mapper>(
     let cancel = CancellationToken::new();
     let ctx = super::request::tool_context(deps, req);
     let mut d = Dispatch::new(tx, registry, &cancel, ctx, unregistered);
-    let mut source = Replay {
-        texts: texts.iter(),
-        parse,
-        parsed: 0,
-    };
     let _ = read(&mut d, &cancel, &mut source, &mut mapper).await;
     source.parsed
 }
 
-/// Frame texts as a source.
-struct Replay<'a, F> {
+/// Frame texts as a source: each `parse`d (unparsable ones skipped, as the socket skips them).
+pub(crate) struct Replay<'a, F> {
     texts: std::slice::Iter<'a, String>,
     parse: fn(&str) -> Option<F>,
     parsed: usize,
+}
+
+impl<'a, F> Replay<'a, F> {
+    pub(crate) fn new(texts: &'a [String], parse: fn(&str) -> Option<F>) -> Self {
+        Self {
+            texts: texts.iter(),
+            parse,
+            parsed: 0,
+        }
+    }
 }
 
 impl<F> FrameSource for Replay<'_, F> {

@@ -3,7 +3,7 @@
 //! to disk.
 
 use super::Capture;
-use crate::images as shots;
+use crate::images::{self as shots, ImageError};
 use base64::Engine as _;
 use image::codecs::jpeg::JpegEncoder;
 use image::RgbImage;
@@ -12,14 +12,13 @@ use image::RgbImage;
 pub const JPEG_QUALITY: u8 = 80;
 
 /// Resize and encode a capture as a JPEG data URL.
-pub fn to_data_url(cap: Capture) -> Result<String, String> {
-    let img = RgbImage::from_raw(cap.width, cap.height, cap.rgb)
-        .ok_or_else(|| "capture: pixel buffer does not match its size".to_string())?;
+pub fn to_data_url(cap: Capture) -> Result<String, ImageError> {
+    let img = RgbImage::from_raw(cap.width, cap.height, cap.rgb).ok_or(ImageError::BadBuffer)?;
     let img = shots::shrink(img)?;
     let mut jpeg = Vec::with_capacity(256 * 1024);
     JpegEncoder::new_with_quality(&mut jpeg, JPEG_QUALITY)
         .encode_image(&img)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ImageError::Encode(std::sync::Arc::new(e)))?;
     let mut url = String::from("data:image/jpeg;base64,");
     base64::engine::general_purpose::STANDARD.encode_string(&jpeg, &mut url);
     Ok(url)

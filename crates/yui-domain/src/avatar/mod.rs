@@ -162,8 +162,10 @@ pub struct Places {
 }
 
 impl Places {
-    pub fn from_value(v: &serde_json::Value) -> Result<Self, String> {
-        serde_json::from_value(v.clone()).map_err(|e| format!("yui.avatar: {e}"))
+    pub fn from_value(v: &serde_json::Value) -> crate::error::Result<Self> {
+        serde_json::from_value(v.clone()).map_err(|e| {
+            crate::error::CoreError::invalid(format!("yui.avatar: {e}")).with_source(e)
+        })
     }
 }
 

@@ -108,7 +108,7 @@ pub fn from_file(path: &Path) -> Result<Vec<Entry>, CatalogError> {
 }
 
 /// An entry YUI can download and store safely.
-pub fn check(e: &Entry) -> Result<(), String> {
+pub(crate) fn check(e: &Entry) -> Result<(), String> {
     if e.name.trim().is_empty() || e.name.contains(char::is_whitespace) {
         return Err(format!("the name {:?} must be one word", e.name));
     }

@@ -211,7 +211,9 @@ async fn microphone_speech(
     if cancel.is_cancelled() {
         return Err(CoreError::invalid("the listening test was stopped"));
     }
-    let heard = heard.resampled(STT_RATE).map_err(CoreError::invalid)?;
+    let heard = heard
+        .resampled(STT_RATE)
+        .map_err(|e| CoreError::invalid(e.to_string()).with_source(e))?;
     let segments = vad::split(&heard.samples, listen.vad());
     let (Some(first), Some(last)) = (segments.first(), segments.last()) else {
         return Err(CoreError::not_found(format!(

@@ -35,7 +35,7 @@ pub fn engine_for(
             Some(p) => Speaker::detect_on(Some(p)),
             None => Speaker::detect(),
         }
-        .map_err(CoreError::not_found)?;
+        .map_err(|e| CoreError::not_found(e.to_string()).with_source(e))?;
         return Ok(Arc::new(SpeechDispatcher {
             speaker,
             alone: None,

@@ -51,7 +51,7 @@ pub async fn speak_reply_among(
     };
     let outcome = match found {
         Ok(speaker) => speaker.speak_among(script, cancel, alone).await,
-        Err(line) => SpeechOutcome::Unavailable(line),
+        Err(line) => SpeechOutcome::Unavailable(line.to_string()),
     };
     if let SpeechOutcome::Unavailable(line) = &outcome {
         tracing::info!("voice: {line}");

@@ -245,7 +245,7 @@ pub async fn listen_clip(
     stt: Arc<dyn Transcriber>,
     on_heard: &mut (dyn FnMut(Utterance) + Send),
 ) -> Result<usize, ListenError> {
-    let audio = clip.resampled(STT_RATE).map_err(AudioError::bad_audio)?;
+    let audio = clip.resampled(STT_RATE).map_err(AudioError::from)?;
     // The whole clip waits in the channel, in 40 ms blocks, and the channel then ends.
     let blocks: Vec<Vec<f32>> = audio.samples.chunks(640).map(<[f32]>::to_vec).collect();
     let (tx, rx) = mpsc::channel(blocks.len().max(1));

@@ -92,7 +92,7 @@ pub(super) fn run(
         Ok(rs) => rs,
         Err(e) => {
             drop(cap);
-            let _ = tx.send(Raw::Ended(EndReason::Failed(AudioError::bad_audio(e))));
+            let _ = tx.send(Raw::Ended(EndReason::Failed(e.into())));
             return;
         }
     };

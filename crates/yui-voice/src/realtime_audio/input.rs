@@ -28,8 +28,7 @@ impl MicEncoder {
             ));
         }
         let chunk = (rate * CHUNK_MS / 1000) as usize;
-        let resampler =
-            StreamResampler::with_chunk(rate, RATE, chunk).map_err(AudioError::bad_audio)?;
+        let resampler = StreamResampler::with_chunk(rate, RATE, chunk)?;
         Ok(Self {
             rate,
             resampler,
@@ -101,11 +100,11 @@ pub fn wav_payloads(bytes: &[u8], what: &str) -> Result<Vec<String>, AudioError>
 }
 
 fn wav_at_24k(bytes: &[u8], what: &str) -> Result<Vec<f32>, AudioError> {
-    let pcm = Pcm::from_wav(bytes, what).map_err(AudioError::bad_audio)?;
+    let pcm = Pcm::from_wav(bytes, what)?;
     if pcm.samples.is_empty() {
         return Err(AudioError::bad_audio(format!("{what} holds no audio")));
     }
-    Ok(pcm.resampled(RATE).map_err(AudioError::bad_audio)?.samples)
+    Ok(pcm.resampled(RATE)?.samples)
 }
 
 /// Hand each payload to `send` in order; with `pace`, one every [`CHUNK_MS`] as a microphone

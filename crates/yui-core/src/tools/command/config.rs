@@ -255,7 +255,7 @@ fn required_str(obj: &Map<String, Value>, key: &str) -> Result<String, String> {
 }
 
 /// A name the model can call (what every backend accepts) and that is not YUI's own.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
     if BUILT_IN.contains(&name) {
         return Err(format!("{name:?} is the name of a built-in tool"));
     }
@@ -277,7 +277,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 
 /// `command` with a `/` resolves from home (`./bin/x` → `~/bin/x`); a bare name stays as it is,
 /// for `PATH` at invocation.
-pub fn resolve(command: &str, home: Option<&Path>) -> Result<PathBuf, String> {
+pub(crate) fn resolve(command: &str, home: Option<&Path>) -> Result<PathBuf, String> {
     if !command.contains('/') {
         return Ok(PathBuf::from(command));
     }

@@ -277,7 +277,7 @@ fn http(obj: &Map<String, Value>) -> Result<Transport, String> {
 
 /// A server name: 1–32 letters, digits, `_` or `-` (it becomes part of tool names), without `__`
 /// (which separates server and tool in them).
-pub fn check_server_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_server_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= MAX_SERVER_NAME
         && name

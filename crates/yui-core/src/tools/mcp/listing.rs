@@ -67,7 +67,7 @@ pub fn exposed_name(server: &str, tool: &str) -> String {
 
 /// The schema the model gets for a server's `inputSchema`: an object schema as is; a root without
 /// `type` gets `"type": "object"` (MCP arguments are always an object); any other root is refused.
-pub fn object_schema(input: &Map<String, Value>) -> Result<Value, String> {
+pub(crate) fn object_schema(input: &Map<String, Value>) -> Result<Value, String> {
     let mut schema = input.clone();
     match schema.get("type") {
         Some(Value::String(t)) if t == "object" => {}

@@ -155,7 +155,10 @@ impl Server {
 
     /// A connection to call through: the running one, or a new start (after the backoff a crash
     /// earned, when that ends before `deadline`). `Err` is the answer's text after `error: `.
-    pub async fn ensure(self: &Arc<Self>, deadline: Instant) -> Result<Peer<RoleClient>, String> {
+    pub(crate) async fn ensure(
+        self: &Arc<Self>,
+        deadline: Instant,
+    ) -> Result<Peer<RoleClient>, String> {
         // Taken before the lock: a stop while this waits for it gives this start up too.
         let abort = self.shared().abort.clone();
         self.ensure_with(deadline, abort).await

@@ -20,7 +20,7 @@ pub(crate) struct Descriptor {
     pub history: History,
     /// The SSE mapper of a request transport (`None`: a WebSocket one, which maps its frames
     /// in its own folder).
-    pub sse_mapper: Option<fn(&ToolRegistry) -> Box<dyn Mapper<Frame = SseEvent>>>,
+    pub sse_mapper: Option<SseMapper>,
     /// What a 404 from its endpoint means, when it means more than a wrong URL.
     pub not_found: Option<&'static str>,
     /// A one-off conversation of a prompt (the doctor's probes) on a request transport.
@@ -35,6 +35,9 @@ pub(crate) type Probe = fn(
     Vec<String>,
     &str,
 ) -> Box<dyn Conversation>;
+
+/// Makes a request transport's mapper for a turn's tools.
+pub(crate) type SseMapper = fn(&ToolRegistry) -> Box<dyn Mapper<Frame = SseEvent>>;
 
 /// How a transport reaches the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -110,7 +110,11 @@ impl PushClient {
 
     /// Wait (at most `wait`) for the connection, then take this turn's frames. The error is the
     /// connection's last problem, in plain words.
-    pub async fn open_turn(&self, turn_id: &str, wait: Duration) -> Result<TurnLink, String> {
+    pub(crate) async fn open_turn(
+        &self,
+        turn_id: &str,
+        wait: Duration,
+    ) -> Result<TurnLink, String> {
         let mut st = self.state.clone();
         let connected = tokio::time::timeout(wait, st.wait_for(|s| *s == ConnState::Connected));
         match connected.await {

@@ -81,7 +81,7 @@ pub fn hello_fn(store: Store, preset_id: String, window: WindowKind) -> HelloFn 
 }
 
 /// The connection settings of a turn's backend.
-pub fn config(req: &TurnRequest) -> std::result::Result<PushConfig, String> {
+pub(crate) fn config(req: &TurnRequest) -> std::result::Result<PushConfig, String> {
     config_for(&req.backend, &req.timeouts)
         .ok_or_else(|| "the push transport needs a push URL (Settings → Backend)".into())
 }
@@ -238,8 +238,7 @@ pub async fn replay_frames(
         deps,
         req,
         registry,
-        frames,
-        |t| ServerFrame::parse(t).ok(),
+        crate::turn::read::Replay::new(frames, |t| ServerFrame::parse(t).ok()),
         PushMapper::new(),
         DESCRIPTOR.unregistered,
         tx,

@@ -153,7 +153,7 @@ impl RealtimeClient {
     /// Wait (at most `wait`) for the session, then take the events of one turn. A connect that
     /// fails while the turn waits fails the turn at once with its problem, in plain words (a
     /// session already reconnecting gets its next attempt).
-    pub async fn open_turn(&self, wait: Duration) -> Result<RealtimeLink, String> {
+    pub(crate) async fn open_turn(&self, wait: Duration) -> Result<RealtimeLink, String> {
         let mut st = self.state.clone();
         let ready = async {
             if *st.borrow_and_update() == ConnState::Connected {

@@ -152,7 +152,7 @@ struct RawResponse {
 
 impl ServerEvent {
     /// Parse one text frame. `Err` (in plain words) when it is not a JSON object with a type.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let raw: Raw = serde_json::from_str(text)
             .map_err(|e| format!("a realtime event that is not valid JSON: {e}"))?;
         let kind = raw.kind.ok_or("a realtime event without a type")?;
