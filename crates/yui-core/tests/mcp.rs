@@ -354,6 +354,30 @@ async fn main_and_pet_windows_declare_them_last_and_per_character() {
     hub.stop().await;
 }
 
+/// The app's turns never wait for a server (issue 46): the window opened and warmed the
+/// servers; its first turn builds its registry at once with the ready server's tools, and a
+/// server that never answers `initialize` is left out, not waited for.
+#[tokio::test]
+async fn a_windows_first_turn_declares_the_ready_servers_at_once_and_never_waits_for_a_hanging_one()
+{
+    let h = Harness::new();
+    let hang = json!({"command": "sleep", "args": ["4604"]});
+    let hub = Arc::new(hub(json!({"hang": hang, "fx": hostile("ok")})));
+    hub.warm();
+    hub.settle_one(hub.get("fx").unwrap()).await;
+    let t0 = Instant::now();
+    let names = declared(&h, WindowKind::Main, hub.clone());
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert!(names.contains(&"mcp__fx__echo".to_string()), "{names:?}");
+    assert!(
+        names.iter().all(|n| !n.starts_with("mcp__hang__")),
+        "{names:?}"
+    );
+    assert_eq!(hub.get("hang").unwrap().state(), State::Starting);
+    hub.stop().await;
+}
+
 #[tokio::test]
 async fn a_turn_calls_an_mcp_tool_end_to_end() {
     let srv = ScriptServer::start(vec![
