@@ -38,6 +38,7 @@ pub mod cpal_host;
 mod direction;
 pub mod echo;
 pub mod feed;
+pub mod heard;
 pub mod hosts;
 pub mod listen;
 pub mod pcm;

@@ -19,22 +19,7 @@ pub const CHARS_PER_SECOND: f64 = 14.0;
 /// which has no spaces, is cut at the character).
 pub fn heard_part(spoken: &str, elapsed: Duration) -> String {
     let want = (elapsed.as_secs_f64() * CHARS_PER_SECOND).floor() as usize;
-    let total = spoken.chars().count();
-    if want >= total {
-        return spoken.trim().to_string();
-    }
-    let cut: String = spoken.chars().take(want).collect();
-    let next = spoken.chars().nth(want);
-    let at_boundary = next.is_none_or(char::is_whitespace);
-    let words = if at_boundary || !cut.contains(char::is_whitespace) {
-        cut.as_str()
-    } else {
-        // Drop the word still being spoken.
-        cut.rsplit_once(char::is_whitespace)
-            .map(|(head, _)| head)
-            .unwrap_or("")
-    };
-    words.trim().to_string()
+    crate::voice::heard::first_words(spoken, want)
 }
 
 impl Stage {

@@ -495,6 +495,30 @@ impl Stage {
     }
 }
 
+/// Tell the windows each state of a seat's connection (push or realtime), from the one it is in
+/// now; ends when the connection is dropped (the seat closed or was replaced).
+fn tell_connection(
+    inner: &Arc<Inner>,
+    preset_id: &str,
+    mut state: tokio::sync::watch::Receiver<ConnState>,
+) {
+    let (weak, id) = (Arc::downgrade(inner), preset_id.to_string());
+    tokio::spawn(async move {
+        loop {
+            let now = state.borrow_and_update().clone();
+            let Some(inner) = weak.upgrade() else { return };
+            inner.emit(StageEvent::Connection {
+                preset_id: id.clone(),
+                state: now,
+            });
+            drop(inner);
+            if state.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
 impl Inner {
     fn seats(&self) -> std::sync::MutexGuard<'_, HashMap<String, Seat>> {
         self.seats.lock().unwrap_or_else(|p| p.into_inner())

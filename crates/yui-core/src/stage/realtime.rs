@@ -105,23 +105,7 @@ pub(super) fn ensure(
     );
     let (turns_tx, turns_rx) = mpsc::unbounded_channel();
     let client = Arc::new(RealtimeClient::spawn_with(cfg, session, Some(turns_tx)));
-    let mut state = client.state();
-    let (weak, id) = (Arc::downgrade(inner), preset_id.to_string());
-    tokio::spawn(async move {
-        loop {
-            let now = state.borrow_and_update().clone();
-            let Some(inner) = weak.upgrade() else { return };
-            inner.emit(StageEvent::Connection {
-                preset_id: id.clone(),
-                state: now,
-            });
-            drop(inner);
-            // Ends when the session is dropped (the seat closed or was replaced).
-            if state.changed().await.is_err() {
-                return;
-            }
-        }
-    });
+    super::tell_connection(inner, preset_id, client.state());
     tokio::spawn(server_turns(
         Arc::downgrade(inner),
         preset_id.to_string(),

@@ -91,23 +91,7 @@ pub(super) fn ensure_push(
     let url = cfg.url.clone();
     let hello = push::hello_fn(inner.store.clone(), preset_id.to_string(), window);
     let client = Arc::new(PushClient::spawn(cfg, hello));
-    let mut state = client.state();
-    let (weak, id) = (Arc::downgrade(inner), preset_id.to_string());
-    tokio::spawn(async move {
-        loop {
-            let now = state.borrow_and_update().clone();
-            let Some(inner) = weak.upgrade() else { return };
-            inner.emit(StageEvent::Connection {
-                preset_id: id.clone(),
-                state: now,
-            });
-            drop(inner);
-            // Ends when the connection is dropped (the seat closed or was replaced).
-            if state.changed().await.is_err() {
-                return;
-            }
-        }
-    });
+    super::tell_connection(inner, preset_id, client.state());
     seat.push = Some((url, window, client.clone()));
     Some(client)
 }

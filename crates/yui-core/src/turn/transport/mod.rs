@@ -21,6 +21,7 @@ mod descriptor;
 pub mod push;
 pub mod realtime;
 pub mod responses;
+pub(crate) mod socket;
 
 use super::dispatch::{Dispatch, End};
 use super::request::{TurnDeps, TurnRequest};

@@ -5,23 +5,28 @@
 
 use super::wire::{arguments_text, SegmentCue, ServerFrame};
 use crate::events::Cue;
-use crate::turn::error::BackendError;
-use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
+use crate::turn::model::{CallItem, ModelEvent, StopReason};
+use crate::turn::transport::socket::{SocketMap, SocketMapper};
 
 /// What a push turn whose connection closed before its end fails with.
 pub const LOST: &str = "the connection to the push backend was lost";
 
 /// Maps one turn's frames.
+pub(crate) type PushMapper = SocketMapper<PushMap>;
+
+/// One turn's frames, as [`SocketMapper`] feeds them.
 #[derive(Default)]
-pub struct PushMapper {
+pub(crate) struct PushMap {
     calls: usize,
-    /// The server ended the turn.
-    ended: bool,
 }
 
-impl PushMapper {
-    pub fn new() -> Self {
-        Self::default()
+impl SocketMap for PushMap {
+    type Frame = ServerFrame;
+    const DESCRIPTOR: &'static super::super::descriptor::Descriptor = &super::DESCRIPTOR;
+    const LOST: &'static str = LOST;
+
+    fn parse(text: &str) -> Option<ServerFrame> {
+        ServerFrame::parse(text).ok()
     }
 
     /// Map one frame of this turn. `Some` when the frame ends the turn (and why).
@@ -72,34 +77,6 @@ impl PushMapper {
     }
 }
 
-impl Mapper for PushMapper {
-    type Frame = ServerFrame;
-
-    fn feed(
-        &mut self,
-        frame: ServerFrame,
-        out: &mut Vec<ModelEvent>,
-    ) -> Result<Flow, BackendError> {
-        Ok(match self.map(frame, out) {
-            None => Flow::More,
-            Some(reason) => {
-                self.ended = true;
-                out.push(ModelEvent::Stop(reason));
-                Flow::End
-            }
-        })
-    }
-
-    fn finish(&mut self, _: &mut Vec<ModelEvent>) -> Result<(), BackendError> {
-        if self.ended {
-            return Ok(());
-        }
-        Err(BackendError::Stream {
-            message: LOST.into(),
-        })
-    }
-}
-
 fn segment(spoken: bool, text: &str, mut cues: Vec<SegmentCue>, out: &mut Vec<ModelEvent>) {
     // Stable: cues at the same point keep the server's order.
     cues.sort_by_key(|c| c.at);
@@ -141,6 +118,7 @@ fn segment(spoken: bool, text: &str, mut cues: Vec<SegmentCue>, out: &mut Vec<Mo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::turn::model::{Flow, Mapper};
     use serde_json::json;
 
     fn frame(v: serde_json::Value) -> ServerFrame {

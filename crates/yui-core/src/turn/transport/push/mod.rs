@@ -234,14 +234,5 @@ pub async fn replay_frames(
     frames: &[String],
     tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
 ) -> usize {
-    crate::turn::read::replay(
-        deps,
-        req,
-        registry,
-        crate::turn::read::Replay::new(frames, |t| ServerFrame::parse(t).ok()),
-        PushMapper::new(),
-        DESCRIPTOR.unregistered,
-        tx,
-    )
-    .await
+    super::socket::replay::<map::PushMap>(deps, req, registry, frames, tx).await
 }

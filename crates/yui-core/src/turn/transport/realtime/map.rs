@@ -8,8 +8,8 @@
 //! Audio, the user's speech and everything else are not the mapper's: they map to nothing.
 
 use super::wire::{Item, ServerEvent};
-use crate::turn::error::BackendError;
-use crate::turn::model::{CallItem, Flow, Mapper, ModelEvent, StopReason};
+use crate::turn::model::{CallItem, ModelEvent, StopReason};
+use crate::turn::transport::socket::{SocketMap, SocketMapper};
 
 /// What a realtime turn whose connection closed before its response ended fails with.
 pub const LOST: &str = "the connection to the realtime server was lost";
@@ -27,17 +27,29 @@ struct Pending {
 }
 
 /// Maps one response's events.
+pub(crate) type RealtimeMapper = SocketMapper<RealtimeMap>;
+
+/// One response's events, as [`SocketMapper`] feeds them.
 #[derive(Debug, Default)]
-pub struct RealtimeMapper {
+pub(crate) struct RealtimeMap {
     calls: Vec<Pending>,
-    ended: bool,
 }
 
-impl RealtimeMapper {
-    pub fn new() -> Self {
-        Self::default()
+impl SocketMap for RealtimeMap {
+    type Frame = ServerEvent;
+    const DESCRIPTOR: &'static super::super::descriptor::Descriptor = &super::DESCRIPTOR;
+    const LOST: &'static str = LOST;
+
+    fn parse(text: &str) -> Option<ServerEvent> {
+        ServerEvent::parse(text).ok()
     }
 
+    fn map(&mut self, ev: ServerEvent, out: &mut Vec<ModelEvent>) -> Option<StopReason> {
+        self.map_event(ev, out)
+    }
+}
+
+impl RealtimeMap {
     fn pending(&mut self, key: &str) -> &mut Pending {
         let i = match self.calls.iter().position(|p| p.key == key) {
             Some(i) => i,
@@ -80,7 +92,7 @@ impl RealtimeMapper {
         }
     }
 
-    fn map(&mut self, ev: ServerEvent, out: &mut Vec<ModelEvent>) -> Option<StopReason> {
+    fn map_event(&mut self, ev: ServerEvent, out: &mut Vec<ModelEvent>) -> Option<StopReason> {
         match ev {
             ServerEvent::TextDelta { delta, .. } | ServerEvent::TranscriptDelta { delta, .. } => {
                 if !delta.is_empty() {
@@ -189,33 +201,10 @@ fn release(p: &mut Pending, out: &mut Vec<ModelEvent>) {
     }));
 }
 
-impl Mapper for RealtimeMapper {
-    type Frame = ServerEvent;
-
-    fn feed(&mut self, ev: ServerEvent, out: &mut Vec<ModelEvent>) -> Result<Flow, BackendError> {
-        Ok(match self.map(ev, out) {
-            None => Flow::More,
-            Some(reason) => {
-                self.ended = true;
-                out.push(ModelEvent::Stop(reason));
-                Flow::End
-            }
-        })
-    }
-
-    fn finish(&mut self, _: &mut Vec<ModelEvent>) -> Result<(), BackendError> {
-        if self.ended {
-            return Ok(());
-        }
-        Err(BackendError::Stream {
-            message: LOST.into(),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::turn::model::{Flow, Mapper};
     use serde_json::json;
 
     fn ev(v: serde_json::Value) -> ServerEvent {

@@ -351,16 +351,7 @@ pub fn heard_part(text: &str, played_ms: u64, total_ms: u64) -> String {
     }
     let chars = text.chars().count();
     let want = (chars as u128 * played_ms as u128 / total_ms as u128) as usize;
-    let cut: String = text.chars().take(want).collect();
-    let at_boundary = text.chars().nth(want).is_none_or(char::is_whitespace);
-    let words = if at_boundary || !cut.contains(char::is_whitespace) {
-        cut.as_str()
-    } else {
-        cut.rsplit_once(char::is_whitespace)
-            .map(|(head, _)| head)
-            .unwrap_or("")
-    };
-    words.trim().to_string()
+    crate::voice::heard::first_words(text, want)
 }
 
 /// One realtime turn's link as a frame source: the session's events for this turn,
@@ -442,16 +433,7 @@ pub async fn replay_events(
     events: &[String],
     tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
 ) -> usize {
-    crate::turn::read::replay(
-        deps,
-        req,
-        registry,
-        crate::turn::read::Replay::new(events, |t| ServerEvent::parse(t).ok()),
-        RealtimeMapper::new(),
-        DESCRIPTOR.unregistered,
-        tx,
-    )
-    .await
+    super::socket::replay::<map::RealtimeMap>(deps, req, registry, events, tx).await
 }
 
 #[cfg(test)]
