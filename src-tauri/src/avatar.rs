@@ -6,10 +6,8 @@
 //! recorded position is YUI's (not saved, not a drag); any other move of the main window is the
 //! user's drag and goes to [`Avatar::user_moved`].
 
-use crate::bridge::{self, BridgeEvent};
 use crate::label::WindowLabel;
-use crate::state::AppState;
-use serde_json::json;
+use crate::state::{AppState, Fact};
 use std::sync::Arc;
 use tauri::{AppHandle, Manager, PhysicalPosition, Runtime, WebviewWindow};
 use yui_core::avatar::{self, Avatar, BodyState, BodyWindow, DesktopHost, HostError};
@@ -53,18 +51,12 @@ impl<R: Runtime> BodyWindow for MainBody<R> {
         hide_characters(&self.app, hidden);
     }
     fn show_looking(&self, looking: bool) {
-        bridge::emit(
-            &self.app,
-            BridgeEvent::BodyChanged,
-            json!({ "looking": looking }),
-        );
+        let state = self.app.state::<AppState>();
+        state.tell(Fact::Looking(looking));
     }
     fn state_changed(&self, state: &BodyState) {
-        bridge::emit(
-            &self.app,
-            BridgeEvent::BodyChanged,
-            json!({ "state": state }),
-        );
+        let app = self.app.state::<AppState>();
+        app.tell(Fact::Body(state.clone()));
     }
 }
 

@@ -32,8 +32,11 @@ pub enum BridgeEvent {
     /// `{looking: bool}` while a screen capture runs.
     BodyChanged,
     /// The user has been away past `yui.sleep` (`{asleep: true}`) or is back (`{asleep:
-    /// false}`): the characters sleep or wake (presence.rs).
+    /// false}`): the characters sleep or wake (the core's presence watch, presence.rs).
     Presence,
+    /// To one character window: it went off screen (`{hidden: true}`: unmapped, iconified) or
+    /// came back (`{hidden: false}`) (visibility.rs).
+    Visibility,
     /// A settings key other than the switches and the vocabulary was written: `{key}` (the
     /// settings window).
     SettingsChanged,
@@ -54,7 +57,7 @@ pub enum BridgeEvent {
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 14] = [
+    pub const ALL: [BridgeEvent; 15] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -65,6 +68,7 @@ impl BridgeEvent {
         Self::Connection,
         Self::BodyChanged,
         Self::Presence,
+        Self::Visibility,
         Self::SettingsChanged,
         Self::Speech,
         Self::Mic,
@@ -88,6 +92,9 @@ impl BridgeEvent {
             | StageEvent::LipSync { .. } => Self::Speech,
             StageEvent::Mic { .. } => Self::Mic,
             StageEvent::Heard { .. } | StageEvent::HeardLater { .. } => Self::Heard,
+            StageEvent::Presence { .. } => Self::Presence,
+            StageEvent::Shown { .. } => Self::Visibility,
+            StageEvent::Body { .. } | StageEvent::Looking { .. } => Self::BodyChanged,
             StageEvent::Idle => return None,
         })
     }
@@ -104,6 +111,7 @@ impl BridgeEvent {
             Self::Connection => "yui://connection",
             Self::BodyChanged => "yui://body-changed",
             Self::Presence => "yui://presence",
+            Self::Visibility => "yui://visibility",
             Self::SettingsChanged => "yui://settings-changed",
             Self::Speech => "yui://speech",
             Self::Mic => "yui://mic",

@@ -1,11 +1,10 @@
 //! The shell's end of the core's presence watch (`yui_core::presence`): runs it on the X11
-//! host's idle time and forwards each change to every window as `yui://presence`
-//! (`{asleep}`); a character window that starts later reads the current value from
-//! `window_context`. The core decides when the characters sleep; the pages only show it.
+//! host's idle time and hands each change to the stage, which tells every window
+//! (`yui://presence` `{asleep}`, forwarded by stage.rs); a character window that starts later
+//! reads the current value from `window_context`. The core decides when the characters sleep;
+//! the pages only show it.
 
-use crate::bridge::{self, BridgeEvent};
-use crate::state::AppState;
-use serde_json::json;
+use crate::state::{AppState, Fact};
 use std::sync::Arc;
 use tauri::{AppHandle, Manager, Runtime};
 use yui_core::presence::{self, InputIdle, Pace};
@@ -34,7 +33,7 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, idle: Arc<dyn InputIdle>) {
                 "presence: the user is {}",
                 if asleep { "away" } else { "back" }
             );
-            bridge::emit(&app, BridgeEvent::Presence, json!({ "asleep": asleep }));
+            app.state::<AppState>().tell(Fact::Presence { asleep });
         }
     });
 }

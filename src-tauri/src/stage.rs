@@ -12,7 +12,7 @@
 //! shows a preset and where a turn plays are the stage's (`tests/shell_rules.rs` checks it).
 
 use crate::bridge::{self, BridgeEvent};
-use crate::state::AppState;
+use crate::state::{AppState, Fact};
 use crate::windows::WindowLabel;
 use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Emitter, Manager, RunEvent, Runtime, State, WindowEvent};
@@ -36,7 +36,23 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
         );
         // Gives the allocator's free pages back once the turns have ended (`yui_core::trim`).
         let trimmer = Trimmer::new();
-        if app.manage(Shell { stage }) {
+        if app.manage(Shell {
+            stage: stage.clone(),
+        }) {
+            // What the shell observed on the platform (the user away, a window unmapped, the
+            // body's state) reaches the windows as the stage's events, like every other.
+            if let Some(mut facts) = state.take_facts() {
+                tauri::async_runtime::spawn(async move {
+                    while let Some(f) = facts.recv().await {
+                        match f {
+                            Fact::Presence { asleep } => stage.presence_changed(asleep),
+                            Fact::Shown { window, hidden } => stage.window_shown(window, hidden),
+                            Fact::Body(state) => stage.body_changed(state),
+                            Fact::Looking(looking) => stage.looking(looking),
+                        }
+                    }
+                });
+            }
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
                 while let Some(ev) = rx.recv().await {

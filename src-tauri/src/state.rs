@@ -4,8 +4,10 @@
 use crate::label::WindowLabel;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use yui_core::avatar::BodyState;
 use yui_core::clock::SharedClock;
 use yui_core::paths::Paths;
+use yui_core::stage::Window;
 use yui_core::{Store, SystemClock};
 
 /// A window position in physical pixels (x, y).
@@ -23,6 +25,25 @@ pub struct AppState {
     capture_hidden: Mutex<HashMap<WindowLabel, Position>>,
     /// Whether the characters are asleep (presence.rs); unset where no idle time is known.
     asleep: std::sync::OnceLock<tokio::sync::watch::Receiver<bool>>,
+    /// What the shell observed on the platform, for the stage (stage.rs takes the receiver and
+    /// hands each fact to the stage, which tells the windows).
+    facts: (
+        tokio::sync::mpsc::UnboundedSender<Fact>,
+        Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Fact>>>,
+    ),
+}
+
+/// A platform fact the windows hear of through the stage (`yui_core::stage`'s `desktop.rs`).
+#[derive(Debug)]
+pub enum Fact {
+    /// The user has been away past `yui.sleep` (`asleep`), or is back (presence.rs).
+    Presence { asleep: bool },
+    /// A character window went off screen or came back (visibility.rs).
+    Shown { window: Window, hidden: bool },
+    /// The main character's body changed (avatar.rs).
+    Body(BodyState),
+    /// A screen capture started or ended (avatar.rs).
+    Looking(bool),
 }
 
 /// How many of YUI's own positions are remembered per window (an animation's frames).
@@ -38,7 +59,25 @@ impl AppState {
             own_moves: Mutex::new(HashMap::new()),
             capture_hidden: Mutex::new(HashMap::new()),
             asleep: std::sync::OnceLock::new(),
+            facts: {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                (tx, Mutex::new(Some(rx)))
+            },
         }
+    }
+
+    /// Tell the stage a platform fact (queued until the stage exists).
+    pub fn tell(&self, fact: Fact) {
+        let _ = self.facts.0.send(fact);
+    }
+
+    /// The facts told, for the stage's forwarder (once).
+    pub fn take_facts(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<Fact>> {
+        self.facts
+            .1
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// Where the presence watch publishes (set once, at start).

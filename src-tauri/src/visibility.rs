@@ -1,13 +1,12 @@
-//! Whether a character window is on screen, told to its page: `yui://presence` `{hidden}` to
-//! that window when the window system unmaps it (Show/Hide all, the window manager iconifying it,
+//! Whether a character window is on screen, told to its page through the stage
+//! (`yui://visibility` `{hidden}` to that window, forwarded by stage.rs) when the window system
+//! unmaps it (Show/Hide all, the window manager iconifying it,
 //! a screen capture) and maps it again. The page then stops (or restarts) its ambient motions.
 //! WebKit's own `visibilitychange` is not enough here: an iconified window's page stays
 //! "visible" to WebKit and goes on painting blinks nobody sees (measured: docs/PERFORMANCE.md,
 //! "Idle CPU").
 
-use crate::bridge::BridgeEvent;
-use serde_json::json;
-use tauri::{Emitter, Runtime, WebviewWindow};
+use tauri::{Manager, Runtime, WebviewWindow};
 
 /// Watch `window`'s map state (GTK's map/unmap events, on the main thread).
 #[cfg(target_os = "linux")]
@@ -39,11 +38,10 @@ pub fn watch<R: Runtime>(_window: &WebviewWindow<R>) {}
 
 fn tell<R: Runtime>(w: &WebviewWindow<R>, hidden: bool) {
     tracing::debug!(label = w.label(), hidden, "window visibility");
-    if let Err(e) = w.emit_to(
-        w.label(),
-        BridgeEvent::Presence.name(),
-        json!({ "hidden": hidden }),
-    ) {
-        tracing::warn!(label = w.label(), error = %e, "emit failed");
-    }
+    let Some(window) = crate::label::WindowLabel::parse(w.label()).and_then(|l| l.window()) else {
+        return;
+    };
+    let app = w.app_handle();
+    app.state::<crate::state::AppState>()
+        .tell(crate::state::Fact::Shown { window, hidden });
 }

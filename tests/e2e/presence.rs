@@ -87,3 +87,34 @@ async fn characters_fall_asleep_when_the_user_is_away_and_wake_at_the_next_input
     }
     s.delete().await.ok();
 }
+
+/// A character window that the window manager iconifies is told so by the stage
+/// (`yui://visibility` `{hidden: true}`, to that window only) and stops its ambient motions;
+/// shown again, it is told `{hidden: false}`.
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn an_iconified_window_is_told_it_is_hidden_and_shown_again() {
+    let dir = tempfile::tempdir().unwrap();
+    seed(dir.path(), |store| {
+        settings::set(store, settings::FIRST_RUN, &json!({"done": true})).unwrap();
+    });
+    let (s, pid) = super::procstat::launch(&super::app_binary(), dir.path()).await;
+    const HIDDEN: &str = "return document.getElementById('stage').dataset.hidden ?? null";
+    assert_eq!(s.exec(HIDDEN, json!([])).await.unwrap(), json!(null));
+    let asked = yui_x11::minimize::set_iconic(pid, true).expect("the window manager asked");
+    assert!(asked >= 1, "no window of the app found");
+    s.wait_script(
+        "return document.getElementById('stage').dataset.hidden === 'true'",
+        Duration::from_secs(10),
+    )
+    .await
+    .expect("the iconified window was told it is hidden");
+    yui_x11::minimize::set_iconic(pid, false).unwrap();
+    s.wait_script(
+        "return document.getElementById('stage').dataset.hidden === 'false'",
+        Duration::from_secs(10),
+    )
+    .await
+    .expect("the window shown again was told so");
+    s.delete().await.ok();
+}

@@ -349,11 +349,12 @@ async function main() {
     stage.dataset.asleep = String(asleep);
   };
   // `hidden`: this window was unmapped (Show/Hide all) or mapped again.
+  await listen(EVENTS.visibility, (p) => {
+    if (typeof p?.hidden !== "boolean") return;
+    character?.setHidden(p.hidden);
+    stage.dataset.hidden = String(p.hidden);
+  }).catch((e) => console.warn("cannot listen for visibility", e));
   await listen(EVENTS.presence, (p) => {
-    if (typeof p?.hidden === "boolean") {
-      character?.setHidden(p.hidden);
-      stage.dataset.hidden = String(p.hidden);
-    }
     if (typeof p?.asleep !== "boolean") return;
     asleep = p.asleep;
     showAsleep();

@@ -19,6 +19,7 @@ export const EVENTS = Object.freeze({
   connection: "yui://connection",
   bodyChanged: "yui://body-changed",
   presence: "yui://presence",
+  visibility: "yui://visibility",
   speech: "yui://speech",
   settingsChanged: "yui://settings-changed",
   mic: "yui://mic",

@@ -64,7 +64,11 @@ impl Trimmer {
             | StageEvent::SpeechEnded { .. }
             | StageEvent::Mic { .. }
             | StageEvent::Heard { .. }
-            | StageEvent::HeardLater { .. } => {}
+            | StageEvent::HeardLater { .. }
+            | StageEvent::Presence { .. }
+            | StageEvent::Shown { .. }
+            | StageEvent::Body { .. }
+            | StageEvent::Looking { .. } => {}
         }
     }
 

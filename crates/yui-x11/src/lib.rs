@@ -22,6 +22,7 @@ mod cache;
 pub mod capture;
 pub mod hotkey;
 mod idle;
+pub mod minimize;
 pub mod monitors;
 pub mod windows;
 

@@ -19,8 +19,9 @@ const NOT_CHARACTER: &str = "the microphone listens for character windows only";
 /// Push-to-talk held in this character's window (a key or the mouse on the character).
 #[tauri::command]
 pub async fn mic_press<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<MicStatus> {
-    let w = windows::turn_window(&window, NOT_CHARACTER)?;
-    crate::stage::shell(window.app_handle()).stage.mic_press(w)
+    crate::stage::shell(window.app_handle())
+        .stage
+        .mic_press(windows::turn_window(&window, NOT_CHARACTER)?)
 }
 
 /// Push-to-talk let go: what was said becomes this window's message. Whether a hold was open.
@@ -32,8 +33,9 @@ pub async fn mic_release<R: Runtime>(app: AppHandle<R>) -> CmdResult<bool> {
 /// Hands-free listening for this character's window.
 #[tauri::command]
 pub async fn mic_listen<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<MicStatus> {
-    let w = windows::turn_window(&window, NOT_CHARACTER)?;
-    crate::stage::shell(window.app_handle()).stage.mic_listen(w)
+    crate::stage::shell(window.app_handle())
+        .stage
+        .mic_listen(windows::turn_window(&window, NOT_CHARACTER)?)
 }
 
 /// Stop the microphone (one click). Whether it was live.

@@ -154,6 +154,21 @@ pub enum StageEvent {
         turn_id: String,
         text: String,
     },
+    /// The user has been away past `yui.sleep` (`asleep`) or is back: the characters sleep or
+    /// wake.
+    Presence { asleep: bool },
+    /// A character window went off screen (`hidden`: unmapped by Show/Hide all, iconified by the
+    /// window manager, a capture) or came back: to that window, which stops or restarts its
+    /// ambient motions.
+    Shown {
+        #[serde(skip)]
+        window: Window,
+        hidden: bool,
+    },
+    /// The main character's body changed (where it is, what it does).
+    Body { state: crate::avatar::BodyState },
+    /// A screen capture started (`looking`) or ended: the character shows it looks.
+    Looking { looking: bool },
 }
 
 impl StageEvent {
@@ -173,7 +188,11 @@ impl StageEvent {
             | Self::RelationsChanged { .. }
             | Self::Mic { .. }
             | Self::Heard { .. }
-            | Self::HeardLater { .. } => To::Every,
+            | Self::HeardLater { .. }
+            | Self::Presence { .. }
+            | Self::Body { .. }
+            | Self::Looking { .. } => To::Every,
+            Self::Shown { window, .. } => To::Only(vec![window.clone()]),
             Self::SettingsChanged { .. } => To::Only(vec![Window::Settings]),
             Self::Idle => To::Only(Vec::new()),
         }

@@ -20,6 +20,7 @@
 //!   turn with a log line.
 
 mod barge;
+mod desktop;
 mod events;
 mod mic;
 mod realtime;

@@ -164,18 +164,31 @@ fn jitter_seed() -> u64 {
     h.finish()
 }
 
+/// A connection task's command, as the wait between attempts answers it.
+pub(crate) trait Refuse {
+    /// Answer a turn that asks to register while there is no connection: `why`.
+    fn refuse(self, why: &str);
+}
+
+impl Refuse for Cmd {
+    fn refuse(self, why: &str) {
+        if let Cmd::Register { ack, .. } = self {
+            let _ = ack.send(Err(why.to_string()));
+        }
+    }
+}
+
 /// Between two connection attempts (push's and the realtime session's): count the attempt, say
-/// so (the log and the state), then wait out the backoff while `on_cmd` answers the commands that
-/// arrive (a turn that asks is told what is wrong). False when the client is gone (its command
-/// channel closed, the state set to closed): the connection's task ends.
-pub(crate) async fn retry_after<C>(
+/// so (the log and the state), then wait out the backoff while the commands that arrive are
+/// refused with `error` (a turn that asks is told what is wrong). False when the client is gone
+/// (its command channel closed, the state set to closed): the connection's task ends.
+pub(crate) async fn retry_after<C: Refuse>(
     what: &str,
     url: &str,
     attempt: &mut u32,
     error: &str,
     state: &watch::Sender<ConnState>,
     cmd: &mut mpsc::Receiver<C>,
-    mut on_cmd: impl FnMut(C),
 ) -> bool {
     *attempt = attempt.saturating_add(1);
     let wait = backoff(*attempt, jitter_seed());
@@ -196,7 +209,7 @@ pub(crate) async fn retry_after<C>(
                     let _ = state.send(ConnState::Closed);
                     return false;
                 }
-                Some(c) => on_cmd(c),
+                Some(c) => c.refuse(error),
             },
         }
     }
@@ -234,22 +247,7 @@ async fn run(
             }
             Err(e) => e,
         };
-        let answer = |c: Cmd| {
-            if let Cmd::Register { ack, .. } = c {
-                let _ = ack.send(Err(error.clone()));
-            }
-        };
-        if !retry_after(
-            "push",
-            &cfg.url,
-            &mut attempt,
-            &error,
-            &state,
-            &mut cmd,
-            answer,
-        )
-        .await
-        {
+        if !retry_after("push", &cfg.url, &mut attempt, &error, &state, &mut cmd).await {
             return;
         }
     }

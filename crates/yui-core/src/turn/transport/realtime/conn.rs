@@ -14,8 +14,8 @@ use super::wire::{self, ServerEvent, BYTES_PER_MS};
 pub use crate::backend::realtime::url_with_model;
 use crate::backend::realtime::TurnDetection;
 use crate::realtime_audio::RealtimeAudioOut;
-use crate::turn::transport::push::conn::retry_after;
 pub use crate::turn::transport::push::conn::ConnState;
+use crate::turn::transport::push::conn::{retry_after, Refuse};
 use base64::Engine as _;
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -224,6 +224,14 @@ impl RealtimeClient {
     }
 }
 
+impl Refuse for Cmd {
+    fn refuse(self, why: &str) {
+        if let Cmd::Register { ack, .. } = self {
+            let _ = ack.send(Err(why.to_string()));
+        }
+    }
+}
+
 async fn run(
     cfg: RealtimeConfig,
     session: SessionFn,
@@ -253,22 +261,7 @@ async fn run(
             }
             Err(e) => e,
         };
-        let answer = |c: Cmd| {
-            if let Cmd::Register { ack, .. } = c {
-                let _ = ack.send(Err(error.clone()));
-            }
-        };
-        if !retry_after(
-            "realtime",
-            &cfg.url,
-            &mut attempt,
-            &error,
-            &state,
-            &mut cmd,
-            answer,
-        )
-        .await
-        {
+        if !retry_after("realtime", &cfg.url, &mut attempt, &error, &state, &mut cmd).await {
             return;
         }
     }
