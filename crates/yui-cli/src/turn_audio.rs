@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 use yui_core::backend::Transport;
-use yui_core::turn::{TurnDeps, TurnOutcome};
+use yui_core::turn::{TurnDeps, TurnInput, TurnOutcome};
 use yui_core::voice::realtime_audio::{wav_chunks, ReplyPlayer, ReplyRecorder};
 use yui_core::CoreError;
 
@@ -74,7 +74,9 @@ impl TurnAudio {
 
     /// Hand the turn its audio.
     pub fn attach(&self, deps: &mut TurnDeps) -> Result<(), CoreError> {
-        deps.audio_in = self.chunks.clone();
+        if let Some(c) = &self.chunks {
+            deps.input = TurnInput::Audio(c.clone());
+        }
         deps.audio_out = Some(match &self.out {
             Out::File(r) => r.clone(),
             Out::Device(p) => p.clone(),

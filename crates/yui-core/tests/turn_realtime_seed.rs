@@ -84,7 +84,7 @@ async fn turn_over(
     let mut req = rt_req(h, "ws://unused", message);
     req.turn_id = id.into();
     let mut deps = h.deps(&req.timeouts);
-    deps.realtime = Some(client.clone());
+    deps.link = yui_core::turn::SeatLink::Realtime(client.clone());
     let (reg, _, _) = express_and_lookup();
     let (tx, _rx) = tokio::sync::mpsc::channel(4096);
     let cancel = CancellationToken::new();
@@ -215,7 +215,7 @@ async fn realtime_words_stored_while_the_session_was_set_up_are_not_sent_twice()
     let mut req = rt_req(&h, "ws://unused", "are you up");
     req.turn_id = "t9".into();
     let mut deps = h.deps(&req.timeouts);
-    deps.realtime = Some(client.clone());
+    deps.link = yui_core::turn::SeatLink::Realtime(client.clone());
     let (reg, _, _) = express_and_lookup();
     let (tx, _rx) = tokio::sync::mpsc::channel(4096);
     let cancel = CancellationToken::new();

@@ -76,7 +76,7 @@ async fn realtime_barge_in_stops_audio_truncates_at_the_played_ms_and_cuts_the_s
     audio.heard_ms.store(500, Ordering::SeqCst);
     let (client, mut c, s) = session(&h, &mut srv, Some(audio.clone())).await;
     let mut deps = h.deps(&rt_req(&h, &srv.url, "").timeouts);
-    deps.realtime = Some(Arc::new(client));
+    deps.link = yui_core::turn::SeatLink::Realtime(Arc::new(client));
     let mut req = rt_req(&h, &srv.url, "count for me");
     req.instructions = Some("You are Yui.".into());
     let (reg, _, _) = express_and_lookup();
@@ -146,7 +146,7 @@ async fn realtime_speech_after_the_reply_was_heard_whole_is_no_barge_in() {
     audio.heard_ms.store(10_000, Ordering::SeqCst);
     let (client, mut c, _) = session(&h, &mut srv, Some(audio.clone())).await;
     let mut deps = h.deps(&rt_req(&h, &srv.url, "").timeouts);
-    deps.realtime = Some(Arc::new(client));
+    deps.link = yui_core::turn::SeatLink::Realtime(Arc::new(client));
     let req = rt_req(&h, &srv.url, "hi");
     let (reg, _, _) = express_and_lookup();
     let script = async {

@@ -38,7 +38,7 @@ async fn seat_turn(
 ) -> (TurnOutcome, Duration) {
     let (reg, _, _) = express_and_lookup();
     let mut deps = h.deps(&req.timeouts);
-    deps.realtime = Some(client.clone());
+    deps.link = yui_core::turn::SeatLink::Realtime(client.clone());
     let (tx, mut rx) = tokio::sync::mpsc::channel(4096);
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
     let t0 = Instant::now();

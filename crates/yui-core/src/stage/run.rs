@@ -6,7 +6,9 @@ use super::{BackendSource, Inner, Origin, StageEvent, Stream, Window};
 use crate::error::Result;
 use crate::store::Store;
 use crate::turn::transport::push::{self, PushClient};
-use crate::turn::{self, Backend, Timeouts, TurnDeps, TurnEvent, TurnHandle, TurnStatus};
+use crate::turn::{
+    self, Backend, SeatLink, Timeouts, TurnDeps, TurnEvent, TurnHandle, TurnInput, TurnStatus,
+};
 use crate::window::WindowKind;
 use std::sync::Arc;
 
@@ -126,7 +128,9 @@ pub(super) fn start(
         }
     }
     let mut deps = TurnDeps::new(inner.store.clone(), inner.clock.clone(), &req.timeouts)?;
-    deps.push = push;
+    if let Some(c) = push {
+        deps.link = SeatLink::Push(c);
+    }
     // The built-in model's engine, when the backend is it (docs/built-in-model.md).
     deps.builtin = match inner.opts.backend {
         BackendSource::Configured => {
@@ -138,8 +142,12 @@ pub(super) fn start(
     let rt_audio = realtime
         .as_ref()
         .and_then(|c| super::realtime_voice::audio_of(inner, preset_id).map(|a| (a, c.clone())));
-    deps.realtime = realtime;
-    deps.realtime_started = started;
+    if let Some(c) = realtime {
+        deps.link = SeatLink::Realtime(c);
+    }
+    if let Some(s) = started {
+        deps.input = TurnInput::Started(s);
+    }
     let handle = turn::start(deps, req, registry);
     let turn_id = handle.turn_id.clone();
     let addressed = matches!(origin, Origin::Addressed { .. });

@@ -9,7 +9,7 @@
 
 use super::dispatch::{Dispatch, End};
 use super::read::{read, SseSource};
-use super::request::tool_context;
+use super::request::{tool_context, SeatLink};
 pub use super::request::{Backend, TurnDeps, TurnRequest};
 use super::sse::{SseStream, Timeouts};
 use super::transport::{descriptor, History};
@@ -265,7 +265,7 @@ async fn run_turn(
     let on_server = match descriptor(req.backend.transport).history {
         History::Sent => false,
         History::OnServer => true,
-        History::InTheWindowsSession => deps.realtime.is_some(),
+        History::InTheWindowsSession => matches!(deps.link, SeatLink::Realtime(_)),
     };
     let history = match on_server {
         true => Vec::new(),

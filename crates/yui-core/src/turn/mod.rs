@@ -38,7 +38,7 @@ pub use call::{call_tool, parse_call_arguments};
 pub use dispatch::{join_speech, SILENT};
 pub use engine::{prepare, run, start, start_configured, TurnHandle, TurnOutcome};
 pub use error::BackendError;
-pub use request::{Backend, TurnDeps, TurnRequest};
+pub use request::{Backend, SeatLink, TurnDeps, TurnInput, TurnRequest};
 pub use sse::Timeouts;
 /// Re-exported so adapters can stop turns and tool calls without depending on tokio-util.
 pub use tokio_util::sync::CancellationToken;

@@ -39,25 +39,46 @@ pub struct TurnRequest {
     pub addressed_by: Option<String>,
 }
 
+/// A window's link to its backend, made and kept by its seat (`stage/`).
+#[derive(Clone, Default)]
+pub enum SeatLink {
+    /// None: a push or realtime turn connects for itself (the CLI, the phone).
+    #[default]
+    None,
+    /// The window's push connection.
+    Push(Arc<super::transport::push::conn::PushClient>),
+    /// The window's realtime session.
+    Realtime(Arc<super::transport::realtime::conn::RealtimeClient>),
+}
+
+/// What a turn sends as the user's part.
+#[derive(Clone, Default)]
+pub enum TurnInput {
+    /// The message's text.
+    #[default]
+    Text,
+    /// Spoken, to a realtime session of the turn's own (the CLI): pcm16 24 kHz chunks,
+    /// appended then committed; the message is what the server transcribes.
+    Audio(Arc<Vec<Vec<u8>>>),
+    /// A response the realtime server started by itself (the user spoke): the turn reads it from
+    /// this link (and the events already read from it) instead of sending anything.
+    Started(super::transport::realtime::started::ServerStarted),
+}
+
 /// Long-lived things a turn borrows.
 #[derive(Clone)]
 pub struct TurnDeps {
     pub store: Store,
     pub clock: SharedClock,
     pub http: reqwest::Client,
-    /// The window's push connection; without one a push turn connects for itself.
-    pub push: Option<Arc<super::transport::push::conn::PushClient>>,
-    /// The window's realtime session; without one a realtime turn connects for itself.
-    pub realtime: Option<Arc<super::transport::realtime::conn::RealtimeClient>>,
-    /// Realtime without a window's session (the CLI): the user's turn as microphone audio
-    /// (pcm16 24 kHz chunks, appended then committed) instead of the message's text.
-    pub audio_in: Option<Arc<Vec<Vec<u8>>>>,
+    /// The window's link to its backend (push and realtime keep one per seat); without one a
+    /// turn on those transports connects for itself.
+    pub link: SeatLink,
+    /// What the turn sends as the user's part.
+    pub input: TurnInput,
     /// Realtime without a window's session: where the reply's audio goes (the session is then
     /// an audio one).
     pub audio_out: Option<Arc<dyn crate::realtime_audio::RealtimeAudioOut>>,
-    /// A response the realtime server started by itself (the user spoke): the turn reads it
-    /// from this link (and the events already read from it) instead of sending the user's words.
-    pub realtime_started: Option<super::transport::realtime::started::ServerStarted>,
     /// The built-in engine (docs/built-in-model.md): started before the turn is sent, its
     /// endpoint and key replace the backend's.
     pub builtin: Option<Arc<crate::model::engine::Engine>>,
@@ -71,11 +92,9 @@ impl TurnDeps {
             store,
             clock,
             http,
-            push: None,
-            realtime: None,
-            audio_in: None,
+            link: SeatLink::None,
+            input: TurnInput::Text,
             audio_out: None,
-            realtime_started: None,
             builtin: None,
         })
     }

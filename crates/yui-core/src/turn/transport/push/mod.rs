@@ -23,7 +23,7 @@ use crate::turn::dispatch::{Answered, Dispatch, End};
 use crate::turn::error::BackendError;
 use crate::turn::model::StopReason;
 use crate::turn::read::{read, FrameSource};
-use crate::turn::request::{TurnDeps, TurnRequest};
+use crate::turn::request::{SeatLink, TurnDeps, TurnRequest};
 use crate::window::WindowKind;
 use map::PushMapper;
 use serde_json::json;
@@ -118,9 +118,9 @@ pub(crate) async fn push_turn(
     req: &TurnRequest,
 ) -> std::result::Result<(), End> {
     let own;
-    let client: &PushClient = match &deps.push {
-        Some(c) => c,
-        None => {
+    let client: &PushClient = match &deps.link {
+        SeatLink::Push(c) => c,
+        _ => {
             let cfg = config(req).map_err(End::Failed)?;
             let hello = hello_fn(deps.store.clone(), req.preset_id.clone(), req.window);
             own = PushClient::spawn(cfg, hello);

@@ -40,7 +40,7 @@ use crate::turn::dispatch::{Answered, Dispatch, End};
 use crate::turn::error::BackendError;
 use crate::turn::model::StopReason;
 use crate::turn::read::{read, FrameSource};
-use crate::turn::request::{TurnDeps, TurnRequest};
+use crate::turn::request::{SeatLink, TurnDeps, TurnInput, TurnRequest};
 use crate::turn::rounds::results_go_back;
 use crate::turn::MAX_TOOL_ROUND_TRIPS;
 use crate::window::WindowKind;
@@ -212,11 +212,15 @@ pub(crate) async fn realtime_turn(
 ) -> std::result::Result<(), End> {
     let own;
     let instructions = instructions(req.instructions.as_deref(), req.context.as_ref());
-    let client: &RealtimeClient = match &deps.realtime {
+    let seat = match &deps.link {
+        SeatLink::Realtime(c) => Some(c),
+        _ => None,
+    };
+    let client: &RealtimeClient = match seat {
         Some(c) => c,
         None => {
             let mut settings = crate::backend::realtime::load(&deps.store);
-            if deps.audio_in.is_some() {
+            if matches!(deps.input, TurnInput::Audio(_)) {
                 // The whole utterance is there: committed at its end, not cut by voice activity.
                 settings.turn_detection = TurnDetection::PushToTalk;
             }
@@ -228,7 +232,10 @@ pub(crate) async fn realtime_turn(
             &own
         }
     };
-    let started = deps.realtime_started.as_ref().and_then(ServerStarted::take);
+    let started = match &deps.input {
+        TurnInput::Started(s) => s.take(),
+        _ => None,
+    };
     if let Some((link, read_already)) = started {
         // The server is answering already: nothing to send before reading.
         let mut source = RealtimeSource::new(link, req.timeouts.stall);
@@ -244,7 +251,7 @@ pub(crate) async fn realtime_turn(
         l = client.open_turn(wait) => l.map_err(|message| BackendError::Connect { url, message })?,
     };
     let mut first = Vec::with_capacity(3);
-    if let (Some(_), Some(i)) = (&deps.realtime, &instructions) {
+    if let (Some(_), Some(i)) = (seat, &instructions) {
         // A long-lived session: this turn's client context (time, memory, addressed lines).
         first.push(wire::session_update(
             json!({"type": "realtime", "instructions": i}),
@@ -255,10 +262,10 @@ pub(crate) async fn realtime_turn(
         Some(speaker) => format!("{speaker}: {}", req.message),
         None => req.message.clone(),
     };
-    match &deps.audio_in {
+    match &deps.input {
         // Spoken: the audio, its end, and the response (the server's transcription of it
         // reaches the transcript through `audio.input.transcription`).
-        Some(chunks) => {
+        TurnInput::Audio(chunks) => {
             for c in chunks.iter() {
                 use base64::Engine as _;
                 let b64 = base64::engine::general_purpose::STANDARD.encode(c);
@@ -269,8 +276,8 @@ pub(crate) async fn realtime_turn(
             first.push(wire::commit());
         }
         // Already the seed's last line (stored while the session was being set up).
-        None if link.seeded(&req.turn_id) => {}
-        None => first.push(wire::user_text(&text)),
+        _ if link.seeded(&req.turn_id) => {}
+        _ => first.push(wire::user_text(&text)),
     }
     first.push(wire::response_create());
     for e in first {
