@@ -140,3 +140,45 @@ pub fn set_for(store: &Store, data_dir: &Path, id: &str, file: &Path) -> Result<
         model,
     })
 }
+
+/// The model file of a VRM avatar (`{"kind": "vrm", "file": …}`), or why it has none.
+fn model_file(avatar: &Value) -> Result<PathBuf> {
+    if avatar.get("kind").and_then(Value::as_str) != Some("vrm") {
+        return Err(CoreError::invalid(
+            "this character is not drawn with a VRM model",
+        ));
+    }
+    let file = avatar.get("file").and_then(Value::as_str).unwrap_or("");
+    let path = PathBuf::from(file);
+    if !path.is_absolute() {
+        return Err(CoreError::invalid(
+            "a VRM look needs an absolute path to its model",
+        ));
+    }
+    Ok(path)
+}
+
+/// What a window draws for a VRM avatar: the model's meta and every decision made for it
+/// (`super::Look`), with the faces of the stored vocabulary's emotions.
+pub fn look_for_avatar(store: &Store, avatar: &Value) -> Result<super::Look> {
+    super::look_of(&model_file(avatar)?, &crate::vocab::load(store)?)
+}
+
+/// The model's bytes for the window that draws it (checked again: the file may have changed).
+pub fn model_bytes(avatar: &Value) -> Result<Vec<u8>> {
+    let path = model_file(avatar)?;
+    let bytes = read_file(&path)?;
+    super::read(&bytes, &path.display().to_string())?;
+    Ok(bytes)
+}
+
+/// A window could not draw `preset`'s model and shows its previous look: the log says why.
+pub fn report_failure(preset: &Preset, reason: &str) -> Result<()> {
+    let reason: String = reason.chars().take(500).collect();
+    tracing::warn!(
+        preset = %preset.id,
+        file = preset.avatar.get("file").and_then(Value::as_str).unwrap_or(""),
+        "the VRM model cannot be drawn, showing the previous look: {reason}"
+    );
+    Ok(())
+}
