@@ -208,8 +208,11 @@ async fn a_vrm_character_appears_changes_its_face_on_a_cue_and_its_mouth_as_it_s
     )
     .await
     .expect("the voice opens the mouth");
-    let speaking = shot(&s).await;
-    save("vrm-speaking.png", &speaking);
+    // The voice's loudness changes every 100 ms: a few shots while it speaks, the most open kept.
+    let mut speaking = Vec::new();
+    for _ in 0..8 {
+        speaking.push(shot(&s).await);
+    }
     s.wait_script(
         "return !!document.getElementById('stage').dataset.speechEnded",
         T,
@@ -220,8 +223,17 @@ async fn a_vrm_character_appears_changes_its_face_on_a_cue_and_its_mouth_as_it_s
     let during = frames(&s).await - before_turn;
     let cued = shot(&s).await;
     save("vrm-happy.png", &cued);
-    let face = differ(&quiet, &cued, rect);
-    let mouth = differ(&cued, &speaking, rect);
+    // The head: the top 45 % of the canvas (the camera frames head and upper body).
+    let (x, y, w, h) = rect;
+    let head = (x, y, w, h * 45 / 100);
+    eprintln!("vrm: canvas {rect:?}, head {head:?}");
+    let face = differ(&quiet, &cued, head);
+    let (mouth, open) = speaking
+        .iter()
+        .map(|img| (differ(&cued, img, head), img))
+        .max_by_key(|(n, _)| *n)
+        .unwrap();
+    save("vrm-speaking.png", open);
     eprintln!(
         "vrm: the cue changed {face} pixels, the open mouth {mouth}; {during} frames over the turn"
     );
@@ -268,6 +280,73 @@ async fn a_vrm_character_appears_changes_its_face_on_a_cue_and_its_mouth_as_it_s
     )
     .await
     .expect("it draws again once shown");
+
+    // Look…: the picker shows the VRM look, each emotion drawn with where it comes from, and
+    // the model's licence.
+    s.exec(
+        "document.getElementById('menu-look').click(); return true;",
+        json!([]),
+    )
+    .await
+    .unwrap();
+    s.wait_for_label("settings", T)
+        .await
+        .expect("settings opens");
+    if let Err(e) = s
+        .wait_script(
+            "return document.getElementById('look-picker')?.dataset.presetId === 'yui'
+           && !!document.querySelector('.look-option[data-look=\"vrm\"][aria-checked=\"true\"]')
+           && document.querySelectorAll('.look-vrm-faces .look-emotion img').length === 8",
+            T,
+        )
+        .await
+    {
+        let seen = s
+            .exec(
+                "return [document.getElementById('look-picker')?.dataset.presetId,
+                   [...document.querySelectorAll('.look-option')].map(b => b.dataset.look + ':' + b.getAttribute('aria-checked')),
+                   document.querySelector('.look-preview')?.innerText]",
+                json!([]),
+            )
+            .await;
+        panic!("the look picker shows the VRM look's faces: {e}; it shows {seen:?}");
+    }
+    let shown = s
+        .exec(
+            "return { faces: [...document.querySelectorAll('.look-vrm-faces figcaption')].map(f => f.textContent),
+                      licence: [...document.querySelectorAll('.look-vrm-licence li')].map(l => l.textContent),
+                      pictures: [...document.querySelectorAll('.look-vrm-faces img')].map(i => i.src.length) }",
+            json!([]),
+        )
+        .await
+        .unwrap();
+    let faces: Vec<&str> = shown["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        faces.contains(&"happythe model's happy expression"),
+        "{shown}"
+    );
+    assert!(
+        faces.contains(&"shynearest: relaxed (the model has no shy)"),
+        "{shown}"
+    );
+    let licence = shown["licence"].to_string();
+    assert!(licence.contains("Avatar use: everyone"), "{shown}");
+    let sizes: Vec<u64> = shown["pictures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert!(
+        sizes.iter().all(|n| *n > 1000),
+        "every face is a picture: {sizes:?}"
+    );
+    save("vrm-look-picker.png", &shot(&s).await);
 }
 
 #[tokio::test]
@@ -276,7 +355,7 @@ async fn at_rest_a_vrm_character_draws_short_bursts_and_asleep_nothing() {
     let dir = tempfile::tempdir().unwrap();
     seed_model(dir.path(), &Fixture::full(Version::V0).build());
     seed(dir.path(), |st| {
-        settings::set(st, settings::SLEEP, &json!({"after_minutes": 1})).unwrap();
+        settings::set(st, settings::SLEEP, &json!({"after_minutes": 2})).unwrap();
     });
     let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
     s.switch_to_label("main").await.unwrap();
@@ -287,20 +366,21 @@ async fn at_rest_a_vrm_character_draws_short_bursts_and_asleep_nothing() {
     .await
     .expect("the VRM 0.x character appears");
     tokio::time::sleep(Duration::from_secs(2)).await;
-    // Rest: blinks and glances only, each a short burst; counted over 40 s.
+    // Rest: blinks and glances only, each a short burst; counted over an idle minute (the goal:
+    // at most 60 frames).
     let start = frames(&s).await;
-    tokio::time::sleep(Duration::from_secs(40)).await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
     let rest = frames(&s).await - start;
-    eprintln!("vrm: {rest} frames in 40 s at rest (VRM 0.x)");
+    eprintln!("vrm: {rest} frames in an idle minute (VRM 0.x)");
     assert!(rest > 0, "it blinks now and then");
     assert!(
-        rest <= 40,
-        "at rest it draws only short bursts: {rest} frames in 40 s"
+        rest <= 60,
+        "at rest it draws only short bursts: {rest} frames in a minute"
     );
     // Asleep (no input on the display for a minute): nothing at all.
     s.wait_script(
         &format!("return document.querySelector('{VRM}').dataset.asleep === 'true'"),
-        Duration::from_secs(120),
+        Duration::from_secs(150),
     )
     .await
     .expect("it falls asleep");
@@ -398,10 +478,8 @@ impl X {
             .unwrap()
             .reply()
             .unwrap();
-        clients
-            .value32()
-            .into_iter()
-            .flatten()
+        let ids: Vec<u32> = clients.value32().into_iter().flatten().collect();
+        ids.into_iter()
             .find(|&w| {
                 self.conn
                     .get_property(false, w, name, utf8, 0, 1024)

@@ -2,4 +2,4 @@
 # Run tests/ui/vrm_check.html (the VRM character: render on demand, emotions, hidden, asleep) in
 # headless Chromium on software WebGL2; fail unless it reports PASS. Needs ui/vendor/vrm.js
 # (scripts/vendor-ui.sh). Usage: tests/ui/check-vrm.sh   (PORT: the server's port, default 8779)
-PORT="${PORT:-8779}" exec bash "$(dirname "$0")/run-page.sh" vrm_check.html 30000
+PORT="${PORT:-8779}" exec bash "$(dirname "$0")/run-page.sh" vrm_check.html 60000

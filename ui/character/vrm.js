@@ -86,6 +86,7 @@ function build(root, renderer, vrm, look, width, height) {
   const sun = new V.DirectionalLight(0xffffff, 1.4);
   sun.position.set(0.5, 1.5, 2);
   scene.add(sun);
+  const v0 = vrm.meta?.metaVersion === '0';
   V.VRMUtils.rotateVRM0(vrm);
   scene.add(vrm.scene);
   vrm.scene.traverse((o) => { o.frustumCulled = false; });
@@ -182,10 +183,11 @@ function build(root, renderer, vrm, look, width, height) {
       for (const b of blinkNames) em.setValue(b, Math.max(eyes, want.get(b) ?? 0));
     }
     // The gaze eases toward where the character looks.
-    if (gaze.position.distanceToSquared(gazeWant) > 1e-6) {
-      gaze.position.lerp(gazeWant, Math.min(1, dt * 10));
+    // (Within a centimetre at arm's length the eyes do not move visibly: done.)
+    if (gaze.position.distanceToSquared(gazeWant) > 1e-4) {
+      gaze.position.lerp(gazeWant, Math.min(1, dt * 16));
       moving = true;
-    }
+    } else gaze.position.copy(gazeWant);
     moving = pose(t) || moving;
     vrm.update(dt);
     return moving;
@@ -222,7 +224,10 @@ function build(root, renderer, vrm, look, width, height) {
     for (const name of ['hips', 'spine', 'chest', 'neck', 'head', 'leftUpperArm', 'rightUpperArm', 'leftLowerArm', 'rightLowerArm']) {
       const node = bone(name);
       const r = add[name] ?? [0, 0, 0];
-      node?.rotation.set(r[0], r[1], r[2]);
+      // A VRM 0.x model's normalized bones face the other way (three-vrm turns the scene, not
+      // the bones): x and z turn the other way round.
+      if (v0) node?.rotation.set(-r[0], r[1], -r[2]);
+      else node?.rotation.set(r[0], r[1], r[2]);
     }
     const hips = bone('hips');
     if (hips && hipsHome) {
@@ -259,17 +264,18 @@ function build(root, renderer, vrm, look, width, height) {
       gazeWant.x += (p.x - 0.5) * 1.6;
       gazeWant.y -= (p.y - 0.35) * 1.2;
     }
-    invalidate(400);
+    invalidate(FRAME_MS); // frames run while the gaze moves (update says so), no longer
   }
 
-  // Blinks and glances: one timer, a short burst of frames each, never while hidden or asleep.
+  // Blinks (about 6 frames) and glances (about 12): one timer, every 3–8 s times the characters
+  // on screen, a short burst each; never while hidden or asleep.
   function scheduleAmbient() {
     clearTimeout(ambientTimer);
     ambientTimer = 0;
     if (destroyed || offScreen || asleep) return;
-    const wait = (2500 + Math.random() * 4000) * crowd;
+    const wait = (3000 + Math.random() * 5000) * crowd;
     ambientTimer = setTimeout(() => {
-      if (Math.random() < 0.75 || !vrm.lookAt) {
+      if (Math.random() < 0.9 || !vrm.lookAt) {
         if (blinkNames.length) { blinkAt = performance.now(); invalidate(BLINK_MS + FRAME_MS); }
       } else if (!hovering) {
         lookAt({ x: 0.5 + (Math.random() - 0.5) * 0.6, y: 0.35 + (Math.random() - 0.5) * 0.3 });
@@ -378,7 +384,7 @@ function build(root, renderer, vrm, look, width, height) {
       for (const [name, w] of want) now.set(name, w);
       update(1 / FPS, performance.now());
       draw();
-      return canvas.toDataURL('image/png');
+      return renderer.domElement.toDataURL('image/png');
     },
     get emotion() { return emotion; },
     get frames() { return frames; },
