@@ -315,7 +315,7 @@ async fn a_vrm_character_appears_changes_its_face_on_a_cue_and_its_mouth_as_it_s
         .exec(
             "return { faces: [...document.querySelectorAll('.look-vrm-faces figcaption')].map(f => f.textContent),
                       licence: [...document.querySelectorAll('.look-vrm-licence li')].map(l => l.textContent),
-                      pictures: [...document.querySelectorAll('.look-vrm-faces img')].map(i => i.src.length) }",
+                      pictures: [...document.querySelectorAll('.look-vrm-faces img')].map(i => i.src) }",
             json!([]),
         )
         .await
@@ -336,16 +336,20 @@ async fn a_vrm_character_appears_changes_its_face_on_a_cue_and_its_mouth_as_it_s
     );
     let licence = shown["licence"].to_string();
     assert!(licence.contains("Avatar use: everyone"), "{shown}");
-    let sizes: Vec<u64> = shown["pictures"]
+    let pictures: Vec<&str> = shown["pictures"]
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(Value::as_u64)
+        .filter_map(Value::as_str)
         .collect();
     assert!(
-        sizes.iter().all(|n| *n > 1000),
-        "every face is a picture: {sizes:?}"
+        pictures
+            .iter()
+            .all(|p| p.starts_with("data:image/png;base64,") && p.len() > 300),
+        "every face is a picture"
     );
+    // neutral and happy (the vocabulary's first two) are different pictures.
+    assert_ne!(pictures[0], pictures[1], "the faces differ");
     save("vrm-look-picker.png", &shot(&s).await);
 }
 

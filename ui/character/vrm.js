@@ -22,7 +22,7 @@ const FRAME_MS = 1000 / FPS;
 const SETTLE_MS = 900;
 /** An expression fades in or out over this long. */
 const FADE_MS = 160;
-const BLINK_MS = 150;
+const BLINK_MS = 110;
 /** A first frame slower than this means software rendering too slow to use: fall back. */
 export const FIRST_FRAME_LIMIT_MS = 4000;
 /** Mouth shapes take turns while the voice is loud, so the mouth does not only open and shut. */
@@ -51,7 +51,9 @@ export async function createVrmCharacter(container, { look, bytes, size = 200 })
   container.appendChild(root);
   let renderer = null;
   try {
-    const gl = canvas.getContext('webgl2', { alpha: true, antialias: true, premultipliedAlpha: true, powerPreference: 'low-power' });
+    // No multisampling: on software GL (llvmpipe, no GPU) it multiplies every frame's fill cost,
+    // and a frame is most of what a resting character costs (docs/PERFORMANCE.md).
+    const gl = canvas.getContext('webgl2', { alpha: true, antialias: false, premultipliedAlpha: true, powerPreference: 'low-power' });
     if (!gl) throw new Error(NO_WEBGL2);
     renderer = new V.WebGLRenderer({ canvas, context: gl, alpha: true });
     renderer.setPixelRatio(window.devicePixelRatio || 1);
