@@ -269,7 +269,7 @@ function build(root, renderer, vrm, look, width, height) {
     invalidate(FRAME_MS); // frames run while the gaze moves (update says so), no longer
   }
 
-  // Blinks (about 6 frames) and glances (about 12): one timer, every 3–8 s times the characters
+  // Blinks (about 4 frames) and glances (about 12): one timer, every 3–8 s times the characters
   // on screen, a short burst each; never while hidden or asleep.
   function scheduleAmbient() {
     clearTimeout(ambientTimer);
@@ -353,7 +353,12 @@ function build(root, renderer, vrm, look, width, height) {
       else invalidate(FRAME_MS);
       scheduleAmbient();
     },
-    setCrowd(n) { crowd = Number.isFinite(n) && n >= 1 ? Math.floor(n) : 1; },
+    setCrowd(n) {
+      const next = Number.isFinite(n) && n >= 1 ? Math.floor(n) : 1;
+      if (next === crowd) return;
+      crowd = next;
+      scheduleAmbient(); // the next blink on the new rhythm
+    },
     setVocab(vocab) {
       const next = {};
       for (const m of vocab?.motions ?? []) {

@@ -175,7 +175,11 @@ pub fn model_bytes(avatar: &Value) -> Result<Vec<u8>> {
 /// A window could not draw `preset`'s model and shows its previous look: the log says why.
 pub fn report_failure(preset: &Preset, reason: &str) -> Result<()> {
     let reason: String = reason.chars().take(500).collect();
-    let file = preset.avatar.get("file").and_then(Value::as_str).unwrap_or("");
+    let file = preset
+        .avatar
+        .get("file")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     tracing::warn!(
         preset = %preset.id,
         file,
