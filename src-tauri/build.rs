@@ -48,6 +48,13 @@ const COMMANDS: &[&str] = &[
     "vocab_offerable",
     "voice_get",
     "sprites_get",
+    // VRM looks (commands/vrm.rs): vrm_look and vrm_model for character windows,
+    // look_vrm_preview for the look picker
+    "vrm_look",
+    "vrm_model",
+    "vrm_failed",
+    "look_vrm_preview",
+    "look_vrm_model",
     // playback (character windows)
     "playback_bubble_done",
     "voice_stop",

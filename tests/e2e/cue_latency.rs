@@ -10,7 +10,8 @@
 //!
 //! The test checks that every cue and delta arrived, in order, and prints p50/p99/max of each
 //! stage. CI runs 30 cues; `YUI_CUE_BENCH=200 tests/e2e/run.sh cue_to_pixels --nocapture` is the
-//! benchmark (docs/PERFORMANCE.md). The goal (p99 ≤ 50 ms) is read from the figures, not
+//! benchmark (docs/PERFORMANCE.md). `YUI_CUE_VRM=1` dresses the main character in a generated VRM
+//! model and adds the time its WebGL frame showing the cue was drawn. The goal (p99 ≤ 50 ms) is read from the figures, not
 //! asserted: a timed assertion would only measure the machine's load.
 
 use super::{fake_backend, launch, say_in_chat};
@@ -105,6 +106,10 @@ new MutationObserver(() => {
   const last = m.length ? Number(m[m.length - 1][1]) : -1;
   if (last > seen) { seen = last; rec('text', last); }
 }).observe(bubble, {childList: true, characterData: true, subtree: true});
+// A VRM character (YUI_CUE_VRM=1): when its WebGL frame showing each cue was drawn.
+new MutationObserver(() => {
+  for (const e of log) if (e.kind === 'cue' && e.drawn === undefined) e.drawn = now();
+}).observe(ch, {attributes: true, attributeFilter: ['data-frames']});
 done(true);
 "#;
 
@@ -134,6 +139,17 @@ async fn cue_to_pixels_latency_every_cue_and_delta_reaches_the_page_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let (srv, mut marks) = backend(n).await;
     fake_backend::seed_backend(dir.path(), &srv.base_url, Transport::Responses);
+    if std::env::var_os("YUI_CUE_VRM").is_some() {
+        // The main character wears a generated VRM model (docs/vrm.md).
+        let file = dir.path().join("fixture.vrm");
+        std::fs::write(
+            &file,
+            yui_testkit::vrm::Fixture::full(yui_testkit::vrm::Version::V1).build(),
+        )
+        .unwrap();
+        let store = yui_core::Store::open(dir.path().join(yui_core::paths::DB_FILE)).unwrap();
+        yui_core::vrm::look::set_for(&store, dir.path(), "yui", &file).expect("the model");
+    }
     let s = launch(dir.path()).await;
     s.wait_for_label("main", Duration::from_secs(30))
         .await
@@ -197,6 +213,7 @@ async fn cue_to_pixels_latency_every_cue_and_delta_reaches_the_page_in_order() {
         ("text -> painted", vec![]),
     ];
     let f = |e: &Value, k: &str| e[k].as_f64().expect("a time");
+    let mut drawn_ms = Vec::new();
     for (i, c) in cues.iter().enumerate() {
         let t0 = sent_cue[i];
         // One clock: a change can't come before its write (1 ms slack for timer rounding).
@@ -204,6 +221,12 @@ async fn cue_to_pixels_latency_every_cue_and_delta_reaches_the_page_in_order() {
         stages[0].1.push(f(c, "dom") - t0);
         stages[1].1.push(f(c, "frame") - t0);
         stages[2].1.push(f(c, "painted") - t0);
+        if let Some(drawn) = c["drawn"].as_f64() {
+            drawn_ms.push(drawn - t0);
+        }
+    }
+    if !drawn_ms.is_empty() {
+        stages.push(("cue -> WebGL frame drawn (VRM)", drawn_ms));
     }
     for t in &texts {
         let i = t["value"].as_u64().unwrap() as usize;

@@ -9,7 +9,8 @@
 # release app, and prints one table per state. Env: DISPLAY_NUM (default 60), IDLE_SECS (60),
 # SETTLE_SECS (20), YUI_APP_BIN (another build to measure), STATES (default "awake hidden
 # asleep", in that order), and anything the app reads (e.g. WEBKIT_DISABLE_COMPOSITING_MODE
-# to compare WebKit's modes), IDLE_LISTEN=hands_free|push_to_talk (the microphone in that mode,
+# to compare WebKit's modes), IDLE_VRM=1.0|0.x (the main character a VRM model),
+# IDLE_LISTEN=hands_free|push_to_talk (the microphone in that mode,
 # on a PulseAudio null sink of the run's own whose monitor is the default source: a silent
 # microphone, so the characters idle while voice activity listens). Not part of CI: a script
 # you run and report.
@@ -67,6 +68,12 @@ measure() {
 
 data=$(mktemp -d -t yui-idle-data-XXXXXX)
 "$YUI_CLI" --data-dir "$data" preset add Mio --open >/dev/null
+# IDLE_VRM=1.0|0.x: the main character wears a generated VRM model (docs/vrm.md), the pets stay
+# drawn.
+if [ -n "${IDLE_VRM:-}" ]; then
+  cargo run -q -p yui-testkit --example vrm_fixture -- "$data/fixture.vrm" "$IDLE_VRM" >/dev/null
+  "$YUI_CLI" --data-dir "$data" look set --preset yui --vrm "$data/fixture.vrm" >/dev/null
+fi
 # Awake first: no sleep while the awake figure is measured (nobody touches this display).
 "$YUI_CLI" --data-dir "$data" settings set yui.sleep '{"after_minutes":0}' >/dev/null
 PULSE_ENV=()

@@ -31,6 +31,7 @@ mod soak;
 mod typing;
 mod voice;
 mod voice_listen;
+mod vrm;
 mod webdriver;
 mod windows;
 mod xinput;

@@ -20,7 +20,8 @@ export const OPEN = 0.35;
 /** A stream whose levels ran out without its last batch stops after this long. */
 const STREAM_WAIT_MS = 2000;
 
-export function createLipSync(root, onOpen = () => {}) {
+/** `onLevel(v)`: every level set (0..1), for a renderer that draws the mouth itself (vrm.js). */
+export function createLipSync(root, onOpen = () => {}, onLevel = () => {}) {
   let timer = 0;
   let open = false;
   // The streamed item: its id, levels so far, clock start, frame, whether its end came.
@@ -30,6 +31,7 @@ export function createLipSync(root, onOpen = () => {}) {
     const v = Math.round(Math.max(0, Math.min(1, level)) * 100) / 100;
     root.style.setProperty('--yui-mouth', String(v));
     root.dataset.mouth = String(v);
+    onLevel(v);
     const now = v > OPEN;
     if (now !== open) {
       open = now;

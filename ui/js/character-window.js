@@ -5,6 +5,7 @@
 import { invoke, channel, currentWindow, windowContext, listen, EVENTS } from "./ipc.js";
 import { createCharacter } from "../character/character.js";
 import { forgetTyping, restCaret, setForgetsInput } from "./typing.js";
+import { isVrm, mountVrm, refreshVrm, FALLBACK_SENTENCE } from "./vrm-mount.js";
 
 const DRAG_THRESHOLD_PX = 4;
 const BUBBLE_LINGER_MS = 9000;
@@ -50,16 +51,23 @@ let refreshing = Promise.resolve();
 function refreshExpression() {
   refreshing = refreshing
     .then(() => Promise.all([readVocab(), readSprites()]))
-    .then(([vocab, sprites]) => applyExpression(vocab, sprites))
+    .then(([vocab, sprites]) => (applyExpression(vocab, sprites), refreshVrm(character)))
     .catch((e) => console.warn("refreshing the vocabulary failed", e));
   return refreshing;
 }
 
-/** Draw the preset's character (ui/character/): main larger than pets. */
-function mountCharacter(preset, role, sprites) {
-  const palette = preset?.avatar?.palette ?? "rose";
+/** Draw the preset's character (ui/character/): main larger than pets. A VRM model when that is
+ * its look and it can be drawn (vrm-mount.js), else the drawing, sprites or picture. */
+async function mountCharacter(preset, role, sprites) {
   const size = role === "main" ? 200 : 150;
-  return createCharacter(host, { palette, size, sprites });
+  if (isVrm(preset)) {
+    const vrm = await mountVrm(host, size);
+    if (vrm) return vrm;
+    stage.dataset.vrmFallback = "true";
+    showBubble(FALLBACK_SENTENCE, { linger: true });
+  }
+  const avatar = isVrm(preset) ? preset.avatar.fallback : preset?.avatar;
+  return createCharacter(host, { palette: avatar?.palette ?? "rose", size, sprites });
 }
 
 /**
@@ -372,7 +380,7 @@ async function main() {
   document.title = `YUI — ${ctx.preset?.name ?? ""}`;
   host.setAttribute("aria-label", ctx.preset?.name ?? "character");
   const [vocab, sprites] = await Promise.all([readVocab(), readSprites()]);
-  character = mountCharacter(ctx.preset, ctx.role, sprites);
+  character = await mountCharacter(ctx.preset, ctx.role, sprites);
   applyExpression(vocab, sprites);
   character.setState("idle");
   asleep ??= ctx.asleep === true;
@@ -388,6 +396,8 @@ async function main() {
     const me = Array.isArray(list) ? list.find((p) => p.id === ctx.preset?.id) : null;
     const next = JSON.stringify(me?.avatar ?? null);
     if (me && next !== avatar) {
+      // Into or out of a VRM look, or another model: draw the window again.
+      if (isVrm(me) || JSON.parse(avatar)?.kind === "vrm") location.reload();
       avatar = next;
       refreshExpression();
     }
@@ -441,7 +451,10 @@ async function main() {
   if (ctx.role === "main") {
     listen(EVENTS.bodyChanged, (p) => {
       if (p?.state?.state) stage.dataset.body = p.state.state;
-      if (typeof p?.looking === "boolean") stage.dataset.looking = String(p.looking);
+      if (typeof p?.looking === "boolean") {
+        stage.dataset.looking = String(p.looking);
+        character.setLooking?.(p.looking);
+      }
     }).catch((e) => console.warn("cannot listen for body changes", e));
   }
   wirePointer();

@@ -8,6 +8,7 @@
 import { invoke } from "./ipc.js";
 import { el, setStatus } from "./panels.js";
 import { createCharacter } from "../character/character.js";
+import { showVrmPreview } from "./vrm-look-panel.js";
 
 const THUMB_PX = 64;
 const PREVIEW_PX = 80;
@@ -30,7 +31,7 @@ function draw(host, option, images, size, emotion = "neutral") {
 }
 
 /** The look's images as a character window gets them (null for a palette). */
-const imagesOf = (option) => (option.kind === "palette" ? Promise.resolve(null) : invoke("look_preview", { avatar: option.avatar }));
+const imagesOf = (option) => (["palette", "vrm"].includes(option.kind) ? Promise.resolve(null) : invoke("look_preview", { avatar: option.avatar }));
 
 /** Open the picker for `preset` in `box` (replacing what it showed). */
 export async function openLook(box, preset) {
@@ -70,6 +71,10 @@ export async function openLook(box, preset) {
     }, host, el("span", { class: "small" }, option.label));
     b.addEventListener("click", () => choose(option, grid, preview));
     grid.append(b);
+    if (option.kind === "vrm") {
+      host.textContent = "3D";
+      continue;
+    }
     imagesOf(option).then((images) => draw(host, option, images, THUMB_PX)).catch((err) => {
       host.textContent = "!";
       b.title = `${option.label}: ${err.message}`;
@@ -97,6 +102,11 @@ async function showPreview(option, preview) {
     }
   }
   preview.dataset.look = option.id;
+  if (option.kind === "vrm") {
+    preview.replaceChildren(el("p", { class: "muted small" }, "Drawing the model…"));
+    return showVrmPreview(option, preview, () => current?.chosen === option).catch((err) =>
+      preview.replaceChildren(el("p", { class: "error small" }, err.message)));
+  }
   let images = null;
   try {
     images = await imagesOf(option);

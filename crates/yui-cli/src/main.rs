@@ -7,6 +7,7 @@
 mod backend_cmd;
 mod converse_cmd;
 mod doctor_cmd;
+mod look_cmd;
 mod memory_cmd;
 mod model_cmd;
 mod preset_cmd;
@@ -52,6 +53,9 @@ enum Command {
     /// List, add, edit, remove, import, open and close characters; choose the main one.
     #[command(subcommand)]
     Preset(preset_cmd::PresetCmd),
+    /// A character's VRM look: set a model, show each emotion's face, inspect a model.
+    #[command(subcommand)]
+    Look(look_cmd::LookCmd),
     /// Model backend settings and the API key.
     #[command(subcommand)]
     Backend(backend_cmd::BackendCmd),
@@ -104,6 +108,7 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
     Ok(match command {
         Command::Settings(cmd) => Out::Json(settings_cmd::run(&store()?, cmd)?),
         Command::Preset(cmd) => Out::Json(preset_cmd::run(&store()?, &paths.data_dir, cmd)?),
+        Command::Look(cmd) => Out::Json(look_cmd::run(&store()?, &paths.data_dir, cmd)?),
         Command::Backend(cmd) => Out::Json(backend_cmd::run(&store()?, paths, cmd)?),
         Command::Vocab(cmd) => Out::Text(vocab_cmd::run(&store()?, cmd)?),
         Command::Relation(cmd) => Out::Json(relation_cmd::run(&store()?, cmd)?),

@@ -6,7 +6,20 @@ use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use yui_core::looks::{self, CardImport};
 use yui_core::presets::{self, NewPreset, PresetUpdate};
-use yui_core::{cards, CoreError, Store};
+use yui_core::{cards, vrm, CoreError, Store};
+
+/// A VRM model rather than a card: named `.vrm`, or a glTF binary whatever its name.
+fn is_vrm(file: &Path) -> bool {
+    use std::io::Read;
+    let named = file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("vrm"));
+    let mut magic = [0u8; 4];
+    named
+        || std::fs::File::open(file)
+            .and_then(|mut f| f.read_exact(&mut magic))
+            .is_ok_and(|()| &magic == b"glTF")
+}
 
 #[derive(Debug, Subcommand)]
 pub enum PresetCmd {
@@ -45,10 +58,17 @@ pub enum PresetCmd {
     /// chunk) as a new character, with its picture as its look. An expression pack in a folder
     /// beside the card named as the card (or the character) is taken too, unless --no-sprites.
     /// Prints the new preset, `picture`, `pack` and `notes`.
+    ///
+    /// A VRM model (`.vrm`, VRM 1.0 or 0.x) makes a new character drawn with the model, named as
+    /// its meta says; prints the new preset, `model` (meta, expressions, textures) and `licence`
+    /// (the model's own terms, docs/vrm.md).
     Import {
         file: PathBuf,
         #[arg(long)]
         open: bool,
+        /// The new character's name (a card's or a model's own name otherwise).
+        #[arg(long)]
+        name: Option<String>,
         /// An expression pack (a sprite folder, SillyTavern labels or YUI ids) to copy with it.
         #[arg(long, conflicts_with = "no_sprites")]
         sprites: Option<PathBuf>,
@@ -161,8 +181,18 @@ pub fn run(store: &Store, data_dir: &Path, cmd: &PresetCmd) -> Result<Value, Cor
             serde_json::to_value(gone)?
         }
         PresetCmd::Import {
+            file, open, name, ..
+        } if is_vrm(file) => serde_json::to_value(vrm::look::import_new(
+            store,
+            data_dir,
+            file,
+            name.as_deref(),
+            *open,
+        )?)?,
+        PresetCmd::Import {
             file,
             open,
+            name,
             sprites,
             no_sprites,
         } => {
@@ -176,7 +206,7 @@ pub fn run(store: &Store, data_dir: &Path, cmd: &PresetCmd) -> Result<Value, Cor
                 None
             };
             let pack = sprites.clone().or(beside);
-            serde_json::to_value(looks::import_card(
+            let mut imported = looks::import_card(
                 store,
                 data_dir,
                 &CardImport {
@@ -185,7 +215,15 @@ pub fn run(store: &Store, data_dir: &Path, cmd: &PresetCmd) -> Result<Value, Cor
                     card_dir: file.parent(),
                     sprites: pack.as_deref(),
                 },
-            )?)?
+            )?;
+            if let Some(n) = name {
+                let change = PresetUpdate {
+                    name: Some(n.clone()),
+                    ..PresetUpdate::default()
+                };
+                imported.preset = presets::update(store, &imported.preset.id, &change)?;
+            }
+            serde_json::to_value(imported)?
         }
         PresetCmd::Main { id } => serde_json::to_value(presets::set_main(store, id)?)?,
         PresetCmd::Open { id } => serde_json::to_value(presets::open(store, id)?)?,

@@ -53,4 +53,5 @@ mod vocab;
 mod voice;
 mod voice_panel;
 mod voice_test_listen;
+mod vrm;
 mod wording;

@@ -16,6 +16,7 @@ pub mod backend;
 pub mod cards;
 pub mod layout;
 pub mod longterm;
+pub mod look_dir;
 pub mod looks;
 pub mod model;
 pub mod presence;
@@ -26,6 +27,7 @@ pub mod sprites;
 pub mod transcript;
 pub mod vocab;
 pub mod voice;
+pub mod vrm;
 
 // The floor below, under its own names: `crate::store` here is `yui_base::store`.
 pub use yui_base::{

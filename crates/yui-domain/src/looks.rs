@@ -33,10 +33,7 @@ const IMPORT_MAX_TOTAL: u64 = 128 * 1024 * 1024;
 /// The largest image decoded at import (pixels per side); a card is rarely over 2048.
 const MAX_SIDE: u32 = 8192;
 
-/// `<data dir>/looks/<preset id>`.
-pub fn dir_for(data_dir: &Path, preset_id: &str) -> PathBuf {
-    data_dir.join("looks").join(preset_id)
-}
+pub use crate::look_dir::{dir_for, remove};
 
 /// Decode an image (PNG, JPEG or WebP), scale it to fit the look's box if larger, and encode it
 /// as PNG. The error is a reason in plain words (a broken or oversized image).
@@ -161,23 +158,13 @@ pub fn import_pack(data_dir: &Path, preset_id: &str, src: &Path) -> Result<PackI
     })
 }
 
-/// Remove a preset's look folder (after the preset is deleted). A folder already gone is fine.
-pub fn remove(data_dir: &Path, preset_id: &str) {
-    let dir = dir_for(data_dir, preset_id);
-    if let Err(e) = std::fs::remove_dir_all(&dir) {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            tracing::warn!(dir = %dir.display(), "cannot remove a look folder: {e}");
-        }
-    }
-}
-
 /// A look a character can take, for the look picker.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LookOption {
-    /// `palette:<name>`, `picture`, `pack` or `folder`.
+    /// `palette:<name>`, `picture`, `pack`, `folder` or `vrm`.
     pub id: String,
     pub label: String,
-    /// `palette`, `picture` or `sprites`.
+    /// `palette`, `picture`, `sprites` or `vrm`.
     pub kind: &'static str,
     /// The avatar value to save to take this look.
     pub avatar: Value,
@@ -256,6 +243,22 @@ pub fn offer(data_dir: &Path, preset: &Preset) -> Vec<LookOption> {
             "The card's expression pack".into(),
             "sprites",
             avatar,
+        ));
+    }
+    let model = crate::vrm::look::file_for(data_dir, &preset.id);
+    let vrm_now = now.get("kind").and_then(Value::as_str) == Some("vrm");
+    if model.is_file() || vrm_now {
+        let file = match now.get("file").and_then(Value::as_str) {
+            Some(f) if vrm_now => PathBuf::from(f),
+            _ => model,
+        };
+        let name =
+            crate::vrm::meta_of(&file).map_or_else(|_| file.display().to_string(), |m| m.name);
+        out.push(option(
+            "vrm".into(),
+            format!("VRM model: {name}"),
+            "vrm",
+            crate::vrm::look::avatar(&file, now),
         ));
     }
     if now.get("kind").and_then(Value::as_str) == Some("sprites") && !out.iter().any(|o| o.current)

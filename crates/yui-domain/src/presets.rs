@@ -356,13 +356,32 @@ pub fn check_avatar(avatar: &Value) -> Result<()> {
             }
         }
         Some("picture") => check_picture(obj.get("file"))?,
+        Some("vrm") => check_vrm(obj)?,
         _ => {
             return Err(CoreError::invalid(
-                "avatar kind must be \"builtin\" (a palette), \"sprites\" (a folder) or \"picture\" (an image file)",
+                "avatar kind must be \"builtin\" (a palette), \"sprites\" (a folder), \"picture\" (an image file) or \"vrm\" (a VRM model)",
             ))
         }
     }
     Ok(())
+}
+
+/// A VRM look (docs/vrm.md): an absolute path to the model file, and the look shown when the
+/// model cannot be drawn (any other kind of look; optional).
+fn check_vrm(obj: &serde_json::Map<String, Value>) -> Result<()> {
+    let file = obj.get("file").and_then(Value::as_str).unwrap_or("");
+    let path = std::path::Path::new(file);
+    if !path.is_absolute() || !path.is_file() {
+        return Err(CoreError::invalid(
+            "a VRM look needs \"file\": an absolute path to a .vrm file that exists",
+        ));
+    }
+    match obj.get("fallback").filter(|f| !f.is_null()) {
+        Some(f) if f.get("kind") == Some(&Value::from("vrm")) => Err(CoreError::invalid(
+            "a VRM look's fallback must be another kind of look",
+        )),
+        f => f.map_or(Ok(()), check_avatar),
+    }
 }
 
 /// A still picture of a look: an absolute path to an image file (docs/sprites.md).

@@ -314,6 +314,8 @@ fn abs_path<'a>(avatar: &'a Value, key: &str) -> Option<&'a Path> {
 /// named in `skipped`, never an error.
 pub fn for_avatar(avatar: &Value, vocab: &Vocab) -> Result<Option<SpriteSet>> {
     let mut set = match avatar.get("kind").and_then(Value::as_str) {
+        // A VRM look's images are its fallback's (shown when the model cannot be drawn).
+        Some("vrm") => return for_avatar(avatar.get("fallback").unwrap_or(&Value::Null), vocab),
         Some("sprites") => {
             let dir = abs_path(avatar, "dir").ok_or_else(|| {
                 CoreError::invalid("a sprite avatar needs \"dir\": an absolute folder path")

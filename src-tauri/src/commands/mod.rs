@@ -18,6 +18,7 @@ pub mod tools;
 pub mod turn;
 pub mod vocab;
 pub mod voice;
+pub mod vrm;
 pub mod window;
 
 /// The invoke handler with every command. Keep in step with `COMMANDS` in `src-tauri/build.rs`.
@@ -58,6 +59,11 @@ macro_rules! yui_invoke_handler {
             $crate::commands::vocab::vocab_offerable,
             $crate::commands::vocab::voice_get,
             $crate::commands::vocab::sprites_get,
+            $crate::commands::vrm::vrm_look,
+            $crate::commands::vrm::vrm_model,
+            $crate::commands::vrm::vrm_failed,
+            $crate::commands::vrm::look_vrm_preview,
+            $crate::commands::vrm::look_vrm_model,
             $crate::commands::turn::push_connections,
             $crate::commands::playback::playback_bubble_done,
             $crate::commands::playback::voice_stop,

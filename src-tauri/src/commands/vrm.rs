@@ -1,0 +1,55 @@
+//! VRM looks (docs/vrm.md): what a character window draws for its model (the faces of the
+//! emotions, mouth shapes, blink: `vrm_look`) and the model's bytes (`vrm_model`, sent as raw
+//! bytes, not JSON); the look picker's preview of a VRM look (`look_vrm_preview`). Each
+//! delegates to the core (`yui_core::vrm`).
+
+use crate::error::CmdResult;
+use crate::state::AppState;
+use crate::windows;
+use serde_json::Value;
+use tauri::ipc::Response;
+use tauri::{Runtime, State, WebviewWindow};
+use yui_core::vrm::{self, Look};
+
+/// The calling character window's VRM look.
+#[tauri::command]
+pub async fn vrm_look<R: Runtime>(
+    window: WebviewWindow<R>,
+    state: State<'_, AppState>,
+) -> CmdResult<Look> {
+    vrm::look::look_for_avatar(
+        &state.store,
+        &windows::calling_preset(&window, "a VRM look belongs to a character window")?.avatar,
+    )
+}
+
+/// The calling character window's model file, as bytes (an ArrayBuffer in the window).
+#[tauri::command]
+pub async fn vrm_model<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<Response> {
+    vrm::look::model_bytes(
+        &windows::calling_preset(&window, "a VRM model belongs to a character window")?.avatar,
+    )
+    .map(Response::new)
+}
+
+/// A VRM look's faces, licence and expressions, for the look picker (settings window).
+#[tauri::command]
+pub async fn look_vrm_preview(state: State<'_, AppState>, avatar: Value) -> CmdResult<Look> {
+    vrm::look::look_for_avatar(&state.store, &avatar)
+}
+
+/// The calling window could not draw its model (no WebGL2, a model three-vrm refuses, too slow
+/// a first frame) and shows the previous look: the app's log records why.
+#[tauri::command]
+pub async fn vrm_failed<R: Runtime>(window: WebviewWindow<R>, reason: String) -> CmdResult<()> {
+    vrm::look::report_failure(
+        &windows::calling_preset(&window, "a VRM model belongs to a character window")?,
+        &reason,
+    )
+}
+
+/// A VRM look's model file, as bytes, for the look picker's pictures of each emotion.
+#[tauri::command]
+pub async fn look_vrm_model(avatar: Value) -> CmdResult<Response> {
+    vrm::look::model_bytes(&avatar).map(Response::new)
+}
