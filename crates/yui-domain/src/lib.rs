@@ -17,6 +17,7 @@ pub mod cards;
 pub mod layout;
 pub mod longterm;
 pub mod looks;
+pub mod manners;
 pub mod model;
 pub mod presence;
 pub mod presets;

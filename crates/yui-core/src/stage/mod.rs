@@ -22,6 +22,7 @@
 mod barge;
 mod events;
 mod mic;
+mod proactive;
 mod realtime;
 mod realtime_mic;
 mod realtime_voice;
@@ -32,6 +33,7 @@ mod user_turn;
 pub use barge::{heard_part, CHARS_PER_SECOND};
 pub use events::{StageEvent, To, Window};
 pub use mic::{AudioChoice, MicState, MicStatus};
+pub use proactive::{MannersView, Outcome, Proactive, Trigger, Waiting};
 pub use realtime::UNHEARD;
 pub use speech::{heard_text, Heard};
 use user_turn::TurnTo;
@@ -66,6 +68,9 @@ pub enum Origin {
         from: String,
         from_name: String,
     },
+    /// The character speaks up on its own (`proactive.rs`): `trigger` is its id, `reason` the
+    /// client context's `proactive:` line after the prefix.
+    Proactive { trigger: String, reason: String },
 }
 
 /// Where a turn's backend comes from.
@@ -197,6 +202,8 @@ pub(crate) struct Inner {
     mic: Mutex<mic::Slot>,
     /// The open desktop windows (main, pets) and the preset each shows.
     shown: Mutex<HashMap<Window, String>>,
+    /// Proactive turns: the manners, the probes, the turns waiting.
+    proactive: proactive::Slot,
 }
 
 /// Where a user turn's own events go, in order: the window that started it (the shell's IPC
@@ -234,6 +241,7 @@ impl Stage {
             barged: Default::default(),
             mic: Default::default(),
             shown: Mutex::new(HashMap::new()),
+            proactive: Default::default(),
         }));
         // Committed changes reach the windows as stage events (weak: the store outlives no stage).
         let weak = Arc::downgrade(&stage.0);
@@ -264,6 +272,7 @@ impl Stage {
             TurnTo::Preset(id, kind) => (id, kind),
         };
         self.interrupt();
+        proactive::user_spoke(&self.0);
         let origin = match window {
             WindowKind::Phone => Origin::Phone,
             _ => Origin::User,

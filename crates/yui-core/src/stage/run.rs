@@ -154,6 +154,15 @@ pub(super) fn start(
             c.addressed = addressed_lines(from_name, text);
         }
     }
+    if let Origin::Proactive { reason, .. } = &origin {
+        req.addressed_by = Some(super::proactive::SPEAKER.to_string());
+        if let Some(c) = req.context.as_mut() {
+            c.proactive = vec![
+                format!("proactive: {reason}"),
+                super::proactive::invitation(),
+            ];
+        }
+    }
     let mut deps = TurnDeps::new(inner.store.clone(), inner.clock.clone(), &req.timeouts)?;
     deps.push = push;
     // The built-in model's engine, when the backend is it (docs/built-in-model.md).
@@ -313,6 +322,7 @@ impl Pump {
             m.turn_ended(&self.preset_id);
         }
         let (status, text, addressed) = end.unwrap_or((TurnStatus::Error, String::new(), None));
+        super::proactive::ended(inner, &turn_id, status);
         if inner.opts.headless {
             inner.tracker.bubble_done(&turn_id);
         }
