@@ -229,11 +229,16 @@ impl Stage {
     pub fn manners_view(&self) -> MannersView {
         let cfg = Config::load(&self.0.store);
         let slot = &self.0.proactive;
+        let (unanswered, held) = {
+            let m = lock(&slot.manners);
+            (m.unanswered(), m.log())
+        };
+        let waiting = lock(&slot.queue).clone();
         MannersView {
             quiet_until: cfg.quiet_until.filter(|u| *u > self.0.clock.now()),
-            unanswered: lock(&slot.manners).unanswered(),
-            waiting: lock(&slot.queue).clone(),
-            held: lock(&slot.manners).log(),
+            unanswered,
+            waiting,
+            held,
         }
     }
 }
