@@ -38,6 +38,7 @@ mod stage_realtime;
 mod stage_realtime_floor;
 mod stage_realtime_resume;
 mod stage_realtime_voice;
+mod stage_reminders;
 mod stage_routes;
 mod stage_voice;
 mod store;

@@ -22,6 +22,7 @@ pub mod model;
 pub mod presence;
 pub mod presets;
 pub mod relations;
+pub mod reminders;
 pub mod settings;
 pub mod sprites;
 pub mod transcript;

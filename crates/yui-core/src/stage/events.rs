@@ -232,6 +232,8 @@ pub(super) fn of_change(
             crate::presets::list(store).map(|presets| StageEvent::PresetsChanged { presets }),
         )),
         Change::Relations => out.extend(bands()),
+        // The stage's reminder timer watches this itself (`stage/reminders.rs`).
+        Change::Reminders => {}
         Change::Setting(key) if key == crate::vocab::KEY => out.extend(read(
             "vocabulary",
             crate::vocab::for_character(store).map(|vocab| StageEvent::VocabChanged { vocab }),

@@ -470,6 +470,9 @@ impl Stage {
         let Some(kind) = window.kind() else { return };
         self.0.shown().insert(window, preset_id.clone());
         self.opened(&preset_id, kind);
+        // Reminders ring from the first desktop window on; a turn waiting for this one goes.
+        proactive::start_reminders(&self.0);
+        self.proactive_recheck();
     }
 
     /// The shell saw `window` close: a desktop window's character leaves the stage
@@ -532,6 +535,10 @@ impl Inner {
             .iter()
             .find(|(_, id)| *id == preset_id)
             .map(|(w, _)| w.clone())
+    }
+    /// A turn ended (`run.rs`): a proactive one gives its budget place back when it said nothing.
+    fn turn_ended(&self, turn_id: &str, status: crate::turn::TurnStatus) {
+        proactive::ended(self, turn_id, status);
     }
     fn emit(&self, ev: StageEvent) {
         // No reader any more: the app is closing; nothing to tell.

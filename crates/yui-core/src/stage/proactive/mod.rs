@@ -8,6 +8,8 @@
 //! [`super::Stage::proactive_recheck`] says something changed; the others are dropped. Every
 //! hold is in the manners' log. docs/proactive.md.
 
+mod reminders;
+
 use super::{Inner, Origin, Stage};
 use crate::manners::probes::{self, BusyProbes, NoProbes};
 use crate::manners::rules::{Ask, Decision, Held, Importance, Manners, Ticket};
@@ -22,16 +24,6 @@ use std::time::Duration;
 
 /// The longest wait between two rechecks of a queued turn (no faster than the presence watch).
 pub const RECHECK: Duration = Duration::from_secs(60);
-/// The speaker a proactive turn's stored line is marked with (history shows `proactive: …`).
-pub const SPEAKER: &str = "proactive";
-/// The context line that closes a proactive turn's reasons.
-pub fn invitation() -> String {
-    format!(
-        "proactive: nobody asked you; say something short that fits, or reply exactly {} to say nothing",
-        crate::turn::SILENT
-    )
-}
-
 /// Why a proactive turn happens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -157,6 +149,11 @@ pub struct MannersView {
     pub held: Vec<Held>,
 }
 
+/// Start the reminders' timer (once).
+pub(super) fn start_reminders(inner: &Arc<Inner>) {
+    reminders::start(inner);
+}
+
 /// The stage's proactive part.
 pub(super) struct Slot {
     manners: Mutex<Manners>,
@@ -167,6 +164,8 @@ pub(super) struct Slot {
     wake: Arc<tokio::sync::Notify>,
     timer: AtomicBool,
     seq: AtomicU64,
+    /// The reminders' timer (`reminders.rs`).
+    reminders: reminders::Timer,
 }
 
 impl Default for Slot {
@@ -179,6 +178,7 @@ impl Default for Slot {
             wake: Arc::new(tokio::sync::Notify::new()),
             timer: AtomicBool::new(false),
             seq: AtomicU64::new(0),
+            reminders: Default::default(),
         }
     }
 }
@@ -305,6 +305,9 @@ fn attempt(inner: &Arc<Inner>, id: u64, p: &Proactive) -> Attempt {
                     let ticket = manners.went(now);
                     lock(&inner.proactive.running).insert(turn_id.clone(), ticket);
                     tracing::info!(preset = %p.preset_id, trigger = p.trigger.id(), turn = %turn_id, "proactive turn");
+                    if let Trigger::Reminder { id, .. } = &p.trigger {
+                        reminders::said(inner, *id);
+                    }
                     Attempt::Went(turn_id)
                 }
                 Err(e) => {
