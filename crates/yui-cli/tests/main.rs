@@ -10,6 +10,7 @@ mod cli;
 mod converse_cli;
 mod crash_cli;
 mod doctor_cli;
+mod events_cli;
 mod memory_cli;
 mod model_cli;
 mod push_cli;

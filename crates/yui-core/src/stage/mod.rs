@@ -21,6 +21,7 @@
 
 mod barge;
 mod events;
+pub mod inbox;
 mod mic;
 mod proactive;
 mod realtime;

@@ -46,6 +46,8 @@ pub enum Trigger {
     Perch { what: String },
     /// Another program handed the character something to react to (`yui event`, MCP `notify`).
     Event { text: String },
+    /// Another program asks the character to pass `text` on to the user (MCP `say`).
+    Say { text: String },
 }
 
 impl Trigger {
@@ -57,7 +59,7 @@ impl Trigger {
             Self::Night => "night",
             Self::Reminder { .. } => "reminder",
             Self::Perch { .. } => "perch",
-            Self::Event { .. } => "events",
+            Self::Event { .. } | Self::Say { .. } => "events",
         }
     }
 
@@ -86,6 +88,10 @@ impl Trigger {
                 importance.as_str(),
                 quoted(text)
             ),
+            Self::Say { text } => format!(
+                "another program asks you to tell the user this, in your own words: {}",
+                quoted(text)
+            ),
         }
     }
 
@@ -95,7 +101,9 @@ impl Trigger {
         match (self, importance) {
             (Self::Reminder { .. }, _) => Some(chrono::Duration::days(7)),
             (Self::Event { .. }, Importance::High) => Some(chrono::Duration::hours(12)),
-            (Self::Event { .. }, Importance::Normal) => Some(chrono::Duration::minutes(30)),
+            (Self::Event { .. }, Importance::Normal) | (Self::Say { .. }, _) => {
+                Some(chrono::Duration::minutes(30))
+            }
             _ => None,
         }
     }
