@@ -16,7 +16,7 @@ use crate::state::AppState;
 use crate::windows::WindowLabel;
 use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Emitter, Manager, RunEvent, Runtime, State, WindowEvent};
-use yui_core::stage::{Stage, StageEvent, StageOptions, To};
+use yui_core::stage::{inbox, Stage, StageEvent, StageOptions, To};
 use yui_core::trim::Trimmer;
 
 /// The app's stage.
@@ -36,7 +36,14 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
         );
         // Gives the allocator's free pages back once the turns have ended (`yui_core::trim`).
         let trimmer = Trimmer::new();
+        // Other programs (`yui event`, `yui quiet`, `yui mcp-serve`) reach it through its inbox.
+        let (inbox, socket) = (stage.clone(), inbox::socket_path(&state.paths.data_dir));
         if app.manage(Shell { stage }) {
+            tauri::async_runtime::spawn(async move {
+                if let Err(e) = inbox.serve_inbox(socket).await {
+                    tracing::warn!(error = %e.message, "the inbox is closed: yui event cannot reach this app");
+                }
+            });
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
                 while let Some(ev) = rx.recv().await {
