@@ -11,6 +11,7 @@ mod converse_cli;
 mod crash_cli;
 mod doctor_cli;
 mod events_cli;
+mod mcp_serve_cli;
 mod memory_cli;
 mod model_cli;
 mod push_cli;
