@@ -8,6 +8,7 @@ use crate::state::AppState;
 use serde_json::json;
 use std::sync::Arc;
 use tauri::{AppHandle, Manager, Runtime};
+use yui_core::manners::probes::{NoProbes, WithTyping};
 use yui_core::presence::{self, InputIdle, Pace};
 use yui_core::turn::CancellationToken;
 
@@ -19,12 +20,24 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, idle: Arc<dyn InputIdle>) {
     state.set_asleep_watch(rx.clone());
     let after = move || presence::after(&store);
     tauri::async_runtime::spawn(presence::watch(
-        idle,
+        idle.clone(),
         after,
         tx,
         Pace::APP,
         CancellationToken::new(),
     ));
+    // The same idle time drives the proactive triggers (back, morning, night) and says when
+    // the user types (a busy probe: docs/proactive.md).
+    let stage = crate::stage::shell(app).stage.clone();
+    stage.set_busy_probes(Arc::new(WithTyping {
+        idle: idle.clone(),
+        rest: Arc::new(NoProbes),
+    }));
+    tauri::async_runtime::spawn(async move {
+        stage
+            .watch_presence(idle, Pace::APP, CancellationToken::new())
+            .await
+    });
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         while rx.changed().await.is_ok() {

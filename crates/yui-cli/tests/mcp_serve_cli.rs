@@ -110,7 +110,10 @@ async fn notify_and_say_over_mcp_reach_the_running_app() {
     let (_stage, mut rx) = stage_on(dir.path(), &server.base_url);
     let (c, _child) = client(dir.path()).await;
     let info = c.peer().peer_info().expect("server info").clone();
-    assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("yui"));
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("yui")
+    );
     let tools = c.peer().list_all_tools().await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(names, ["notify", "say"]);

@@ -40,6 +40,7 @@ mod stage_realtime_resume;
 mod stage_realtime_voice;
 mod stage_reminders;
 mod stage_routes;
+mod stage_triggers;
 mod stage_voice;
 mod store;
 mod turn_chat;

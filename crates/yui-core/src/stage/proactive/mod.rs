@@ -9,6 +9,7 @@
 //! hold is in the manners' log. docs/proactive.md.
 
 mod reminders;
+mod triggers;
 
 use super::{Inner, Origin, Stage};
 use crate::manners::probes::{self, BusyProbes, NoProbes};
