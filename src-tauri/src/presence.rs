@@ -8,12 +8,15 @@ use crate::state::AppState;
 use serde_json::json;
 use std::sync::Arc;
 use tauri::{AppHandle, Manager, Runtime};
-use yui_core::manners::probes::{NoProbes, WithTyping};
 use yui_core::presence::{self, InputIdle, Pace};
 use yui_core::turn::CancellationToken;
 
+/// The user's input idle time, kept for the proactive triggers (the shell's stage starts them).
+pub struct UserIdle(pub Arc<dyn InputIdle>);
+
 /// Start watching the user's idle time (for the app's whole life).
 pub fn start<R: Runtime>(app: &AppHandle<R>, idle: Arc<dyn InputIdle>) {
+    app.manage(UserIdle(idle.clone()));
     let state = app.state::<AppState>();
     let store = state.store.clone();
     let (tx, mut rx) = tokio::sync::watch::channel(false);
@@ -26,18 +29,6 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, idle: Arc<dyn InputIdle>) {
         Pace::APP,
         CancellationToken::new(),
     ));
-    // The same idle time drives the proactive triggers (back, morning, night) and says when
-    // the user types (a busy probe: docs/proactive.md).
-    let stage = crate::stage::shell(app).stage.clone();
-    stage.set_busy_probes(Arc::new(WithTyping {
-        idle: idle.clone(),
-        rest: Arc::new(NoProbes),
-    }));
-    tauri::async_runtime::spawn(async move {
-        stage
-            .watch_presence(idle, Pace::APP, CancellationToken::new())
-            .await
-    });
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         while rx.changed().await.is_ok() {

@@ -12,12 +12,17 @@
 //! shows a preset and where a turn plays are the stage's (`tests/shell_rules.rs` checks it).
 
 use crate::bridge::{self, BridgeEvent};
+use crate::presence::UserIdle;
 use crate::state::AppState;
 use crate::windows::WindowLabel;
+use std::sync::Arc;
 use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Emitter, Manager, RunEvent, Runtime, State, WindowEvent};
+use yui_core::manners::probes::{NoProbes, WithTyping};
+use yui_core::presence::Pace;
 use yui_core::stage::{inbox, Stage, StageEvent, StageOptions, To};
 use yui_core::trim::Trimmer;
+use yui_core::turn::CancellationToken;
 
 /// The app's stage.
 pub struct Shell {
@@ -54,6 +59,24 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
         }
     }
     app.state::<Shell>()
+}
+
+/// The proactive triggers (back, morning, night) and the typing probe run on the user's idle
+/// time, where the platform has one (presence.rs keeps it); docs/proactive.md.
+pub fn watch_user<R: Runtime>(app: &AppHandle<R>) {
+    let Some(idle) = app.try_state::<UserIdle>().map(|u| u.0.clone()) else {
+        return;
+    };
+    let stage = shell(app).stage.clone();
+    stage.set_busy_probes(Arc::new(WithTyping {
+        idle: idle.clone(),
+        rest: Arc::new(NoProbes),
+    }));
+    tauri::async_runtime::spawn(async move {
+        stage
+            .watch_presence(idle, Pace::APP, CancellationToken::new())
+            .await
+    });
 }
 
 /// The plugin that starts the stage with the app and reports windows opening and closing.

@@ -34,7 +34,9 @@ mod user_turn;
 pub use barge::{heard_part, CHARS_PER_SECOND};
 pub use events::{StageEvent, To, Window};
 pub use mic::{AudioChoice, MicState, MicStatus};
-pub use proactive::{MannersView, Outcome, Proactive, Trigger, Waiting};
+pub use proactive::{
+    CharacterSwitch, MannersPage, MannersView, Outcome, Proactive, Trigger, Waiting,
+};
 pub use realtime::UNHEARD;
 pub use speech::{heard_text, Heard};
 use user_turn::TurnTo;

@@ -8,8 +8,11 @@
 //! [`super::Stage::proactive_recheck`] says something changed; the others are dropped. Every
 //! hold is in the manners' log. docs/proactive.md.
 
+mod page;
 mod reminders;
 mod triggers;
+
+pub use page::{CharacterSwitch, MannersPage};
 
 use super::{Inner, Origin, Stage};
 use crate::manners::probes::{self, BusyProbes, NoProbes};
