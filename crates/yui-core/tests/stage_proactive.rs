@@ -243,3 +243,52 @@ async fn a_character_switched_off_or_not_on_the_desktop_is_held() {
         }
     );
 }
+
+#[tokio::test]
+async fn the_manners_page_stores_its_changes_and_refuses_other_keys() {
+    let r = rig(vec![]).await;
+    let page = r.stage.manners_page().unwrap();
+    assert_eq!(page.settings["yui.proactive.per_hour"], 4);
+    assert!(page.characters.iter().all(|c| c.on));
+    let page = r
+        .stage
+        .manners_set("yui.proactive.per_hour", &2.into())
+        .unwrap();
+    assert_eq!(page.settings["yui.proactive.per_hour"], 2);
+    let e = r
+        .stage
+        .manners_set("yui.proactive.per_hour", &99.into())
+        .unwrap_err();
+    assert_eq!(
+        e.message,
+        "yui.proactive.per_hour must be a whole number from 0 to 60"
+    );
+    let e = r
+        .stage
+        .manners_set("yui.browser", &serde_json::json!({"enabled": true}))
+        .unwrap_err();
+    assert_eq!(
+        e.message,
+        "\"yui.browser\" is not a setting of Settings → Manners"
+    );
+    let page = r.stage.manners_character("kai", false).unwrap();
+    let kai = page.characters.iter().find(|c| c.id == "kai").unwrap();
+    assert!(!kai.on);
+    // Quiet mode from the tray or the quick controls: a waiting turn stays, now for quiet mode.
+    r.probes.set(vec![Busy::Fullscreen]);
+    r.stage.proactive(event("deploy failed", Importance::High));
+    let page = r.stage.quiet("1h").unwrap();
+    assert!(page.live.quiet_until.is_some());
+    r.probes.set(vec![]);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let view = r.stage.manners_view();
+    assert_eq!(view.waiting.len(), 1);
+    assert!(
+        view.waiting[0]
+            .reason
+            .starts_with("held: quiet mode until "),
+        "{:?}",
+        view.waiting
+    );
+    assert!(r.stage.quiet("off").unwrap().live.quiet_until.is_none());
+}
