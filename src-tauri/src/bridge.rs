@@ -51,10 +51,13 @@ pub enum BridgeEvent {
     /// their words transcribed after their realtime turn had started without them: `{preset_id,
     /// turn_id, text}` (the stored `(spoken; no transcript)` became `text`).
     Heard,
+    /// The proactive turns waiting for the manners: `{waiting: [{preset_id, trigger,
+    /// importance, reason}]}` (a character's badge, Settings → Manners).
+    Waiting,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 14] = [
+    pub const ALL: [BridgeEvent; 15] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -69,6 +72,7 @@ impl BridgeEvent {
         Self::Speech,
         Self::Mic,
         Self::Heard,
+        Self::Waiting,
     ];
 
     /// The bridge event a stage event goes out as (`None`: for the core's own readers).
@@ -88,6 +92,7 @@ impl BridgeEvent {
             | StageEvent::LipSync { .. } => Self::Speech,
             StageEvent::Mic { .. } => Self::Mic,
             StageEvent::Heard { .. } | StageEvent::HeardLater { .. } => Self::Heard,
+            StageEvent::Waiting { .. } => Self::Waiting,
             StageEvent::Idle => return None,
         })
     }
@@ -108,6 +113,7 @@ impl BridgeEvent {
             Self::Speech => "yui://speech",
             Self::Mic => "yui://mic",
             Self::Heard => "yui://heard",
+            Self::Waiting => "yui://waiting",
         }
     }
 }

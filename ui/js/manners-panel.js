@@ -4,7 +4,7 @@
 // (manners_get / manners_set / manners_character / manners_quiet); this page renders and
 // forwards, and a refused value is shown as the core worded it.
 
-import { invoke } from "./ipc.js";
+import { invoke, listen, EVENTS } from "./ipc.js";
 import { el, setStatus } from "./panels.js";
 import { mountQuiet } from "./quiet.js";
 
@@ -110,6 +110,10 @@ export async function mountManners(section) {
   } catch (err) {
     setStatus(err.message, true);
   }
+  // What waits changed (a turn held or gone): the lists follow.
+  listen(EVENTS.waiting, async () => {
+    try { show(await invoke("manners_get")); } catch (err) { setStatus(err.message, true); }
+  }).catch((e) => console.warn("cannot listen for waiting turns", e));
 }
 
 mountManners(document.getElementById("manners"));

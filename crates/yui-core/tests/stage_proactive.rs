@@ -89,6 +89,20 @@ async fn turn_end(rx: &mut UnboundedReceiver<StageEvent>) -> (Origin, TurnStatus
     }
 }
 
+/// The next list of waiting turns the windows hear.
+async fn waiting_event(rx: &mut UnboundedReceiver<StageEvent>) -> Vec<yui_core::stage::Waiting> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let ev = tokio::time::timeout_at(deadline, rx.recv())
+            .await
+            .expect("a waiting event in time")
+            .expect("stage alive");
+        if let StageEvent::Waiting { waiting } = ev {
+            return waiting;
+        }
+    }
+}
+
 fn last_user(body: &Value) -> String {
     body["messages"]
         .as_array()
@@ -180,7 +194,10 @@ async fn a_fullscreen_window_holds_a_high_importance_event_until_it_closes() {
             reason: "held: fullscreen window".into()
         }
     );
-    // The badge's source: one turn waits, and why.
+    // The badge's source: the windows hear that one turn waits, and why.
+    let waiting = waiting_event(&mut r.rx).await;
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].turn.preset_id, "yui");
     let view = r.stage.manners_view();
     assert_eq!(view.waiting.len(), 1);
     assert_eq!(view.waiting[0].reason, "held: fullscreen window");
@@ -189,6 +206,7 @@ async fn a_fullscreen_window_holds_a_high_importance_event_until_it_closes() {
     // The window closes: the platform tells the stage, the turn goes.
     r.probes.set(vec![]);
     r.stage.proactive_recheck();
+    assert!(waiting_event(&mut r.rx).await.is_empty(), "the badge goes");
     let (origin, status, _) = turn_end(&mut r.rx).await;
     assert_eq!(status, TurnStatus::Ok);
     assert_eq!(

@@ -223,6 +223,7 @@ impl Stage {
                             expires: now + wait,
                         });
                         ensure_timer(&self.0);
+                        tell_waiting(&self.0);
                         Outcome::Waiting { reason }
                     }
                     None => Outcome::Dropped { reason },
@@ -398,6 +399,7 @@ fn ensure_timer(inner: &Arc<Inner>) {
 /// Each queued turn in order: gone, dropped when it waited too long, or still waiting.
 fn recheck(inner: &Arc<Inner>) {
     let queued: Vec<Waiting> = std::mem::take(&mut *lock(&inner.proactive.queue));
+    let before = queued_ids(&queued);
     let now = inner.clock.now();
     let mut keep = Vec::new();
     for mut w in queued {
@@ -414,8 +416,24 @@ fn recheck(inner: &Arc<Inner>) {
             }
         }
     }
-    let mut queue = lock(&inner.proactive.queue);
-    // Asked while this ran: after the older ones.
-    keep.append(&mut queue);
-    *queue = keep;
+    let changed = {
+        let mut queue = lock(&inner.proactive.queue);
+        // Asked while this ran: after the older ones.
+        keep.append(&mut queue);
+        *queue = keep;
+        before != queued_ids(&queue)
+    };
+    if changed {
+        tell_waiting(inner);
+    }
+}
+
+fn queued_ids(q: &[Waiting]) -> Vec<(u64, String)> {
+    q.iter().map(|w| (w.id, w.reason.clone())).collect()
+}
+
+/// The windows hear what waits now (the badge, Settings → Manners).
+fn tell_waiting(inner: &Inner) {
+    let waiting = lock(&inner.proactive.queue).clone();
+    inner.emit(super::StageEvent::Waiting { waiting });
 }
