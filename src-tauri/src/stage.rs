@@ -12,13 +12,13 @@
 //! shows a preset and where a turn plays are the stage's (`tests/shell_rules.rs` checks it).
 
 use crate::bridge::{self, BridgeEvent};
-use crate::presence::UserIdle;
+use crate::presence::{UserDesktop, UserIdle};
 use crate::state::AppState;
 use crate::windows::WindowLabel;
 use std::sync::Arc;
 use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Emitter, Manager, RunEvent, Runtime, State, WindowEvent};
-use yui_core::manners::probes::{NoProbes, WithTyping};
+use yui_core::manners::probes::{BusyProbes, NoProbes, WithDesktop, WithTyping};
 use yui_core::presence::Pace;
 use yui_core::stage::{inbox, Stage, StageEvent, StageOptions, To};
 use yui_core::trim::Trimmer;
@@ -68,9 +68,16 @@ pub fn watch_user<R: Runtime>(app: &AppHandle<R>) {
         return;
     };
     let stage = shell(app).stage.clone();
+    let rest: Arc<dyn BusyProbes> = match app.try_state::<UserDesktop>() {
+        Some(d) => Arc::new(WithDesktop {
+            desktop: d.0.clone(),
+            rest: Arc::new(NoProbes),
+        }),
+        None => Arc::new(NoProbes),
+    };
     stage.set_busy_probes(Arc::new(WithTyping {
         idle: idle.clone(),
-        rest: Arc::new(NoProbes),
+        rest,
     }));
     tauri::async_runtime::spawn(async move {
         stage

@@ -164,3 +164,41 @@ impl BusyProbes for WithTyping {
         self.rest.camera()
     }
 }
+
+/// A fullscreen window from the desktop host (`avatar::DesktopHost`; X11: `_NET_WM_STATE_FULLSCREEN`
+/// on a listed, shown window of the current desktop that is not YUI's own), the rest from
+/// `rest`. It reads the host's window list, which the X11 host keeps from the server's events.
+pub struct WithDesktop {
+    pub desktop: Arc<dyn crate::avatar::DesktopHost>,
+    pub rest: Arc<dyn BusyProbes>,
+}
+
+/// Whether `d` shows a fullscreen window of another program.
+pub fn fullscreen_in(d: &crate::avatar::Desktop) -> bool {
+    d.windows.iter().any(|w| {
+        w.fullscreen
+            && !w.hidden
+            && !w.own
+            && (w.desktop.is_none()
+                || d.current_desktop.is_none()
+                || w.desktop == d.current_desktop)
+    })
+}
+
+impl BusyProbes for WithDesktop {
+    fn typing(&self) -> Probe<bool> {
+        self.rest.typing()
+    }
+    fn fullscreen(&self) -> Probe<bool> {
+        Ok(fullscreen_in(&self.desktop.desktop()?) || self.rest.fullscreen()?)
+    }
+    fn screen_shared(&self) -> Probe<bool> {
+        self.rest.screen_shared()
+    }
+    fn microphone(&self) -> Probe<Option<Option<String>>> {
+        self.rest.microphone()
+    }
+    fn camera(&self) -> Probe<Option<Option<String>>> {
+        self.rest.camera()
+    }
+}
