@@ -18,7 +18,8 @@ use crate::windows::WindowLabel;
 use std::sync::Arc;
 use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Emitter, Manager, RunEvent, Runtime, State, WindowEvent};
-use yui_core::manners::probes::{BusyProbes, NoProbes, WithDesktop, WithTyping};
+use yui_core::manners::camera::ProcCamera;
+use yui_core::manners::probes::{BusyProbes, WithDesktop, WithTyping};
 use yui_core::presence::Pace;
 use yui_core::stage::{inbox, Stage, StageEvent, StageOptions, To};
 use yui_core::trim::Trimmer;
@@ -68,12 +69,14 @@ pub fn watch_user<R: Runtime>(app: &AppHandle<R>) {
         return;
     };
     let stage = shell(app).stage.clone();
+    // The camera: another process with /dev/video* open (/proc).
+    let camera: Arc<dyn BusyProbes> = Arc::new(ProcCamera::system());
     let rest: Arc<dyn BusyProbes> = match app.try_state::<UserDesktop>() {
         Some(d) => Arc::new(WithDesktop {
             desktop: d.0.clone(),
-            rest: Arc::new(NoProbes),
+            rest: camera,
         }),
-        None => Arc::new(NoProbes),
+        None => camera,
     };
     stage.set_busy_probes(Arc::new(WithTyping {
         idle: idle.clone(),

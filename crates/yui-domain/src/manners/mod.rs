@@ -5,6 +5,7 @@
 //! ([`probes::BusyProbes`]; the platform's parts live in yui-x11). The stage (yui-core
 //! `stage/proactive.rs`) runs the turns. docs/proactive.md describes every rule and key.
 
+pub mod camera;
 pub mod probes;
 pub mod rules;
 

@@ -39,7 +39,7 @@ impl Busy {
     }
 }
 
-type Probe<T> = Result<T, HostError>;
+pub(super) type Probe<T> = Result<T, HostError>;
 
 /// The platform's answers; each defaults to "cannot tell" (not busy).
 pub trait BusyProbes: Send + Sync {
