@@ -13,7 +13,7 @@ const TRIGGERS = [
   ["back", "When you come back"],
   ["morning", "In the morning"],
   ["night", "Late at night"],
-  ["perch", "When the window it sits on closes or goes fullscreen"],
+  ["perch", "When the window it sits on closes or goes fullscreen (not yet available)"],
   ["events", "Events from other programs (yui event, MCP)"],
 ];
 
@@ -91,11 +91,14 @@ export async function mountManners(section) {
     const trig = s[`${P}triggers`] ?? {};
     triggers.replaceChildren(...TRIGGERS.map(([id, label]) =>
       check(label, trig[id] !== false, (on) => set(`${P}triggers`, { ...trig, [id]: on }))));
+    // Declared, not yet read by the turns: shown off and disabled until they are.
+    const soon = (label) => {
+      const box = el("input", { type: "checkbox", disabled: true });
+      return el("label", { class: "switch muted" }, box, el("span", {}, `${label} (not yet available)`));
+    };
     aware.replaceChildren(
-      check("The active application's name (never its window title)", !!s["yui.awareness.active_app"]?.enabled,
-        (on) => set("yui.awareness.active_app", { enabled: on })),
-      check("What is playing (artist and title)", !!s["yui.awareness.now_playing"]?.enabled,
-        (on) => set("yui.awareness.now_playing", { enabled: on })),
+      soon("The active application's name (never its window title)"),
+      soon("What is playing (artist and title)"),
     );
     waiting.replaceChildren(...(page.waiting.length
       ? page.waiting.map((w) => el("li", {}, `${w.preset_id}: ${w.trigger.kind} — ${w.reason}`))
