@@ -13,7 +13,7 @@ const TRIGGERS = [
   ["back", "When you come back"],
   ["morning", "In the morning"],
   ["night", "Late at night"],
-  ["perch", "When the window it sits on closes or goes fullscreen (not yet available)"],
+  ["perch", "When the window it sits on closes or goes fullscreen"],
   ["events", "Events from other programs (yui event, MCP)"],
 ];
 

@@ -51,6 +51,7 @@ struct Rig {
     _dir: tempfile::TempDir,
     _server: ScriptServer,
     idle: Arc<Idle>,
+    store: Store,
     rx: UnboundedReceiver<StageEvent>,
     stop: tokio_util::sync::CancellationToken,
 }
@@ -68,7 +69,7 @@ async fn rig(hh: u32, mm: u32, idle: Duration, replies: usize) -> Rig {
         headless: true,
         ..StageOptions::default()
     };
-    let (stage, rx) = Stage::new(store, clock, paths, opts);
+    let (stage, rx) = Stage::new(store.clone(), clock, paths, opts);
     stage.window_opened(Window::Main);
     let (signal, _) = tokio::sync::watch::channel(0);
     let idle = Arc::new(Idle {
@@ -82,6 +83,7 @@ async fn rig(hh: u32, mm: u32, idle: Duration, replies: usize) -> Rig {
         _dir: dir,
         _server: server,
         idle,
+        store,
         rx,
         stop,
     }
@@ -168,6 +170,27 @@ async fn late_at_night_with_the_user_there_is_the_night_trigger() {
     assert_eq!(
         next_reason(&mut r.rx, Duration::from_millis(400)).await,
         None
+    );
+    r.stop.cancel();
+}
+
+#[tokio::test]
+async fn the_window_the_character_sits_on_closing_is_the_perch_trigger() {
+    let mut r = rig(14, 0, Duration::from_secs(2), 1).await;
+    let store = r.store.clone();
+    let put = |v: serde_json::Value| yui_core::store::kv::put(&store, "yui.body", &v).unwrap();
+    put(serde_json::json!({"state": "sitting", "window": {"app": "firefox", "title": "News"}}));
+    assert_eq!(
+        next_reason(&mut r.rx, Duration::from_millis(300)).await,
+        None
+    );
+    // The avatar stood up with nothing to wait for: the window closed.
+    put(serde_json::json!({"state": "standing", "x": 10, "y": 900}));
+    assert_eq!(
+        next_reason(&mut r.rx, Duration::from_secs(10))
+            .await
+            .as_deref(),
+        Some("the window you sit on closed (firefox)")
     );
     r.stop.cancel();
 }

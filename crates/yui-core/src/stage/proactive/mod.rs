@@ -9,6 +9,7 @@
 //! hold is in the manners' log. docs/proactive.md.
 
 mod page;
+mod perch;
 mod reminders;
 mod triggers;
 
@@ -163,7 +164,11 @@ pub struct MannersView {
 
 /// Start the reminders' timer (once).
 pub(super) fn start_reminders(inner: &Arc<Inner>) {
-    reminders::start(inner);
+    if !reminders::start(inner) {
+        return;
+    }
+    // The perch trigger watches the body's state from the same moment on.
+    perch::watch(inner);
 }
 
 /// The stage's proactive part.

@@ -26,11 +26,11 @@ pub(super) struct Timer {
     handed: Mutex<HashSet<i64>>,
 }
 
-/// Start the timer (once; the first desktop window opening calls it).
-pub(super) fn start(inner: &Arc<Inner>) {
+/// Start the timer (once; the first desktop window opening calls it): whether it started now.
+pub(super) fn start(inner: &Arc<Inner>) -> bool {
     let timer = &inner.proactive.reminders;
     if timer.started.swap(true, Ordering::SeqCst) {
-        return;
+        return false;
     }
     let started_at = inner.clock.now();
     let wake = timer.wake.clone();
@@ -52,6 +52,7 @@ pub(super) fn start(inner: &Arc<Inner>) {
             }
         }
     });
+    true
 }
 
 /// Hand every due reminder to the stage; how long until the next one.
