@@ -6,6 +6,11 @@
 const COMMANDS: &[&str] = &[
     // window
     "window_context",
+    // manners: Settings → Manners, quiet mode (commands/manners.rs)
+    "manners_get",
+    "manners_set",
+    "manners_character",
+    "manners_quiet",
     "window_open",
     // presets
     "preset_list",

@@ -129,8 +129,12 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) {
     let (desktop, idle, keys) = desktop_host();
     // The global shortcut is grabbed on the same X connection (shortcut.rs).
     app.manage(Keys(keys));
-    if desktop.is_none() {
-        tracing::info!("no desktop host here: body_action answers unsupported");
+    match &desktop {
+        // The manners hold proactive turns while a window of it is fullscreen.
+        Some(d) => {
+            app.manage(crate::presence::UserDesktop(d.clone()));
+        }
+        None => tracing::info!("no desktop host here: body_action answers unsupported"),
     }
     // The characters sleep on the same X connection's idle time; never without one.
     if let Some(idle) = idle {

@@ -54,10 +54,13 @@ pub enum BridgeEvent {
     /// their words transcribed after their realtime turn had started without them: `{preset_id,
     /// turn_id, text}` (the stored `(spoken; no transcript)` became `text`).
     Heard,
+    /// The proactive turns waiting for the manners: `{waiting: [{preset_id, trigger,
+    /// importance, reason}]}` (a character's badge, Settings → Manners).
+    Waiting,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 15] = [
+    pub const ALL: [BridgeEvent; 16] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -73,6 +76,7 @@ impl BridgeEvent {
         Self::Speech,
         Self::Mic,
         Self::Heard,
+        Self::Waiting,
     ];
 
     /// The bridge event a stage event goes out as (`None`: for the core's own readers).
@@ -95,6 +99,7 @@ impl BridgeEvent {
             StageEvent::Presence { .. } => Self::Presence,
             StageEvent::Shown { .. } => Self::Visibility,
             StageEvent::Body { .. } | StageEvent::Looking { .. } => Self::BodyChanged,
+            StageEvent::Waiting { .. } => Self::Waiting,
             StageEvent::Idle => return None,
         })
     }
@@ -116,6 +121,7 @@ impl BridgeEvent {
             Self::Speech => "yui://speech",
             Self::Mic => "yui://mic",
             Self::Heard => "yui://heard",
+            Self::Waiting => "yui://waiting",
         }
     }
 }

@@ -93,6 +93,7 @@ fn run_desktop(state: AppState) {
             tracing::error!(error = %e.message, "restoring character windows failed");
         }
         avatar::install(handle);
+        stage::watch_user(handle);
         shortcut::install(handle);
         if std::env::args()
             .skip(1)

@@ -10,15 +10,22 @@ use tauri::{AppHandle, Manager, Runtime};
 use yui_core::presence::{self, InputIdle, Pace};
 use yui_core::turn::CancellationToken;
 
+/// The user's input idle time, kept for the proactive triggers (the shell's stage starts them).
+pub struct UserIdle(pub Arc<dyn InputIdle>);
+
+/// The desktop host, kept for the fullscreen busy probe (the shell's stage sets it).
+pub struct UserDesktop(pub Arc<dyn yui_core::avatar::DesktopHost>);
+
 /// Start watching the user's idle time (for the app's whole life).
 pub fn start<R: Runtime>(app: &AppHandle<R>, idle: Arc<dyn InputIdle>) {
+    app.manage(UserIdle(idle.clone()));
     let state = app.state::<AppState>();
     let store = state.store.clone();
     let (tx, mut rx) = tokio::sync::watch::channel(false);
     state.set_asleep_watch(rx.clone());
     let after = move || presence::after(&store);
     tauri::async_runtime::spawn(presence::watch(
-        idle,
+        idle.clone(),
         after,
         tx,
         Pace::APP,

@@ -12,12 +12,18 @@
 //! shows a preset and where a turn plays are the stage's (`tests/shell_rules.rs` checks it).
 
 use crate::bridge::{self, BridgeEvent};
+use crate::presence::{UserDesktop, UserIdle};
 use crate::state::{AppState, Fact};
 use crate::windows::WindowLabel;
+use std::sync::Arc;
 use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Emitter, Manager, RunEvent, Runtime, State, WindowEvent};
-use yui_core::stage::{Stage, StageEvent, StageOptions, To};
+use yui_core::manners::camera::ProcCamera;
+use yui_core::manners::probes::{BusyProbes, WithDesktop, WithTyping};
+use yui_core::presence::Pace;
+use yui_core::stage::{inbox, Stage, StageEvent, StageOptions, To};
 use yui_core::trim::Trimmer;
+use yui_core::turn::CancellationToken;
 
 /// The app's stage.
 pub struct Shell {
@@ -36,9 +42,16 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
         );
         // Gives the allocator's free pages back once the turns have ended (`yui_core::trim`).
         let trimmer = Trimmer::new();
+        // Other programs (`yui event`, `yui quiet`, `yui mcp-serve`) reach it through its inbox.
+        let (inbox, socket) = (stage.clone(), inbox::socket_path(&state.paths.data_dir));
         if app.manage(Shell {
             stage: stage.clone(),
         }) {
+            tauri::async_runtime::spawn(async move {
+                if let Err(e) = inbox.serve_inbox(socket).await {
+                    tracing::warn!(error = %e.message, "the inbox is closed: yui event cannot reach this app");
+                }
+            });
             // What the shell observed on the platform (the user away, a window unmapped, the
             // body's state) reaches the windows as the stage's events, like every other.
             if let Some(mut facts) = state.take_facts() {
@@ -63,6 +76,33 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
         }
     }
     app.state::<Shell>()
+}
+
+/// The proactive triggers (back, morning, night) and the typing probe run on the user's idle
+/// time, where the platform has one (presence.rs keeps it); docs/proactive.md.
+pub fn watch_user<R: Runtime>(app: &AppHandle<R>) {
+    let Some(idle) = app.try_state::<UserIdle>().map(|u| u.0.clone()) else {
+        return;
+    };
+    let stage = shell(app).stage.clone();
+    // The camera: another process with /dev/video* open (/proc).
+    let camera: Arc<dyn BusyProbes> = Arc::new(ProcCamera::system());
+    let rest: Arc<dyn BusyProbes> = match app.try_state::<UserDesktop>() {
+        Some(d) => Arc::new(WithDesktop {
+            desktop: d.0.clone(),
+            rest: camera,
+        }),
+        None => camera,
+    };
+    stage.set_busy_probes(Arc::new(WithTyping {
+        idle: idle.clone(),
+        rest,
+    }));
+    tauri::async_runtime::spawn(async move {
+        stage
+            .watch_presence(idle, Pace::APP, CancellationToken::new())
+            .await
+    });
 }
 
 /// The plugin that starts the stage with the app and reports windows opening and closing.

@@ -1,7 +1,8 @@
 //! The tray icon: Show/Hide all (every character window, positions kept), Quick controls (a
 //! popover next to the tray where the platform says where it is, else at the top right), Settings,
 //! Quit (writes the last window positions first); while the microphone is live, its item says so
-//! and one click stops it (`mic_changed`).
+//! and one click stops it (`mic_changed`). Quiet mode: "Quiet for 1 hour", "Quiet until
+//! tomorrow", "Quiet off" (the core stores it: docs/proactive.md).
 
 use crate::windows::{self, WindowLabel};
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
@@ -14,6 +15,8 @@ const SETTINGS: &str = "settings";
 const QUIT: &str = "quit";
 const MIC: &str = "mic";
 const MIC_OFF: &str = "Microphone off";
+/// Quiet mode's items: their ids are what `Stage::quiet` takes after this prefix.
+const QUIET: &str = "quiet:";
 
 /// The tray's microphone item, kept to follow the microphone.
 struct MicItem<R: Runtime>(MenuItem<R>);
@@ -28,6 +31,15 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             &MenuItem::with_id(app, TOGGLE, "Show/Hide all", true, None::<&str>)?,
             &MenuItem::with_id(app, QUICK, "Quick controls", true, None::<&str>)?,
             &mic,
+            &MenuItem::with_id(app, "quiet:1h", "Quiet for 1 hour", true, None::<&str>)?,
+            &MenuItem::with_id(
+                app,
+                "quiet:tomorrow",
+                "Quiet until tomorrow",
+                true,
+                None::<&str>,
+            )?,
+            &MenuItem::with_id(app, "quiet:off", "Quiet off", true, None::<&str>)?,
             &MenuItem::with_id(app, SETTINGS, "Settings", true, None::<&str>)?,
             &PredefinedMenuItem::separator(app)?,
             &MenuItem::with_id(app, QUIT, "Quit", true, None::<&str>)?,
@@ -94,6 +106,10 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
             quit(app);
             Ok(())
         }
+        quiet if quiet.starts_with(QUIET) => crate::stage::shell(app)
+            .stage
+            .quiet(&quiet[QUIET.len()..])
+            .map(drop),
         _ => Ok(()),
     };
     if let Err(e) = shown {

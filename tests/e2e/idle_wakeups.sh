@@ -9,7 +9,8 @@
 #
 # Starts Xvfb 1920x1080 + openbox + xcompmgr like idle_cpu.sh. Env: DISPLAY_NUM (default 62),
 # WAKE_SECS (30), SETTLE_SECS (20), YUI_APP_BIN (default: the debug build, built here),
-# STATES (default "hidden asleep"; "awake" is printed, not judged: the ambient motions paint).
+# STATES (default "hidden asleep"; "awake" is printed, not judged: the ambient motions paint),
+# PROACTIVE (on | off: every character's proactive switch, docs/proactive.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DISPLAY_NUM="${DISPLAY_NUM:-62}"
@@ -62,6 +63,10 @@ count() {
 data=$(mktemp -d -t yui-wake-data-XXXXXX)
 "$YUI_CLI" --data-dir "$data" preset add Mio --open >/dev/null
 "$YUI_CLI" --data-dir "$data" settings set yui.sleep '{"after_minutes":0}' >/dev/null
+# PROACTIVE=off: no character speaks up on its own (docs/proactive.md), to compare the idle cost.
+if [ "${PROACTIVE:-on}" = off ]; then
+  "$YUI_CLI" --data-dir "$data" settings set yui.proactive.characters '{"yui":false,"kai":false,"mio":false}' >/dev/null
+fi
 env NO_AT_BRIDGE=1 YUI_DISCOVER_PORTS=none YUI_DATA_DIR="$data" "$YUI_APP_BIN" >"$LOG_DIR/app.log" 2>&1 &
 APP=$!
 PIDS+=("$APP")

@@ -24,6 +24,7 @@ export const EVENTS = Object.freeze({
   settingsChanged: "yui://settings-changed",
   mic: "yui://mic",
   heard: "yui://heard",
+  waiting: "yui://waiting",
 });
 
 /** The switch keys (settings keys in the store). */

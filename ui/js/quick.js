@@ -5,6 +5,11 @@
 import { invoke, currentWindow, listen, EVENTS } from "./ipc.js";
 import { setStatus, wirePresets, wireSwitches } from "./panels.js";
 import { mountQuick } from "./relations-panel.js";
+import { mountQuiet } from "./quiet.js";
+
+// Quiet mode: "Quiet for 1 hour", "until tomorrow", "off" (the core stores it: manners_quiet).
+const showQuiet = mountQuiet(document.getElementById("quiet-row"));
+invoke("manners_get").then(showQuiet).catch((err) => setStatus(err.message, true));
 
 const warning = document.getElementById("browser-warning");
 

@@ -6,3 +6,5 @@ pub const ADDRESS_CHARACTER: &str = "address_character";
 pub const BROWSER: &str = "browser";
 pub const BODY_ACTION: &str = "body_action";
 pub const LOOK: &str = "look";
+/// Not in the contract: YUI's own (docs/proactive.md, "The remind tool").
+pub const REMIND: &str = "remind";

@@ -7,7 +7,9 @@
 mod backend_cmd;
 mod converse_cmd;
 mod doctor_cmd;
+mod event_cmd;
 mod look_cmd;
+mod mcp_serve_cmd;
 mod memory_cmd;
 mod model_cmd;
 mod preset_cmd;
@@ -92,6 +94,14 @@ enum Command {
     Say(voice_cmd::SayArgs),
     /// Transcribe a WAV file or the microphone, one JSON line per utterance.
     Listen(voice_cmd::ListenArgs),
+    /// Hand the running app an event for a character to react to, as its manners allow
+    /// (docs/proactive.md); prints what became of it.
+    Event(event_cmd::EventArgs),
+    /// Quiet mode: no character speaks up on its own for a while (1h, 30m, tomorrow, off).
+    Quiet(event_cmd::QuietArgs),
+    /// An MCP server on stdio with the tools notify and say, for scripts and coding agents:
+    /// each call reaches the running app (docs/proactive.md).
+    McpServe,
 }
 
 /// What a command gives back: a value to print as JSON, or text it already formatted.
@@ -139,6 +149,9 @@ fn dispatch(command: &Command, paths: &Paths) -> Result<Out, CoreError> {
         Command::Doctor(args) => Out::Exit(doctor_cmd::run(paths, args)?),
         Command::Say(args) => Out::Exit(voice_cmd::say(paths, args)?),
         Command::Listen(args) => Out::Exit(voice_cmd::listen(paths, args)?),
+        Command::Event(args) => Out::Json(event_cmd::event(paths, args)?),
+        Command::Quiet(args) => Out::Json(event_cmd::quiet(paths, args)?),
+        Command::McpServe => Out::Exit(mcp_serve_cmd::run(paths)?),
         Command::Memory(cmd) => Out::Json(memory_cmd::run(paths, cmd)?),
         Command::Model(cmd) => Out::Exit(model_cmd::run(paths, cmd)?),
     })

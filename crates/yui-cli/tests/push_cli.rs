@@ -41,7 +41,8 @@ async fn yui_turn_over_push_prints_the_same_json_lines() {
         vec![
             json!("rate_relation"),
             json!("address_character"),
-            json!("browser")
+            json!("browser"),
+            json!("remind")
         ]
     );
     let m = c.recv_type("user_message").await.unwrap();

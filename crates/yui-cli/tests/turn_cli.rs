@@ -122,7 +122,8 @@ fn yui_turn_prints_json_lines_with_cue_and_round_trip() {
             "address_character",
             "browser",
             "body_action",
-            "look"
+            "look",
+            "remind"
         ]
     );
 }

@@ -37,6 +37,8 @@ pub struct ClientContext {
     pub memory: Vec<String>,
     /// Addressed-turn lines (another character's reply addressed to this one).
     pub addressed: Vec<String>,
+    /// A proactive turn's lines: why it happens, and that it may stay silent.
+    pub proactive: Vec<String>,
 }
 
 impl ClientContext {
@@ -67,6 +69,7 @@ impl ClientContext {
             relation,
             memory: Vec::new(),
             addressed: Vec::new(),
+            proactive: Vec::new(),
         }
     }
 
@@ -97,6 +100,7 @@ impl ClientContext {
         lines.extend(self.relation.clone());
         lines.extend(self.memory.iter().cloned());
         lines.extend(self.addressed.iter().cloned());
+        lines.extend(self.proactive.iter().cloned());
         lines.push(CLOSE.to_string());
         lines.join("\n")
     }

@@ -55,6 +55,7 @@ impl Trimmer {
             | StageEvent::Speaking { .. }
             | StageEvent::LipSync { .. } => self.busy(),
             StageEvent::PlaybackFinished { .. }
+            | StageEvent::Waiting { .. }
             | StageEvent::Connection { .. }
             | StageEvent::PresetsChanged { .. }
             | StageEvent::SwitchesChanged { .. }

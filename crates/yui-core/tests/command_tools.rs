@@ -410,7 +410,7 @@ fn selection_has_three_states() {
     let mut env = RegistryEnv::load(&h.store, "kai", WindowKind::Pet).unwrap();
     env.client_tools = l.clone();
     let names = ToolRegistry::for_window(&env).unwrap().names().join(",");
-    assert!(names.ends_with("browser,alpha,beta"), "{names}");
+    assert!(names.ends_with("browser,remind,alpha,beta"), "{names}");
     // Toggling from the defaults stores an explicit list.
     select::set(&h.store, "yui", &Selection::Default).unwrap();
     select::toggle(&h.store, &l, "yui", "beta", false).unwrap();

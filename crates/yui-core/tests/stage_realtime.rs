@@ -36,7 +36,8 @@ async fn with_realtime_each_character_window_keeps_one_session_its_turns_share()
             "generate_express",
             "rate_relation",
             "address_character",
-            "browser"
+            "browser",
+            "remind"
         ]
     );
     loop {

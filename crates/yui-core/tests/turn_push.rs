@@ -60,12 +60,13 @@ async fn push_hello_per_window_kind_has_exact_tools_and_no_generate_express() {
                 "browser",
                 "body_action",
                 "look",
+                "remind",
             ],
         ),
         (
             WindowKind::Pet,
             "pet",
-            &["rate_relation", "address_character", "browser"],
+            &["rate_relation", "address_character", "browser", "remind"],
         ),
         (
             WindowKind::BrowserBuild,

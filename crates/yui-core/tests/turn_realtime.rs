@@ -58,6 +58,7 @@ async fn realtime_session_update_per_window_kind_declares_the_windows_tools_flat
                 "browser",
                 "body_action",
                 "look",
+                "remind",
             ],
         ),
         (
@@ -67,6 +68,7 @@ async fn realtime_session_update_per_window_kind_declares_the_windows_tools_flat
                 "rate_relation",
                 "address_character",
                 "browser",
+                "remind",
             ],
         ),
         (

@@ -37,7 +37,9 @@ fn registry_lists_per_window_are_the_contracts() {
             "address_character",
             "browser",
             "body_action",
-            "look"
+            "look",
+            // YUI's own, after the contract's: the proactive switch is on by default.
+            "remind"
         ]
     );
     assert_eq!(
@@ -46,7 +48,8 @@ fn registry_lists_per_window_are_the_contracts() {
             "generate_express",
             "rate_relation",
             "address_character",
-            "browser"
+            "browser",
+            "remind"
         ]
     );
     assert_eq!(

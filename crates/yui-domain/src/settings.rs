@@ -219,6 +219,18 @@ pub const KNOWN: &[Known] = &[
     model_key(&crate::model::SETTINGS[2]),
     model_key(&crate::model::SETTINGS[3]),
     model_key(&crate::model::SETTINGS[4]),
+    // Proactive turns and their manners (docs/proactive.md), declared in `manners`.
+    model_key(&crate::manners::SETTINGS[0]),
+    model_key(&crate::manners::SETTINGS[1]),
+    model_key(&crate::manners::SETTINGS[2]),
+    model_key(&crate::manners::SETTINGS[3]),
+    model_key(&crate::manners::SETTINGS[4]),
+    model_key(&crate::manners::SETTINGS[5]),
+    model_key(&crate::manners::SETTINGS[6]),
+    model_key(&crate::manners::SETTINGS[7]),
+    model_key(&crate::manners::SETTINGS[8]),
+    model_key(&crate::manners::SETTINGS[9]),
+    model_key(&crate::manners::SETTINGS[10]),
 ];
 
 /// [`ADDRESSED_CHAIN_MAX`], read now; an unreadable value reads as the default.

@@ -6,6 +6,7 @@
 pub mod autostart;
 pub mod backend;
 pub mod looks;
+pub mod manners;
 pub mod memory;
 pub mod mic;
 pub mod phone;
@@ -39,6 +40,10 @@ macro_rules! yui_invoke_handler {
             $crate::commands::presets::preset_choices,
             $crate::commands::phone::phone_history,
             $crate::commands::settings::switches_get,
+            $crate::commands::manners::manners_get,
+            $crate::commands::manners::manners_set,
+            $crate::commands::manners::manners_character,
+            $crate::commands::manners::manners_quiet,
             $crate::commands::settings::switch_set,
             $crate::commands::settings::backend_get,
             $crate::commands::settings::backend_set,

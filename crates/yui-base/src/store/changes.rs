@@ -13,6 +13,8 @@ pub enum Change {
     Setting(String),
     /// A relation value or its log.
     Relations,
+    /// A reminder was set (the stage sets its timer to the next one due).
+    Reminders,
 }
 
 /// A watcher of changes.

@@ -82,6 +82,9 @@ pub enum StageEvent {
     },
     /// A turn's reply has been fully played (bubble shown, speech ended).
     PlaybackFinished { preset_id: String, turn_id: String },
+    /// The proactive turns waiting for the manners changed (a character shows a small badge
+    /// while one of its own waits; Settings → Manners lists them).
+    Waiting { waiting: Vec<super::Waiting> },
     /// `from`'s reply (`text`, of turn `turn_id`) was addressed to `to`: its addressed turn
     /// starts now.
     CharacterAddressed {
@@ -180,6 +183,7 @@ impl StageEvent {
             | Self::SpeechEnded { to, .. }
             | Self::LipSync { to, .. } => To::Only(to.clone()),
             Self::PlaybackFinished { .. }
+            | Self::Waiting { .. }
             | Self::CharacterAddressed { .. }
             | Self::Connection { .. }
             | Self::PresetsChanged { .. }
@@ -251,6 +255,8 @@ pub(super) fn of_change(
             crate::presets::list(store).map(|presets| StageEvent::PresetsChanged { presets }),
         )),
         Change::Relations => out.extend(bands()),
+        // The stage's reminder timer watches this itself (`stage/reminders.rs`).
+        Change::Reminders => {}
         Change::Setting(key) if key == crate::vocab::KEY => out.extend(read(
             "vocabulary",
             crate::vocab::for_character(store).map(|vocab| StageEvent::VocabChanged { vocab }),

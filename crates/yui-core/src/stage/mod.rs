@@ -22,7 +22,9 @@
 mod barge;
 mod desktop;
 mod events;
+pub mod inbox;
 mod mic;
+mod proactive;
 mod realtime;
 mod realtime_mic;
 mod realtime_voice;
@@ -33,6 +35,9 @@ mod user_turn;
 pub use barge::{heard_part, CHARS_PER_SECOND};
 pub use events::{StageEvent, To, Window};
 pub use mic::{AudioChoice, MicState, MicStatus};
+pub use proactive::{
+    CharacterSwitch, MannersPage, MannersView, Outcome, Proactive, Trigger, Waiting,
+};
 pub use realtime::UNHEARD;
 pub use speech::{heard_text, Heard};
 pub use user_turn::{TurnTo, UserTurn};
@@ -66,6 +71,9 @@ pub enum Origin {
         from: String,
         from_name: String,
     },
+    /// The character speaks up on its own (`proactive.rs`): `trigger` is its id, `reason` the
+    /// client context's `proactive:` line after the prefix.
+    Proactive { trigger: String, reason: String },
 }
 
 /// Where a turn's backend comes from.
@@ -197,6 +205,8 @@ pub(crate) struct Inner {
     mic: Mutex<mic::Slot>,
     /// The open desktop windows (main, pets) and the preset each shows.
     shown: Mutex<HashMap<Window, String>>,
+    /// Proactive turns: the manners, the probes, the turns waiting.
+    proactive: proactive::Slot,
 }
 
 /// Where a user turn's own events go, in order: the window that started it (the shell's IPC
@@ -234,6 +244,7 @@ impl Stage {
             barged: Default::default(),
             mic: Default::default(),
             shown: Mutex::new(HashMap::new()),
+            proactive: Default::default(),
         }));
         // Committed changes reach the windows as stage events (weak: the store outlives no stage).
         let weak = Arc::downgrade(&stage.0);
@@ -254,6 +265,7 @@ impl Stage {
     pub fn user_turn(&self, turn: UserTurn) -> Result<String> {
         let (preset_id, window) = self.resolve(turn.to)?;
         self.interrupt();
+        proactive::user_spoke(&self.0);
         let origin = match window {
             WindowKind::Phone => Origin::Phone,
             _ => Origin::User,
@@ -466,6 +478,9 @@ impl Stage {
         let Some(kind) = window.kind() else { return };
         self.0.shown().insert(window, preset_id.clone());
         self.opened(&preset_id, kind);
+        // Reminders ring from the first desktop window on; a turn waiting for this one goes.
+        proactive::start_reminders(&self.0);
+        self.proactive_recheck();
     }
 
     /// The shell saw `window` close: a desktop window's character leaves the stage
@@ -552,6 +567,10 @@ impl Inner {
             .iter()
             .find(|(_, id)| *id == preset_id)
             .map(|(w, _)| w.clone())
+    }
+    /// A turn ended (`run.rs`): a proactive one gives its budget place back when it said nothing.
+    fn turn_ended(&self, turn_id: &str, status: crate::turn::TurnStatus) {
+        proactive::ended(self, turn_id, status);
     }
     fn emit(&self, ev: StageEvent) {
         // No reader any more: the app is closing; nothing to tell.

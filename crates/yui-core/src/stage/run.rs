@@ -26,6 +26,21 @@ pub fn addressed_lines(from_name: &str, text: &str) -> Vec<String> {
     ]
 }
 
+/// The speaker a proactive turn's stored line is marked with (history shows `proactive: …`).
+pub const PROACTIVE_SPEAKER: &str = "proactive";
+
+/// The `proactive:` lines of a proactive turn's client context (docs/client-context.md): why,
+/// and that it may say nothing.
+pub fn proactive_lines(reason: &str) -> Vec<String> {
+    vec![
+        format!("proactive: {reason}"),
+        format!(
+            "proactive: nobody asked you; say something short that fits, or reply exactly {} to say nothing",
+            turn::SILENT
+        ),
+    ]
+}
+
 pub(super) fn backend_for(inner: &Inner) -> Result<(Backend, Timeouts)> {
     backend_of(&inner.store, &inner.paths, &inner.opts.backend)
 }
@@ -125,6 +140,12 @@ pub(super) fn start(
         req.addressed_by = Some(from_name.clone());
         if let Some(c) = req.context.as_mut() {
             c.addressed = addressed_lines(from_name, text);
+        }
+    }
+    if let Origin::Proactive { reason, .. } = &origin {
+        req.addressed_by = Some(PROACTIVE_SPEAKER.to_string());
+        if let Some(c) = req.context.as_mut() {
+            c.proactive = proactive_lines(reason);
         }
     }
     let mut deps = TurnDeps::new(inner.store.clone(), inner.clock.clone(), &req.timeouts)?;
@@ -292,6 +313,7 @@ impl Pump {
             m.turn_ended(&self.preset_id);
         }
         let (status, text, addressed) = end.unwrap_or((TurnStatus::Error, String::new(), None));
+        inner.turn_ended(&turn_id, status);
         if inner.opts.headless {
             inner.tracker.bubble_done(&turn_id);
         }

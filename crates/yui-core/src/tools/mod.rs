@@ -11,6 +11,7 @@ pub mod input;
 pub mod mcp;
 pub mod registry;
 pub mod relation;
+pub mod remind;
 
 use crate::clock::SharedClock;
 use crate::store::Store;
@@ -21,7 +22,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::names::{
-    ADDRESS_CHARACTER, BODY_ACTION, BROWSER, GENERATE_EXPRESS, LOOK, RATE_RELATION,
+    ADDRESS_CHARACTER, BODY_ACTION, BROWSER, GENERATE_EXPRESS, LOOK, RATE_RELATION, REMIND,
 };
 pub use crate::output::ToolOutput;
 

@@ -141,6 +141,12 @@ impl ToolRegistry {
                 }
             }
         }
+        // remind: where the character's proactive switch is on (docs/proactive.md).
+        if declares_client_tools(env.window)
+            && crate::manners::character_on(env.store, env.preset_id)
+        {
+            tools.push(Arc::new(super::remind::Remind));
+        }
         if declares_client_tools(env.window) {
             tools.extend(super::command::tools_for(
                 env.store,

@@ -5,6 +5,7 @@ mod endpoints;
 mod memory;
 mod presets;
 mod relations;
+mod reminders;
 mod response_chain;
 mod settings;
 mod transcript;
@@ -70,6 +71,11 @@ const STEPS: &[Step] = &[
         version: 10,
         name: "memory_kind_index",
         sql: memory::V2,
+    },
+    Step {
+        version: 11,
+        name: "reminders",
+        sql: reminders::V1,
     },
 ];
 
