@@ -25,6 +25,8 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # for cpal, the voice's audio I/O).
 APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana-appindicator3-dev
   librsvg2-dev libxdo-dev libdbus-1-dev curl libasound2-dev libpulse-dev)
+# WAYLAND: gtk-layer-shell puts the characters on a compositor's overlay layer (docs/wayland.md).
+APP_PKGS+=(libgtk-layer-shell-dev)
 # Packages the tests need: an X server, the WebKit WebDriver, a compositor and window manager,
 # Node.js for the fake ego-browser, ImageMagick for the screenshot benchmark and screenshots,
 # Chromium (with python3's http.server) for the UI-only checks in tests/ui/, jq for the example
@@ -39,6 +41,9 @@ TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick 
 # LISTEN: espeak-ng speaks the question the e2e microphone test plays into the suite's null sink
 # (tests/e2e/voice_listen.rs; run.sh starts that PulseAudio).
 TEST_PKGS+=(espeak-ng)
+# WAYLAND: real headless compositors for the Wayland tests (crates/yui-wayland/tests,
+# tests/e2e/wayland.sh): sway (the overlay layer), weston with Xwayland, grim for sway's screenshots.
+TEST_PKGS+=(sway weston xwayland grim)
 
 missing() {
   local out=() p

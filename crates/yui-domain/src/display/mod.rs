@@ -50,6 +50,37 @@ pub fn default_value() -> Value {
     json!("auto")
 }
 
+/// The stored [`KEY`], read from the database file at `db` before the store is opened: at start,
+/// while the process has one thread (GTK's backend must be set before any other starts), so
+/// read-only, without migrations or the store's checkpointer thread. No file, no table, no row,
+/// or a value this version cannot read: `auto` (the last is logged).
+pub fn stored_preference(db: &std::path::Path) -> Preference {
+    use rusqlite::{Connection, OpenFlags, OptionalExtension};
+    if !db.is_file() {
+        return Preference::Auto;
+    }
+    let read = || -> rusqlite::Result<Option<String>> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(db, flags)?;
+        conn.query_row("SELECT value FROM settings WHERE key = ?1", [KEY], |r| {
+            r.get(0)
+        })
+        .optional()
+    };
+    match read() {
+        Ok(Some(text)) => serde_json::from_str(&text)
+            .map_err(CoreError::from)
+            .and_then(|v| Preference::from_value(&v))
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e.message, "{KEY} unreadable; auto");
+                Preference::Auto
+            }),
+        Ok(None) => Preference::Auto,
+        // A database without the table yet (never started) or damaged: the store says so later.
+        Err(_) => Preference::Auto,
+    }
+}
+
 /// What the environment says about the session, read once at start.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Session {

@@ -251,3 +251,22 @@ fn empty_variables_are_unset() {
     });
     assert_eq!(s, Session::default());
 }
+
+#[test]
+fn the_stored_preference_is_read_before_the_store_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("yui.db");
+    assert_eq!(stored_preference(&db), Auto, "no file yet");
+    let store = crate::Store::open(&db).unwrap();
+    assert_eq!(stored_preference(&db), Auto, "never set");
+    crate::settings::set(&store, KEY, &json!("x11")).unwrap();
+    assert_eq!(stored_preference(&db), PrefX11);
+    crate::store::kv::put(&store, KEY, &json!("gnome")).unwrap();
+    assert_eq!(
+        stored_preference(&db),
+        Auto,
+        "a value this version cannot read"
+    );
+    std::fs::write(dir.path().join("junk.db"), b"not sqlite").unwrap();
+    assert_eq!(stored_preference(&dir.path().join("junk.db")), Auto);
+}
