@@ -53,7 +53,12 @@ pub fn log_choice() {
     let outputs: Vec<String> = c
         .outputs
         .iter()
-        .map(|o| format!("{} {}x{}+{}+{}", o.name, o.rect.w, o.rect.h, o.rect.x, o.rect.y))
+        .map(|o| {
+            format!(
+                "{} {}x{}+{}+{}",
+                o.name, o.rect.w, o.rect.h, o.rect.x, o.rect.y
+            )
+        })
         .collect();
     tracing::info!(
         backend = c.backend.key(),
@@ -94,11 +99,21 @@ pub fn view(store: &yui_core::Store) -> Result<DisplayView, yui_core::CoreError>
         None => DisplayView {
             backend: "native".into(),
             describe: "The system's own windows".into(),
-            reason: "not a Linux desktop".into(),
+            reason: "no choice was made when YUI started (not a Linux desktop)".into(),
             setting: setting.as_str().into(),
             note: None,
         },
     })
+}
+
+/// Store `backend` as `yui.display.backend` (refused in words unless auto, x11 or wayland).
+pub fn set_preference(
+    store: &yui_core::Store,
+    backend: &str,
+) -> Result<DisplayView, yui_core::CoreError> {
+    let value = serde_json::Value::String(backend.to_string());
+    yui_core::settings::set(store, yui_core::display::KEY, &value)?;
+    view(store)
 }
 
 /// The outputs places are kept on under the current backend: the compositor's (logical
@@ -114,8 +129,16 @@ pub fn screens<R: Runtime>(app: &AppHandle<R>) -> Vec<Screen> {
             ms.iter()
                 .enumerate()
                 .map(|(i, m)| Screen {
-                    name: m.name().cloned().unwrap_or_else(|| format!("monitor-{}", i + 1)),
-                    rect: Rect::new(m.position().x, m.position().y, m.size().width, m.size().height),
+                    name: m
+                        .name()
+                        .cloned()
+                        .unwrap_or_else(|| format!("monitor-{}", i + 1)),
+                    rect: Rect::new(
+                        m.position().x,
+                        m.position().y,
+                        m.size().width,
+                        m.size().height,
+                    ),
                 })
                 .collect()
         })
@@ -132,7 +155,11 @@ fn screen_of(o: &Output) -> Screen {
 /// Where `preset` was saved under the current backend, in the coordinates placement uses (the
 /// X11 desktop's; the overlay layer's outputs side by side as the compositor lays them out),
 /// brought back on screen when off its output. `None`: never saved here (the default row).
-pub fn saved_position<R: Runtime>(app: &AppHandle<R>, preset: &Preset, size: (u32, u32)) -> Option<(i32, i32)> {
+pub fn saved_position<R: Runtime>(
+    app: &AppHandle<R>,
+    preset: &Preset,
+    size: (u32, u32),
+) -> Option<(i32, i32)> {
     let backend = backend();
     match backend {
         Backend::X11 => preset.pos_x.zip(preset.pos_y),
@@ -163,10 +190,20 @@ pub fn save_position<R: Runtime>(
         Backend::Wayland => Ok(()),
         Backend::Xwayland | Backend::LayerShell => {
             let screens = screens(app);
-            let Some(s) = screens.iter().find(|s| s.rect.contains((x, y))).or(screens.first()) else {
+            let Some(s) = screens
+                .iter()
+                .find(|s| s.rect.contains((x, y)))
+                .or(screens.first())
+            else {
                 return Ok(());
             };
-            places::save(store, backend, &preset.id, &s.name, (x - s.rect.x, y - s.rect.y))
+            places::save(
+                store,
+                backend,
+                &preset.id,
+                &s.name,
+                (x - s.rect.x, y - s.rect.y),
+            )
         }
     }
 }

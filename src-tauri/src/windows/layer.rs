@@ -135,7 +135,11 @@ mod gtk_side {
             // moved by the margins since: the pointer is `offset` away from where it pressed.
             let x = window.layer_shell_margin(Edge::Left) + dx.round() as i32;
             let y = window.layer_shell_margin(Edge::Top) + dy.round() as i32;
-            let (x, y) = yui_core::display::places::on_screen((x, y), (size.0 as u32, size.1 as u32), Rect::new(0, 0, output.w, output.h));
+            let (x, y) = yui_core::display::places::on_screen(
+                (x, y),
+                (size.0 as u32, size.1 as u32),
+                Rect::new(0, 0, output.w, output.h),
+            );
             window.set_layer_shell_margin(Edge::Left, x);
             window.set_layer_shell_margin(Edge::Top, y);
         });

@@ -72,8 +72,7 @@ fn save_position<R: Runtime>(app: &AppHandle<R>, label: &WindowLabel, x: i32, y:
     if !window_system().knows_positions() {
         return;
     }
-    let saved =
-        preset_for(app, label).and_then(|p| crate::display::save_position(app, &p, (x, y)));
+    let saved = preset_for(app, label).and_then(|p| crate::display::save_position(app, &p, (x, y)));
     if let Err(e) = saved {
         tracing::warn!(label = %label.as_label(), error = %e.message, "saving window position failed");
     }
