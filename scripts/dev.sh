@@ -42,8 +42,9 @@ TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick 
 # (tests/e2e/voice_listen.rs; run.sh starts that PulseAudio).
 TEST_PKGS+=(espeak-ng)
 # WAYLAND: real headless compositors for the Wayland tests (crates/yui-wayland/tests,
-# tests/e2e/wayland.sh): sway (the overlay layer), weston with Xwayland, grim for sway's screenshots.
-TEST_PKGS+=(sway weston xwayland grim)
+# tests/e2e/wayland.sh): sway (the overlay layer), weston with Xwayland, grim for sway's screenshots,
+# xhost (x11-xserver-utils) to let the tests (root in CI) onto the plain user's Xwayland.
+TEST_PKGS+=(sway weston xwayland grim x11-xserver-utils)
 
 missing() {
   local out=() p
@@ -305,6 +306,8 @@ case "$cmd" in
     phase "unit and integration tests" unit_tests
     phase "UI checks in headless Chromium (tests/ui)" ui_checks
     phase "end-to-end tests (Xvfb + tauri-driver, three lanes)" bash tests/e2e/run.sh
+    phase "Wayland sessions: headless sway and weston + Xwayland (tests/e2e/wayland.sh)" \
+      bash tests/e2e/wayland.sh
     # After the e2e suite, not beside it: Tauri's bundler patches target/debug/yui-app in place
     # ("Text file busy" while the suite runs it).
     phase "package: .deb of the debug build, installed and started" package_check_beside

@@ -13,6 +13,34 @@ use yui_core::presets::Preset;
 
 static CHOICE: OnceLock<Choice> = OnceLock::new();
 
+/// How long after YUI shows a window its moves are the window manager's, not the user's: an
+/// XWayland window manager reparents and places a window as it maps it, and GTK then reports
+/// positions that are not where it is on screen (weston's: (0, 0)). Saving those would overwrite
+/// the user's place.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// When each window (by label) was last shown by YUI, under XWayland.
+static SHOWN: std::sync::Mutex<Vec<(String, std::time::Instant)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// YUI is about to show the window `label`.
+pub fn mapping(label: &str) {
+    if backend() != Backend::Xwayland {
+        return;
+    }
+    let mut shown = SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+    shown.retain(|(l, _)| l != label);
+    shown.push((label.to_string(), std::time::Instant::now()));
+}
+
+/// Whether a move of `label` now is the window manager settling it (see [`SETTLE`]).
+pub fn settling(label: &str) -> bool {
+    let shown = SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+    shown
+        .iter()
+        .any(|(l, at)| l == label && at.elapsed() < SETTLE)
+}
+
 /// Choose how the windows are shown and tell GTK (`GDK_BACKEND`). Call first in `main`, while
 /// this is the process's only thread: it reads the stored setting from `db` without opening the
 /// store, and asks the compositor on this thread. Returns the variables it set for this process

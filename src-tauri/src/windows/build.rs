@@ -107,6 +107,7 @@ fn place_and_show<R: Runtime>(
             .map_err(tauri_err)?;
     }
     crate::visibility::watch(&window);
+    crate::display::mapping(window.label());
     window.show().map_err(tauri_err)?;
     // XWayland's window managers (weston's) place a window anew when it maps.
     if crate::display::backend() == yui_core::display::Backend::Xwayland {

@@ -91,8 +91,11 @@ pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEven
         // A hidden window's "moves" are the window system forgetting it, not the user's drag.
         WindowEvent::Moved(pos) if window.is_visible().unwrap_or(true) => {
             if let Some(label) = label.filter(WindowLabel::is_character) {
-                // A move YUI made (the avatar's glide) is never saved as the user's drag.
-                if !crate::avatar::on_moved(window.app_handle(), &label, (pos.x, pos.y)) {
+                // A move YUI made (the avatar's glide) is never saved as the user's drag, nor
+                // an XWayland window manager's placing of a window it just mapped.
+                if crate::display::settling(&label.as_label()) {
+                    tracing::debug!(label = %label.as_label(), x = pos.x, y = pos.y, "placed by the window manager; not saved");
+                } else if !crate::avatar::on_moved(window.app_handle(), &label, (pos.x, pos.y)) {
                     remember_move(window.app_handle(), label, pos.x, pos.y);
                 }
             }
