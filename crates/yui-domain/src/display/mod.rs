@@ -9,6 +9,7 @@
 //! the user put each character, per backend and per output.
 
 pub mod places;
+pub mod xwayland;
 
 use crate::avatar::geometry::Rect;
 use crate::error::{CoreError, Result};
