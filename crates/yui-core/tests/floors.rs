@@ -76,7 +76,6 @@ const CRATES: &[(&str, &str)] = &[
     ("../yui-cli/src", "main.rs"),
     ("../yui-testkit/src", "lib.rs"),
     ("../yui-x11/src", "lib.rs"),
-    ("../yui-wayland/src", "lib.rs"),
     ("../../src-tauri/src", "lib.rs"),
 ];
 

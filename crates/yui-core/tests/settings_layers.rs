@@ -17,6 +17,7 @@ const DOMAINS: &[&str] = &[
     "crate::autostart::",
     "crate::longterm::",
     "crate::model::",
+    "crate::display::",
 ];
 
 /// Where the modules `settings.rs` names live: yui-domain's own, then yui-base's (re-exported

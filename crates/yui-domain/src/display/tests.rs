@@ -259,7 +259,7 @@ fn the_stored_preference_is_read_before_the_store_opens() {
     assert_eq!(stored_preference(&db), Auto, "no file yet");
     let store = crate::Store::open(&db).unwrap();
     assert_eq!(stored_preference(&db), Auto, "never set");
-    crate::settings::set(&store, KEY, &json!("x11")).unwrap();
+    crate::store::kv::put(&store, KEY, &json!("x11")).unwrap();
     assert_eq!(stored_preference(&db), PrefX11);
     crate::store::kv::put(&store, KEY, &json!("gnome")).unwrap();
     assert_eq!(
