@@ -197,3 +197,21 @@ fn x_display_of(log: &Path) -> String {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+impl Compositor {
+    /// Let the caller (root in CI) onto the Xwayland of a compositor run as [`USER`]: Xwayland
+    /// admits only its own user's local clients (`xhost`, said by that user).
+    pub fn admit_caller_to_x(&self) {
+        let Some(x) = &self.x_display else { return };
+        if !is_root() {
+            return;
+        }
+        let ok = Command::new("runuser")
+            .args(["-u", USER, "--", "xhost", "+si:localuser:root"])
+            .env("DISPLAY", x)
+            .stdout(Stdio::null())
+            .status()
+            .expect("xhost (Debian package x11-xserver-utils)");
+        assert!(ok.success(), "xhost refused");
+    }
+}
