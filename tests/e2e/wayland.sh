@@ -2,8 +2,8 @@
 # The real app in Wayland sessions on real headless compositors from Debian's packages (issue 45,
 # docs/wayland.md): sway (wlroots: the overlay layer) and weston with Xwayland (no layer shell).
 # For each: the backend choice is logged, the characters appear where they were saved, stay
-# above a normal window, come back there after a restart, and the other kind's saved places are
-# left exactly as they were. Screenshots go to $YUI_WAYLAND_SHOTS (docs/img/ when set so).
+# above a normal window, follow a drag (sway: a virtual pointer), come back there after a restart,
+# and the other kind's saved places are left exactly as they were. Screenshots go to $YUI_WAYLAND_SHOTS (docs/img/ when set so).
 #
 # sway refuses to run as root: as root (CI) the compositors run as a plain user made here
 # (yui-wayland-test); the app and the checks run as the caller. Xwayland admits root through
@@ -21,14 +21,18 @@ SHOTS=${YUI_WAYLAND_SHOTS:-}
 if [ -z "${YUI_APP:-}" ]; then
   nice -n 10 cargo build --quiet -p yui-app -p yui-cli || exit 1
 fi
+# The user's mouse on sway: a virtual pointer (crates/yui-wayland/examples/pointer.rs).
+nice -n 10 cargo build --quiet -p yui-wayland --example pointer || exit 1
+POINTER=$ROOT/target/debug/examples/pointer
 WORK=$(mktemp -d /tmp/yui-wayland.XXXXXX)
 chmod 755 "$WORK"
 PIDS=()
 cleanup() {
   local p
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  sleep 0.5
-  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  # runuser does not pass a TERM on to its child: the compositor is told itself.
+  for p in "${PIDS[@]}"; do pkill -TERM -P "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; done
+  sleep 1
+  for p in "${PIDS[@]}"; do pkill -KILL -P "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
   if [ -z "${KEEP:-}" ]; then rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -131,16 +135,25 @@ check "sway: a normal window covers the desktop" differs "$WORK/sway-1.png" "$WO
 check "sway: yui stays above it" is_face "$WORK/sway-2.png" 310 350
 check "sway: kai stays above it" is_face "$WORK/sway-2.png" 705 532
 [ -n "$SHOTS" ] && cp "$WORK/sway-2.png" "$SHOTS/wayland-sway.png"
+# A drag: the mouse takes yui by her dress and moves her 300 px right; she follows the pointer
+# (the margins move) and her place on HEADLESS-1 is saved where she was let go.
+env "${SWAY_ENV[@]}" "$POINTER" drag 310 400 610 400
+sleep 1
+sway_shot sway-drag.png
+check "sway: a drag moves yui (margins)" is_face "$WORK/sway-drag.png" 610 350
+check "sway: the drag leaves her old place" not_face "$WORK/sway-drag.png" 310 350
+check "sway: where the drag ended is saved for HEADLESS-1" \
+  test "$(places "$D" layer-shell | jq -c '.outputs["HEADLESS-1"].yui')" = "[500,150]"
 stop_app
 start_app "$D" "${SWAY_ENV[@]}"
 sway_shot sway-3.png
-check "sway: after a restart yui is back where saved" is_face "$WORK/sway-3.png" 310 350
+check "sway: after a restart yui is back where she was dragged" is_face "$WORK/sway-3.png" 610 350
 check "sway: after a restart kai is back where saved" is_face "$WORK/sway-3.png" 705 532
 stop_app
 kill -TERM "$NORMAL" 2>/dev/null
 check "sway: XWayland's places untouched" test "$(places "$D" xwayland)" = "$(jq -cS . <<<"$XW_SEED")"
-check "sway: its own places not overwritten by the session (no drag, nothing saved)" \
-  test "$(places "$D" layer-shell)" = "$(jq -cS . <<<"$LS_SEED")"
+check "sway: nothing but the drag was saved (kai's place as seeded)" \
+  test "$(places "$D" layer-shell)" = "$(jq -cS '.outputs["HEADLESS-1"].yui = [500,150]' <<<"$LS_SEED")"
 
 # ---------------------------------------------------------------- weston: XWayland
 echo "# weston (headless) with Xwayland: no overlay layer, so XWayland"

@@ -77,6 +77,7 @@ mod gtk_side {
         if !gw.is_layer_window() {
             // Layer surfaces are made when the window is first mapped: it must not be yet.
             if gw.is_realized() {
+                tracing::debug!(label = %label.as_label(), "unrealized before the layer surface");
                 gw.unrealize();
             }
             gw.init_layer_shell();
@@ -97,6 +98,21 @@ mod gtk_side {
         gw.set_layer_shell_margin(Edge::Left, margins.0);
         gw.set_layer_shell_margin(Edge::Top, margins.1);
         Ok(())
+    }
+
+    /// Put `window`'s margins at `start` moved by `(dx, dy)`, wholly on `output`.
+    fn move_to(
+        window: &gtk::ApplicationWindow,
+        start: (i32, i32),
+        (dx, dy): (f64, f64),
+        output: Rect,
+        size: (i32, i32),
+    ) {
+        let at = (start.0 + dx.round() as i32, start.1 + dy.round() as i32);
+        let area = Rect::new(0, 0, output.w, output.h);
+        let (x, y) = yui_core::display::places::on_screen(at, (size.0 as u32, size.1 as u32), area);
+        window.set_layer_shell_margin(Edge::Left, x);
+        window.set_layer_shell_margin(Edge::Top, y);
     }
 
     /// The GDK monitor the compositor's output `r` is (GDK names no connectors: by geometry).
@@ -124,30 +140,31 @@ mod gtk_side {
         drag.set_button(1);
         drag.set_propagation_phase(gtk::PropagationPhase::Capture);
         let moving = Rc::new(Cell::new(false));
-        let m = moving.clone();
-        let window = gw.clone();
+        // The margins when the press began: GTK gives a drag's offset as the pointer's travel
+        // since the press (it keeps it right while the surface moves under it), so the window
+        // goes to where it began plus that travel.
+        let start = Rc::new(Cell::new((0, 0)));
+        let (s, window) = (start.clone(), gw.clone());
+        drag.connect_drag_begin(move |_, _, _| {
+            s.set((
+                window.layer_shell_margin(Edge::Left),
+                window.layer_shell_margin(Edge::Top),
+            ));
+        });
+        let (m, s, window) = (moving.clone(), start.clone(), gw.clone());
         drag.connect_drag_update(move |_, dx, dy| {
             if !m.get() && dx.hypot(dy) < DRAG_THRESHOLD {
                 return;
             }
             m.set(true);
-            // The offset is from the press in the surface's own coordinates, and the surface has
-            // moved by the margins since: the pointer is `offset` away from where it pressed.
-            let x = window.layer_shell_margin(Edge::Left) + dx.round() as i32;
-            let y = window.layer_shell_margin(Edge::Top) + dy.round() as i32;
-            let (x, y) = yui_core::display::places::on_screen(
-                (x, y),
-                (size.0 as u32, size.1 as u32),
-                Rect::new(0, 0, output.w, output.h),
-            );
-            window.set_layer_shell_margin(Edge::Left, x);
-            window.set_layer_shell_margin(Edge::Top, y);
+            move_to(&window, s.get(), (dx, dy), output, size);
         });
         let window = gw.clone();
-        drag.connect_drag_end(move |_, _, _| {
+        drag.connect_drag_end(move |_, dx, dy| {
             if !moving.replace(false) {
                 return;
             }
+            move_to(&window, start.get(), (dx, dy), output, size);
             let at = (
                 output.x + window.layer_shell_margin(Edge::Left),
                 output.y + window.layer_shell_margin(Edge::Top),
