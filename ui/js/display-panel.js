@@ -25,8 +25,10 @@ export async function mountDisplay(section) {
   const later = el("p", { class: "muted small", id: "display-later" });
   box.replaceChildren(el("h3", {}, "Windows"), now, why, note, el("label", {}, pick), later);
   let started = null;
+  let shown = null;
   const show = (v) => {
     started ??= v.setting;
+    shown = v.setting;
     now.textContent = v.describe;
     why.textContent = `Because ${v.reason}.`;
     note.textContent = v.note ?? "";
@@ -40,6 +42,7 @@ export async function mountDisplay(section) {
     try {
       show(await invoke("display_set", { backend: pick.value }));
     } catch (err) {
+      pick.value = shown;
       setStatus(err.message, true);
     } finally {
       pick.disabled = false;
