@@ -16,7 +16,6 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 APP=${YUI_APP:-$ROOT/target/debug/yui-app}
 CLI=${YUI_CLI:-$ROOT/target/debug/yui}
-TUSER=yui-wayland-test
 SHOTS=${YUI_WAYLAND_SHOTS:-}
 if [ -z "${YUI_APP:-}" ]; then
   nice -n 10 cargo build --quiet -p yui-app -p yui-cli || exit 1
@@ -26,13 +25,14 @@ nice -n 10 cargo build --quiet -p yui-wayland --example pointer || exit 1
 POINTER=$ROOT/target/debug/examples/pointer
 WORK=$(mktemp -d /tmp/yui-wayland.XXXXXX)
 chmod 755 "$WORK"
+WL_WORK=$WORK
+. tests/e2e/wayland_session.sh
 PIDS=()
 cleanup() {
   local p
-  # runuser does not pass a TERM on to its child: the compositor is told itself.
-  for p in "${PIDS[@]}"; do pkill -TERM -P "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; done
-  sleep 1
-  for p in "${PIDS[@]}"; do pkill -KILL -P "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  wl_cleanup
+  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
   if [ -z "${KEEP:-}" ]; then rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -41,25 +41,7 @@ ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
 bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 
-as_user() {
-  if [ "$(id -u)" = 0 ]; then runuser -u "$TUSER" -- "$@"; else "$@"; fi
-}
-if [ "$(id -u)" = 0 ] && ! id -u "$TUSER" >/dev/null 2>&1; then
-  useradd --system --no-create-home --shell /usr/sbin/nologin "$TUSER"
-fi
-runtime_dir() {
-  local d=$WORK/$1
-  mkdir -p "$d" && chmod 700 "$d"
-  if [ "$(id -u)" = 0 ]; then chown "$TUSER" "$d"; fi
-  echo "$d"
-}
-wait_for() { # seconds, command...
-  local n=$(($1 * 10)); shift
-  while ! "$@" 2>/dev/null; do
-    n=$((n - 1)); [ "$n" -gt 0 ] || return 1
-    sleep 0.1
-  done
-}
+wait_for() { wl_wait "$@"; }
 
 # The colour of pixel (x, y) of a PNG as "r,g,b".
 pixel() { convert "$1" -format "%[fx:int(255*p{$2,$3}.r)],%[fx:int(255*p{$2,$3}.g)],%[fx:int(255*p{$2,$3}.b)]" info:-; }
@@ -103,14 +85,7 @@ LS_SEED='{"outputs":{"HEADLESS-1":{"yui":[200,150],"kai":[620,380]}},"last":{"yu
 
 # ---------------------------------------------------------------- sway: the overlay layer
 echo "# sway (headless, wlroots): native Wayland windows on the overlay layer"
-SWAY_RT=$(runtime_dir sway-rt)
-printf 'output HEADLESS-1 resolution 1280x720 position 0 0\noutput * bg #3f3f3f solid_color\n' >"$WORK/sway.conf"
-chmod 644 "$WORK/sway.conf"
-as_user env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$SWAY_RT" WLR_BACKENDS=headless \
-  WLR_RENDERER=pixman WLR_LIBINPUT_NO_DEVICES=1 sway -c "$WORK/sway.conf" >"$WORK/sway.log" 2>&1 &
-PIDS+=($!)
-wait_for 15 test -S "$SWAY_RT/wayland-1" || { bad "sway started"; cat "$WORK/sway.log"; }
-SWAY_ENV=(XDG_RUNTIME_DIR="$SWAY_RT" WAYLAND_DISPLAY=wayland-1)
+start_sway || bad "sway started"
 sway_shot() { env "${SWAY_ENV[@]}" grim "$WORK/$1"; }
 
 D=$WORK/data-sway
@@ -157,15 +132,7 @@ check "sway: nothing but the drag was saved (kai's place as seeded)" \
 
 # ---------------------------------------------------------------- weston: XWayland
 echo "# weston (headless) with Xwayland: no overlay layer, so XWayland"
-WESTON_RT=$(runtime_dir weston-rt)
-as_user env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$WESTON_RT" weston --backend=headless-backend.so \
-  --use-pixman --idle-time=0 --width=1280 --height=720 --socket=wayland-y --xwayland --debug \
-  >"$WORK/weston.log" 2>&1 &
-PIDS+=($!)
-wait_for 15 grep -q "listening on display" "$WORK/weston.log" || { bad "weston started"; cat "$WORK/weston.log"; }
-XD=$(sed -n 's/.*listening on display \(:[0-9]*\).*/\1/p' "$WORK/weston.log" | head -1)
-as_user env DISPLAY="$XD" xhost +si:localuser:root >/dev/null
-WESTON_ENV=(XDG_RUNTIME_DIR="$WESTON_RT" WAYLAND_DISPLAY=wayland-y DISPLAY="$XD")
+start_weston || bad "weston started"
 weston_shot() {
   (cd "$WORK" && rm -f wayland-screenshot-*.png && env "${WESTON_ENV[@]}" weston-screenshooter >/dev/null 2>&1 &&
     mv wayland-screenshot-*.png "$1")
