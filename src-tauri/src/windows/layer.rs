@@ -15,6 +15,7 @@ use yui_core::display::Backend;
 use yui_core::CoreError;
 
 /// Pixels the pointer must travel before a press becomes a drag (the page's own threshold).
+#[cfg(target_os = "linux")]
 const DRAG_THRESHOLD: f64 = 4.0;
 
 /// Whether the characters live on the overlay layer.
