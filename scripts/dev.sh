@@ -25,6 +25,8 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # for cpal, the voice's audio I/O).
 APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana-appindicator3-dev
   librsvg2-dev libxdo-dev libdbus-1-dev curl libasound2-dev libpulse-dev)
+# WAYLAND: gtk-layer-shell puts the characters on a compositor's overlay layer (docs/wayland.md).
+APP_PKGS+=(libgtk-layer-shell-dev)
 # Packages the tests need: an X server, the WebKit WebDriver, a compositor and window manager,
 # Node.js for the fake ego-browser, ImageMagick for the screenshot benchmark and screenshots,
 # Chromium (with python3's http.server) for the UI-only checks in tests/ui/, jq for the example
@@ -39,6 +41,10 @@ TEST_PKGS=(xvfb webkit2gtk-driver xcompmgr openbox x11-utils nodejs imagemagick 
 # LISTEN: espeak-ng speaks the question the e2e microphone test plays into the suite's null sink
 # (tests/e2e/voice_listen.rs; run.sh starts that PulseAudio).
 TEST_PKGS+=(espeak-ng)
+# WAYLAND: real headless compositors for the Wayland tests (crates/yui-wayland/tests,
+# tests/e2e/wayland.sh): sway (the overlay layer), weston with Xwayland, grim for sway's screenshots,
+# xhost (x11-xserver-utils) to let the tests (root in CI) onto the plain user's Xwayland.
+TEST_PKGS+=(sway weston xwayland grim x11-xserver-utils)
 
 missing() {
   local out=() p
@@ -309,6 +315,8 @@ case "$cmd" in
     phase "unit and integration tests" unit_tests
     phase "UI checks in headless Chromium (tests/ui)" ui_checks
     phase "end-to-end tests (Xvfb + tauri-driver, three lanes)" bash tests/e2e/run.sh
+    phase "Wayland sessions: headless sway and weston + Xwayland (tests/e2e/wayland.sh)" \
+      bash tests/e2e/wayland.sh
     # After the e2e suite, not beside it: Tauri's bundler patches target/debug/yui-app in place
     # ("Text file busy" while the suite runs it).
     phase "package: .deb of the debug build, installed and started" package_check_beside

@@ -70,6 +70,9 @@ const COMMANDS: &[&str] = &[
     // start with the desktop (settings window only)
     "autostart_get",
     "autostart_set",
+    // how YUI shows its windows (settings window only)
+    "display_get",
+    "display_set",
     // looks (settings window only: the look picker, commands/looks.rs)
     "look_options",
     "look_preview",

@@ -183,7 +183,21 @@ type Hosts = (
 
 #[cfg(target_os = "linux")]
 fn desktop_host() -> Hosts {
-    match yui_x11::X11Desktop::for_session(Some(std::process::id())) {
+    use yui_core::display::{xwayland::XwaylandDesktop, Backend};
+    let pid = Some(std::process::id());
+    if crate::display::backend() == Backend::Xwayland {
+        // YUI's windows are X11 windows here: the body sits on X11 and XWayland windows. No
+        // capture (it would miss the Wayland windows) and no idle time (XWayland counts only
+        // input to X11 windows: the characters would fall asleep while the user types).
+        return match yui_x11::X11Desktop::connect(None, pid) {
+            Ok(h) => (Some(Arc::new(XwaylandDesktop(h.clone()))), None, Some(h)),
+            Err(e) => {
+                tracing::info!(error = %e, "no X11 desktop host under XWayland");
+                (None, None, None)
+            }
+        };
+    }
+    match yui_x11::X11Desktop::for_session(pid) {
         Some(h) => (Some(h.clone()), Some(h.clone()), Some(h)),
         None => (None, None, None),
     }

@@ -8,6 +8,7 @@ pub mod avatar;
 pub mod bridge;
 pub mod browser;
 pub mod commands;
+pub mod display;
 pub mod error;
 pub mod gestures;
 pub mod instance;
@@ -43,12 +44,14 @@ pub fn run_app<R: Runtime>(builder: Builder<R>, state: AppState) -> tauri::Resul
 /// Start the desktop app: paths (`--data-dir DIR`, else `YUI_DATA_DIR`, else the OS data dir),
 /// store, tray, character windows.
 pub fn run() {
-    // First, while this is the only thread: WebKit reads it at start.
-    let webkit = webkit::choose_rendering();
     let paths = Paths::resolve(yui_core::paths::data_dir_arg(std::env::args().skip(1)));
+    // First, while this is the only thread: GTK and WebKit read these at start.
+    let display_vars = display::choose_before_gtk(&paths.db_path());
+    let webkit = webkit::choose_rendering(display_vars);
     // Kept for the life of the process: dropping it stops the log file writer.
     let _log = yui_core::logging::init(&paths.log_dir, true);
     tracing::info!(data_dir = %paths.data_dir.display(), "starting YUI");
+    display::log_choice();
     tracing::info!(
         cpu_painting = webkit.cpu_painting,
         memory_monitor_off = webkit.memory_monitor_off,

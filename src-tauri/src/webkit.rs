@@ -59,14 +59,16 @@ const JIT: Switch = Switch {
 };
 
 /// Choose before any thread starts (the environment is read by WebKit and its child processes).
-/// What YUI sets is kept from the processes YUI starts (the browser, voice, command tools).
-pub fn choose_rendering() -> Choice {
+/// What YUI sets is kept from the processes YUI starts (the browser, voice, command tools), and
+/// so are `also` (variables set before, for this process only: `crate::display`'s).
+pub fn choose_rendering(also: Vec<String>) -> Choice {
     let env = |k: &str| std::env::var_os(k);
     let plan = plan(&env);
     for (var, value) in plan.vars() {
         std::env::set_var(var, value);
     }
-    yui_core::process::keep_env_to_self(plan.vars().iter().map(|(v, _)| v.to_string()).collect());
+    let own = plan.vars().into_iter().map(|(v, _)| v.to_string());
+    yui_core::process::keep_env_to_self(own.chain(also).collect());
     plan
 }
 

@@ -8,6 +8,7 @@ mod autostart_commands;
 mod browser;
 mod characters_commands;
 mod commands;
+mod display_commands;
 mod instance_id;
 mod ipc_surface;
 mod memory_commands;

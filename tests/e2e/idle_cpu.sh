@@ -12,8 +12,12 @@
 # to compare WebKit's modes), IDLE_VRM=1.0|0.x (the main character a VRM model),
 # IDLE_LISTEN=hands_free|push_to_talk (the microphone in that mode,
 # on a PulseAudio null sink of the run's own whose monitor is the default source: a silent
-# microphone, so the characters idle while voice activity listens). Not part of CI: a script
-# you run and report.
+# microphone, so the characters idle while voice activity listens),
+# IDLE_SESSION=x11|sway|weston (default x11): sway is a headless wlroots session (the characters on
+# the overlay layer), weston a headless one with Xwayland (the characters through XWayland), from
+# tests/e2e/wayland_session.sh; there only the awake state is measured (hiding uses X11's iconify,
+# and Wayland sessions give YUI no idle time to fall asleep on). Not part of CI: a script you run
+# and report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DISPLAY_NUM="${DISPLAY_NUM:-60}"
@@ -33,7 +37,21 @@ YUI_CLI="$PWD/target/debug/yui"
 cargo build -p yui-x11 --example iconify >/dev/null 2>&1
 ICONIFY="$PWD/target/debug/examples/iconify"
 
-start_desktop idle-cpu
+IDLE_SESSION="${IDLE_SESSION:-x11}"
+SESSION_ENV=()
+case $IDLE_SESSION in
+  x11) start_desktop idle-cpu ;;
+  sway | weston)
+    LOG_DIR="$(mktemp -d -t "yui-idle-cpu-XXXXXX")"
+    chmod 755 "$LOG_DIR"
+    WL_WORK=$LOG_DIR
+    . tests/e2e/wayland_session.sh
+    trap 'wl_cleanup; desktop_cleanup' EXIT
+    STATES=awake
+    if [ "$IDLE_SESSION" = sway ]; then start_sway; SESSION_ENV=(-u DISPLAY "${SWAY_ENV[@]}")
+    else start_weston; SESSION_ENV=("${WESTON_ENV[@]}"); fi ;;
+  *) echo "idle_cpu: IDLE_SESSION is x11, sway or weston" >&2; exit 2 ;;
+esac
 
 descendants() { local p=$1; echo "$p"; for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do descendants "$c"; done; }
 # "pid/tid comm ticks" for every thread of the app's tree.
@@ -82,11 +100,11 @@ if [ -n "${IDLE_LISTEN:-}" ]; then
   [ ${#PULSE_ENV[@]} -gt 0 ] || { echo "idle_cpu: PulseAudio did not start (log: $LOG_DIR/pulse.log)" >&2; exit 1; }
   "$YUI_CLI" --data-dir "$data" settings set yui.voice.listen "{\"mode\":\"$IDLE_LISTEN\"}" >/dev/null
 fi
-env "${PULSE_ENV[@]}" NO_AT_BRIDGE=1 YUI_DISCOVER_PORTS=none YUI_DATA_DIR="$data" "$YUI_APP_BIN" >"$LOG_DIR/app.log" 2>&1 &
+env "${SESSION_ENV[@]}" "${PULSE_ENV[@]}" NO_AT_BRIDGE=1 YUI_DISCOVER_PORTS=none YUI_DATA_DIR="$data" "$YUI_APP_BIN" >"$LOG_DIR/app.log" 2>&1 &
 APP=$!
 PIDS+=("$APP")
 sleep "$SETTLE_SECS"
-echo "idle_cpu: $(descendants "$APP" | wc -l) processes; app $YUI_APP_BIN; WEBKIT_DISABLE_COMPOSITING_MODE=${WEBKIT_DISABLE_COMPOSITING_MODE:-unset}; microphone ${IDLE_LISTEN:-off}"
+echo "idle_cpu: $(descendants "$APP" | wc -l) processes; session $IDLE_SESSION ($(grep -ho 'display backend: [^=]*backend="[a-z-]*"' "$data"/logs/* 2>/dev/null | head -1)); app $YUI_APP_BIN; WEBKIT_DISABLE_COMPOSITING_MODE=${WEBKIT_DISABLE_COMPOSITING_MODE:-unset}; microphone ${IDLE_LISTEN:-off}"
 for s in $STATES; do
   case $s in
     awake) measure "awake (ambient motions on)" "$APP" ;;

@@ -23,6 +23,6 @@ pub use yui_base::{
 };
 pub use yui_base::{Clock, CoreError, ErrorCode, Store, SystemClock, WindowKind};
 pub use yui_domain::{
-    autostart, avatar, backend, cards, layout, longterm, looks, manners, model, presence, presets,
-    relations, reminders, settings, sprites, transcript, vocab, voice, vrm,
+    autostart, avatar, backend, cards, display, layout, longterm, looks, manners, model, presence,
+    presets, relations, reminders, settings, sprites, transcript, vocab, voice, vrm,
 };

@@ -56,6 +56,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "looks",
             "sprites",
             "layout",
+            "display",
             "presence",
             "autostart",
             "model",

@@ -18,6 +18,7 @@ const DOMAINS: &[&str] = &[
     "crate::longterm::",
     "crate::model::",
     "crate::manners::",
+    "crate::display::",
 ];
 
 /// Where the modules `settings.rs` names live: yui-domain's own, then yui-base's (re-exported

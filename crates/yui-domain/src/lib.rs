@@ -14,6 +14,7 @@ pub mod autostart;
 pub mod avatar;
 pub mod backend;
 pub mod cards;
+pub mod display;
 pub mod layout;
 pub mod longterm;
 pub mod look_dir;

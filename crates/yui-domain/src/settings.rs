@@ -196,6 +196,20 @@ pub const KNOWN: &[Known] = &[
         doc: "Start with the desktop: while on, an XDG autostart entry ($XDG_CONFIG_HOME/autostart/yui.desktop) starts YUI at login; switching it off removes the entry. Off by default. Settings → General, or `yui settings set` (both write or remove the entry).",
     },
     Known {
+        key: crate::display::KEY,
+        kind: "\"auto\" | \"x11\" | \"wayland\"",
+        default: crate::display::default_value,
+        validate: |v| crate::display::Preference::from_value(v).map(drop),
+        doc: "How YUI shows its windows, chosen at start (docs/wayland.md): auto (the default) takes the overlay layer where a Wayland compositor offers it, else XWayland; x11 takes XWayland in a Wayland session; wayland takes native Wayland windows. Read at the next start.",
+    },
+    Known {
+        key: crate::display::places::KEY,
+        kind: "object (written by the app)",
+        default: crate::display::places::default_value,
+        validate: |v| crate::display::places::from_value(v).map(drop),
+        doc: "Written by the app: where each character was put in Wayland sessions, per backend (xwayland, layer-shell) and per output name (docs/wayland.md).",
+    },
+    Known {
         key: MEMORY,
         kind: "object {enabled, pause_minutes, recall_tokens, history_tokens, paused, embeddings}",
         default: crate::longterm::config::default_value,

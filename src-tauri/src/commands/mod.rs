@@ -5,6 +5,7 @@
 
 pub mod autostart;
 pub mod backend;
+pub mod display;
 pub mod looks;
 pub mod manners;
 pub mod memory;
@@ -77,6 +78,8 @@ macro_rules! yui_invoke_handler {
             $crate::commands::relations::relation_bands,
             $crate::commands::autostart::autostart_get,
             $crate::commands::autostart::autostart_set,
+            $crate::commands::display::display_get,
+            $crate::commands::display::display_set,
             $crate::commands::looks::look_options,
             $crate::commands::looks::look_preview,
             $crate::commands::looks::look_import_folder,

@@ -29,7 +29,7 @@ pub fn open_character<R: Runtime>(
     slot: usize,
 ) -> Result<WebviewWindow<R>, CoreError> {
     let (monitors, primary) = positions::screens(app);
-    let at = layout::place_one(seat(preset), slot, &monitors, primary);
+    let at = layout::place_one(seat(app, preset), slot, &monitors, primary);
     open_at(app, preset, at)
 }
 
@@ -60,13 +60,13 @@ fn open_at<R: Runtime>(
             });
             if dispatched.is_ok() {
                 if let Ok(built) = rx.recv() {
-                    return place_and_show(built?, at);
+                    return place_and_show(app, built?, preset, at);
                 }
             }
         }
     }
     let window = character_builder(app, preset).build().map_err(tauri_err)?;
-    place_and_show(window, at)
+    place_and_show(app, window, preset, at)
 }
 
 fn character_builder<'a, R: Runtime>(
@@ -93,22 +93,36 @@ fn character_builder<'a, R: Runtime>(
 }
 
 fn place_and_show<R: Runtime>(
+    app: &AppHandle<R>,
     window: WebviewWindow<R>,
+    preset: &Preset,
     (x, y): (i32, i32),
 ) -> Result<WebviewWindow<R>, CoreError> {
-    window
-        .set_position(PhysicalPosition::new(x, y))
-        .map_err(tauri_err)?;
+    if super::layer::on() {
+        let size = layout::character_size(preset.is_main);
+        super::layer::place(app, &window, label_for(preset), (x, y), size)?;
+    } else {
+        window
+            .set_position(PhysicalPosition::new(x, y))
+            .map_err(tauri_err)?;
+    }
     crate::visibility::watch(&window);
+    crate::display::mapping(window.label());
     window.show().map_err(tauri_err)?;
+    // XWayland's window managers (weston's) place a window anew when it maps.
+    if crate::display::backend() == yui_core::display::Backend::Xwayland {
+        window
+            .set_position(PhysicalPosition::new(x, y))
+            .map_err(tauri_err)?;
+    }
     Ok(window)
 }
 
-/// A preset as placement sees it.
-fn seat(p: &Preset) -> Seat {
+/// A preset as placement sees it: where it was saved under the current display backend.
+fn seat<R: Runtime>(app: &AppHandle<R>, p: &Preset) -> Seat {
     Seat {
         is_main: p.is_main,
-        saved: p.pos_x.zip(p.pos_y),
+        saved: positions::saved_position(app, p),
     }
 }
 
@@ -129,7 +143,7 @@ pub fn sync_characters<R: Runtime>(app: &AppHandle<R>) -> Result<(), CoreError> 
         .chain(all.iter().filter(|p| p.id != main.id && p.is_open))
         .collect();
     // A saved layout that is stacked or off every monitor is laid out afresh, as a whole.
-    let seats: Vec<Seat> = open.iter().map(|p| seat(p)).collect();
+    let seats: Vec<Seat> = open.iter().map(|p| seat(app, p)).collect();
     let (monitors, primary) = positions::screens(app);
     let places = layout::lay_out(&seats, &monitors, primary);
     for (p, at) in open.into_iter().zip(places) {

@@ -6,6 +6,7 @@
 mod build;
 mod characters;
 mod labels;
+mod layer;
 mod positions;
 
 pub use build::*;

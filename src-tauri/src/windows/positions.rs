@@ -10,7 +10,7 @@ use std::time::Duration;
 use tauri::{AppHandle, Manager, PhysicalPosition, Runtime, WindowEvent};
 use yui_core::avatar::geometry::Rect;
 use yui_core::layout::{Screen, WindowSystem};
-use yui_core::presets;
+use yui_core::presets::Preset;
 
 /// How long a window must rest after a move before its position is written.
 const SAVE_POSITION_AFTER: Duration = Duration::from_millis(600);
@@ -44,7 +44,8 @@ pub fn toggle_characters<R: Runtime>(app: &AppHandle<R>) {
         } else {
             let saved = preset_for(app, &label)
                 .ok()
-                .and_then(|p| Some(PhysicalPosition::new(p.pos_x?, p.pos_y?)));
+                .and_then(|p| saved_position(app, &p))
+                .map(|(x, y)| PhysicalPosition::new(x, y));
             // Before show for the first placement, after it for window managers that re-place.
             let place = || saved.map_or(Ok(()), |pos| w.set_position(pos));
             place().and_then(|()| w.show()).and_then(|()| place())
@@ -71,8 +72,7 @@ fn save_position<R: Runtime>(app: &AppHandle<R>, label: &WindowLabel, x: i32, y:
     if !window_system().knows_positions() {
         return;
     }
-    let store = &app.state::<AppState>().store;
-    let saved = preset_for(app, label).and_then(|p| presets::set_position(store, &p.id, x, y));
+    let saved = preset_for(app, label).and_then(|p| crate::display::save_position(app, &p, (x, y)));
     if let Err(e) = saved {
         tracing::warn!(label = %label.as_label(), error = %e.message, "saving window position failed");
     }
@@ -91,8 +91,11 @@ pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEven
         // A hidden window's "moves" are the window system forgetting it, not the user's drag.
         WindowEvent::Moved(pos) if window.is_visible().unwrap_or(true) => {
             if let Some(label) = label.filter(WindowLabel::is_character) {
-                // A move YUI made (the avatar's glide) is never saved as the user's drag.
-                if !crate::avatar::on_moved(window.app_handle(), &label, (pos.x, pos.y)) {
+                // A move YUI made (the avatar's glide) is never saved as the user's drag, nor
+                // an XWayland window manager's placing of a window it just mapped.
+                if crate::display::settling(&label.as_label()) {
+                    tracing::debug!(label = %label.as_label(), x = pos.x, y = pos.y, "placed by the window manager; not saved");
+                } else if !crate::avatar::on_moved(window.app_handle(), &label, (pos.x, pos.y)) {
                     remember_move(window.app_handle(), label, pos.x, pos.y);
                 }
             }
@@ -152,8 +155,24 @@ fn from_env(display_type: Option<&str>) -> WindowSystem {
     )
 }
 
-/// The monitors (their rectangles) and the primary one with its scale, for placement.
+/// Where `preset` was saved under the current display backend, in placement's coordinates.
+pub(super) fn saved_position<R: Runtime>(app: &AppHandle<R>, p: &Preset) -> Option<(i32, i32)> {
+    let scale = screens(app).1.map_or(1.0, |s| s.scale);
+    let (w, h) = yui_core::layout::character_size(p.is_main);
+    let size = ((w * scale).round() as u32, (h * scale).round() as u32);
+    crate::display::saved_position(app, p, size)
+}
+
+/// The monitors (their rectangles) and the primary one with its scale, for placement. On the
+/// overlay layer: the compositor's outputs in logical pixels, the first as the primary.
 pub(super) fn screens<R: Runtime>(app: &AppHandle<R>) -> (Vec<Rect>, Option<Screen>) {
+    if super::layer::on() {
+        let outputs: Vec<Rect> = crate::display::choice()
+            .map(|c| c.outputs.iter().map(|o| o.rect).collect())
+            .unwrap_or_default();
+        let primary = outputs.first().map(|&rect| Screen { rect, scale: 1.0 });
+        return (outputs, primary);
+    }
     let rect = |m: &tauri::Monitor| {
         let (p, s) = (m.position(), m.size());
         Rect::new(p.x, p.y, s.width, s.height)
