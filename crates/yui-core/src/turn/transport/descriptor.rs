@@ -1,9 +1,7 @@
 //! What differs by transport outside its folder, as data: each transport folder gives its
-//! [`Descriptor`] (`DESCRIPTOR` in its `mod.rs`) and [`descriptor`] picks one. The engine, the
+//! [`Descriptor`] (`DESCRIPTOR` in its `mod.rs`) and `transport::descriptor` picks one. The engine, the
 //! stage and the doctor ask it instead of branching on the transport themselves.
 
-use super::{chat, push, realtime, responses};
-use crate::backend::Transport;
 use crate::tools::registry::ToolRegistry;
 use crate::turn::dispatch::Unregistered;
 use crate::turn::model::Mapper;
@@ -60,14 +58,4 @@ pub(crate) enum History {
     /// A window's session keeps it (seeded at each connect); a turn's own session is seeded
     /// with the recent transcript (realtime).
     InTheWindowsSession,
-}
-
-/// The descriptor of `t`.
-pub(crate) fn descriptor(t: Transport) -> &'static Descriptor {
-    match t {
-        Transport::ChatCompletions => &chat::DESCRIPTOR,
-        Transport::Responses => &responses::DESCRIPTOR,
-        Transport::Push => &push::DESCRIPTOR,
-        Transport::Realtime => &realtime::DESCRIPTOR,
-    }
 }

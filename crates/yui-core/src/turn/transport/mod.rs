@@ -29,7 +29,17 @@ use super::rounds::request_turn;
 use crate::backend::Transport;
 use crate::tools::registry::ToolRegistry;
 use crate::transcript::Entry;
-pub(crate) use descriptor::{descriptor, History, Link};
+pub(crate) use descriptor::{Descriptor, History, Link};
+
+/// The descriptor of `t`.
+pub(crate) fn descriptor(t: Transport) -> &'static Descriptor {
+    match t {
+        Transport::ChatCompletions => &chat::DESCRIPTOR,
+        Transport::Responses => &responses::DESCRIPTOR,
+        Transport::Push => &push::DESCRIPTOR,
+        Transport::Realtime => &realtime::DESCRIPTOR,
+    }
+}
 
 /// Run the turn's exchange with the backend over its transport (the user's message is stored).
 pub(crate) async fn run(

@@ -2,8 +2,8 @@
 //! that ends it ([`SocketMapper`], the one [`Mapper`] over each folder's [`SocketMap`]), and the
 //! replay of frame texts without a socket (the benchmarks and the fuzz targets).
 
-use super::descriptor::Descriptor;
 use crate::tools::registry::ToolRegistry;
+use crate::turn::dispatch::Unregistered;
 use crate::turn::error::BackendError;
 use crate::turn::model::{Flow, Mapper, ModelEvent, StopReason};
 use crate::turn::read::Replay;
@@ -12,8 +12,6 @@ use crate::turn::request::{TurnDeps, TurnRequest};
 /// A socket transport's mapping of one response's frames.
 pub(crate) trait SocketMap: Default + Send {
     type Frame;
-    /// The transport's descriptor (undeclared calls, …).
-    const DESCRIPTOR: &'static Descriptor;
     /// What the turn fails with when the socket ends before the response did.
     const LOST: &'static str;
     /// A frame from its text; `None` for one that does not parse (the socket skips it).
@@ -67,6 +65,7 @@ pub(crate) async fn replay<M: SocketMap>(
     req: &TurnRequest,
     registry: &ToolRegistry,
     texts: &[String],
+    unregistered: Unregistered,
     tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
 ) -> usize {
     crate::turn::read::replay(
@@ -75,7 +74,7 @@ pub(crate) async fn replay<M: SocketMap>(
         registry,
         Replay::new(texts, M::parse),
         SocketMapper::<M>::new(),
-        M::DESCRIPTOR.unregistered,
+        unregistered,
         tx,
     )
     .await

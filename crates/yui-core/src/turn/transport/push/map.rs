@@ -22,7 +22,6 @@ pub(crate) struct PushMap {
 
 impl SocketMap for PushMap {
     type Frame = ServerFrame;
-    const DESCRIPTOR: &'static super::super::descriptor::Descriptor = &super::DESCRIPTOR;
     const LOST: &'static str = LOST;
 
     fn parse(text: &str) -> Option<ServerFrame> {

@@ -234,5 +234,6 @@ pub async fn replay_frames(
     frames: &[String],
     tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
 ) -> usize {
-    super::socket::replay::<map::PushMap>(deps, req, registry, frames, tx).await
+    let unregistered = DESCRIPTOR.unregistered;
+    super::socket::replay::<map::PushMap>(deps, req, registry, frames, unregistered, tx).await
 }

@@ -37,7 +37,6 @@ pub(crate) struct RealtimeMap {
 
 impl SocketMap for RealtimeMap {
     type Frame = ServerEvent;
-    const DESCRIPTOR: &'static super::super::descriptor::Descriptor = &super::DESCRIPTOR;
     const LOST: &'static str = LOST;
 
     fn parse(text: &str) -> Option<ServerEvent> {

@@ -440,7 +440,8 @@ pub async fn replay_events(
     events: &[String],
     tx: &tokio::sync::mpsc::Sender<crate::turn::TurnEvent>,
 ) -> usize {
-    super::socket::replay::<map::RealtimeMap>(deps, req, registry, events, tx).await
+    let unregistered = DESCRIPTOR.unregistered;
+    super::socket::replay::<map::RealtimeMap>(deps, req, registry, events, unregistered, tx).await
 }
 
 #[cfg(test)]
