@@ -324,6 +324,10 @@ async fn an_api_key_typed_in_settings_reaches_the_server_but_no_ipc_payload() {
             files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
             continue;
         }
+        // Only regular files hold bytes (the inbox, `inbox.sock`, is a Unix socket).
+        if !p.is_file() {
+            continue;
+        }
         let bytes = std::fs::read(&p).unwrap();
         assert!(
             !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
