@@ -18,8 +18,7 @@ use crate::windows::WindowLabel;
 use std::sync::Arc;
 use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Emitter, Manager, RunEvent, Runtime, State, WindowEvent};
-use yui_core::manners::camera::ProcCamera;
-use yui_core::manners::probes::{BusyProbes, WithDesktop, WithTyping};
+use yui_core::manners::probes::{BusyProbes, SystemProbes, WithDesktop, WithTyping};
 use yui_core::presence::Pace;
 use yui_core::stage::{inbox, Stage, StageEvent, StageOptions, To};
 use yui_core::trim::Trimmer;
@@ -85,14 +84,14 @@ pub fn watch_user<R: Runtime>(app: &AppHandle<R>) {
         return;
     };
     let stage = shell(app).stage.clone();
-    // The camera: another process with /dev/video* open (/proc).
-    let camera: Arc<dyn BusyProbes> = Arc::new(ProcCamera::system());
+    // The camera and screen recorders (/proc), the microphone (the sound server).
+    let system: Arc<dyn BusyProbes> = Arc::new(SystemProbes::system());
     let rest: Arc<dyn BusyProbes> = match app.try_state::<UserDesktop>() {
         Some(d) => Arc::new(WithDesktop {
             desktop: d.0.clone(),
-            rest: camera,
+            rest: system,
         }),
-        None => camera,
+        None => system,
     };
     stage.set_busy_probes(Arc::new(WithTyping {
         idle: idle.clone(),

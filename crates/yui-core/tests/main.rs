@@ -18,6 +18,7 @@ mod floors;
 mod fuzz_replay;
 mod looks;
 mod manners_day;
+mod manners_probes;
 mod mcp;
 mod mcp_start;
 mod memory;

@@ -277,39 +277,3 @@ fn the_settings_are_declared_once_with_their_defaults() {
     assert!(!Config::load(&store).character_on("kai"));
     assert!(Config::load(&store).character_on("yui"));
 }
-
-#[test]
-fn the_camera_probe_sees_another_process_holding_a_video_device_open() {
-    use yui_core::manners::camera::ProcCamera;
-    use yui_core::manners::probes::{busy, Busy};
-    let dir = tempfile::tempdir().unwrap();
-    let device = dir.path().join("video0");
-    std::fs::write(&device, b"").unwrap();
-    let probe = ProcCamera {
-        proc_root: "/proc".into(),
-        prefix: dir.path().join("video"),
-        own_pid: std::process::id(),
-    };
-    assert_eq!(busy(&probe), None);
-    // A real process (named camholder) holds the "device" open.
-    let holder = dir.path().join("camholder");
-    std::os::unix::fs::symlink("/bin/sleep", &holder).unwrap();
-    let mut child = std::process::Command::new(&holder)
-        .arg("30")
-        .stdin(std::fs::File::open(&device).unwrap())
-        .spawn()
-        .unwrap();
-    let mut seen = None;
-    for _ in 0..50 {
-        seen = busy(&probe);
-        if seen.is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    assert_eq!(seen, Some(Busy::Camera(Some("camholder".into()))));
-    assert_eq!(seen.unwrap().reason(), "camera in use by camholder");
-    assert_eq!(busy(&probe), None, "gone when the process ends");
-}

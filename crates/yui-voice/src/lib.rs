@@ -43,6 +43,8 @@ pub mod hosts;
 pub mod listen;
 pub mod pcm;
 pub mod realtime_audio;
+#[cfg(target_os = "linux")]
+pub mod recorders;
 pub mod speak;
 pub mod stream_out;
 pub mod stt;

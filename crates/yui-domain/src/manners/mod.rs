@@ -2,12 +2,14 @@
 //! morning, a reminder, an event from another program) and when it keeps quiet. This floor holds
 //! the settings ([`SETTINGS`], read as one [`Config`]), the pure decision ([`rules::Manners`]:
 //! "go" or "held: <reason>", the clock passed in) and the busy probes' trait
-//! ([`probes::BusyProbes`]; the platform's parts live in yui-x11). The stage (yui-core
+//! ([`probes::BusyProbes`]: the camera, microphone and screen recorders here, the window system's in yui-x11). The stage (yui-core
 //! `stage/proactive.rs`) runs the turns. docs/proactive.md describes every rule and key.
 
 pub mod camera;
+pub mod microphone;
 pub mod probes;
 pub mod rules;
+pub mod screen;
 
 use crate::error::{CoreError, Result};
 use crate::model::Setting;
