@@ -18,6 +18,8 @@ use crate::windows::WindowLabel;
 use std::sync::Arc;
 use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Emitter, Manager, RunEvent, Runtime, State, WindowEvent};
+use yui_core::manners::aware::Session;
+use yui_core::manners::mpris::Mpris;
 use yui_core::manners::probes::{BusyProbes, SystemProbes, WithDesktop, WithTyping};
 use yui_core::presence::Pace;
 use yui_core::stage::{inbox, Stage, StageEvent, StageOptions, To};
@@ -80,6 +82,7 @@ pub fn shell<R: Runtime>(app: &AppHandle<R>) -> State<'_, Shell> {
 /// The proactive triggers (back, morning, night) and the typing probe run on the user's idle
 /// time, where the platform has one (presence.rs keeps it); docs/proactive.md.
 pub fn watch_user<R: Runtime>(app: &AppHandle<R>) {
+    aware(app);
     let Some(idle) = app.try_state::<UserIdle>().map(|u| u.0.clone()) else {
         return;
     };
@@ -102,6 +105,17 @@ pub fn watch_user<R: Runtime>(app: &AppHandle<R>) {
             .watch_presence(idle, Pace::APP, CancellationToken::new())
             .await
     });
+}
+
+/// Awareness (off until the user switches it on): the active app from the desktop host, what
+/// plays from MPRIS, watched on the app's runtime.
+fn aware<R: Runtime>(app: &AppHandle<R>) {
+    let _rt = tauri::async_runtime::handle().inner().enter();
+    let desktop = app.try_state::<UserDesktop>().map(|d| d.0.clone());
+    shell(app).stage.set_awareness(Arc::new(Session {
+        desktop,
+        playing: Mpris::new(None),
+    }));
 }
 
 /// The plugin that starts the stage with the app and reports windows opening and closing.

@@ -91,14 +91,13 @@ export async function mountManners(section) {
     const trig = s[`${P}triggers`] ?? {};
     triggers.replaceChildren(...TRIGGERS.map(([id, label]) =>
       check(label, trig[id] !== false, (on) => set(`${P}triggers`, { ...trig, [id]: on }))));
-    // Declared, not yet read by the turns: shown off and disabled until they are.
-    const soon = (label) => {
-      const box = el("input", { type: "checkbox", disabled: true });
-      return el("label", { class: "switch muted" }, box, el("span", {}, `${label} (not yet available)`));
-    };
+    // Each line goes to the model with every turn while its switch is on (docs/proactive.md).
+    const A = "yui.awareness.";
+    const awareCheck = (label, key) =>
+      check(label, s[key]?.enabled === true, (on) => set(key, { enabled: on }));
     aware.replaceChildren(
-      soon("The active application's name (never its window title)"),
-      soon("What is playing (artist and title)"),
+      awareCheck("The active application's name (never its window title)", `${A}active_app`),
+      awareCheck("What is playing (artist and title, from media players)", `${A}now_playing`),
     );
     waiting.replaceChildren(...(page.waiting.length
       ? page.waiting.map((w) => el("li", {}, `${w.preset_id}: ${w.trigger.kind} — ${w.reason}`))

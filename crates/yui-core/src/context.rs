@@ -33,6 +33,8 @@ pub struct ClientContext {
     pub switches: Vec<(&'static str, bool)>,
     /// The whole `relation:` line, when relations are on and there is one.
     pub relation: Option<String>,
+    /// Awareness lines (`active app:`, `now playing:`; `manners::aware`), set by the stage.
+    pub aware: Vec<String>,
     /// Long-term memory's lines (`memory:`, `summary:`, `earlier:`; `longterm::recall`).
     pub memory: Vec<String>,
     /// Addressed-turn lines (another character's reply addressed to this one).
@@ -67,6 +69,7 @@ impl ClientContext {
             local: clock.local_now(),
             switches,
             relation,
+            aware: Vec::new(),
             memory: Vec::new(),
             addressed: Vec::new(),
             proactive: Vec::new(),
@@ -98,6 +101,7 @@ impl ClientContext {
         ];
         lines.extend(self.switches_line());
         lines.extend(self.relation.clone());
+        lines.extend(self.aware.iter().cloned());
         lines.extend(self.memory.iter().cloned());
         lines.extend(self.addressed.iter().cloned());
         lines.extend(self.proactive.iter().cloned());

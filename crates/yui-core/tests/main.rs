@@ -17,6 +17,7 @@ mod fault_matrix;
 mod floors;
 mod fuzz_replay;
 mod looks;
+mod manners_aware;
 mod manners_day;
 mod manners_probes;
 mod mcp;

@@ -18,6 +18,7 @@
 //! whole window list. What was read is kept until an X event says it changed (`cache.rs`): while
 //! a window is dragged, a read asks for that window's geometry alone.
 
+mod active;
 mod cache;
 pub mod capture;
 pub mod hotkey;
@@ -46,6 +47,7 @@ x11rb::atom_manager! {
     pub Atoms: AtomsCookie {
         _NET_CLIENT_LIST_STACKING,
         _NET_CLIENT_LIST,
+        _NET_ACTIVE_WINDOW,
         _NET_WM_NAME,
         _NET_FRAME_EXTENTS,
         _NET_WM_STATE,
@@ -77,6 +79,8 @@ pub struct X11Desktop {
     /// nothing (the body following a perch must not wake itself up with its own moves).
     own_windows: std::sync::Mutex<std::collections::HashSet<Window>>,
     cache: std::sync::Mutex<cache::Cache>,
+    /// The active window, and the last one not YUI's own ([`active`]).
+    active: std::sync::Mutex<active::Active>,
     /// The global shortcut taken now ([`hotkey`]).
     shortcut: std::sync::Mutex<Option<hotkey::Grab>>,
     /// The XSync alarm that tells of the user's next input (`idle.rs`; `None`: none here).
@@ -109,6 +113,7 @@ impl X11Desktop {
             changes: tokio::sync::watch::channel(0).0,
             own_windows: Default::default(),
             cache: Default::default(),
+            active: Default::default(),
             shortcut: Default::default(),
             input_alarm: Default::default(),
             input: tokio::sync::watch::channel(0).0,
@@ -226,6 +231,10 @@ fn event_loop(conn: Arc<RustConnection>, host: std::sync::Weak<X11Desktop>) {
                     host.watch_clients();
                     let _ = host.conn.flush();
                     host.cache().forget_clients();
+                } else if p.atom == a._NET_ACTIVE_WINDOW {
+                    if let Err(e) = active::note(&host) {
+                        tracing::debug!(error = %e, "reading the active window");
+                    }
                 } else if p.atom == a._NET_CURRENT_DESKTOP || p.atom == a._NET_WORKAREA {
                     host.cache().forget_desktop();
                 }
@@ -296,6 +305,9 @@ impl DesktopHost for X11Desktop {
             windows,
             current_desktop,
         })
+    }
+    fn active_app(&self) -> Result<Option<String>, HostError> {
+        active::active_app(self)
     }
     fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changes.subscribe()

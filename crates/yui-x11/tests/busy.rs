@@ -49,3 +49,70 @@ async fn x11_a_fullscreen_window_is_busy_and_stops_being_when_it_leaves_fullscre
         "a minimised fullscreen window holds nothing"
     );
 }
+
+/// Awareness's active app on a real X server: the class of the window the window manager made
+/// active (never its title); while one of YUI's own windows is active, the app the user was in
+/// before; nothing before any other app was active.
+#[tokio::test]
+async fn x11_the_active_app_is_the_active_windows_class_and_yuis_own_window_keeps_the_one_before() {
+    use yui_core::avatar::DesktopHost;
+    let _g = lock().await;
+    let s = Session::xvfb();
+    let conn = s.conn();
+    let own_pid = 4_000_001;
+    let host = X11Desktop::connect(Some(&s.display), Some(own_pid)).unwrap();
+    let own = TestWindow::open(
+        &conn,
+        "Yui-app",
+        "Yui",
+        (0, 0, 200, 200),
+        GREEN,
+        Some(own_pid),
+    );
+    let listed = |class: &'static str| {
+        let host = host.clone();
+        move || {
+            host.desktop()
+                .map(|d| d.windows.iter().any(|w| w.class == class))
+                .unwrap_or(false)
+        }
+    };
+    assert!(eventually(listed("Yui-app")).await);
+    own.activate();
+    assert!(
+        eventually(|| host.active_app().unwrap().is_none()).await,
+        "only YUI's own window was ever active: no app to tell"
+    );
+    let editor = TestWindow::open(
+        &conn,
+        "Gedit",
+        "notes.txt — secret",
+        (300, 0, 300, 200),
+        GREEN,
+        None,
+    );
+    let browser = TestWindow::open(
+        &conn,
+        "Firefox",
+        "Bank — Mozilla Firefox",
+        (300, 300, 300, 200),
+        GREEN,
+        None,
+    );
+    assert!(eventually(listed("Firefox")).await);
+    editor.activate();
+    assert!(
+        eventually(|| host.active_app().unwrap().as_deref() == Some("Gedit")).await,
+        "the editor is active: {:?}",
+        host.active_app()
+    );
+    browser.activate();
+    assert!(eventually(|| host.active_app().unwrap().as_deref() == Some("Firefox")).await);
+    own.activate();
+    // Give the window manager time to activate YUI's window, then it still says Firefox.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(host.active_app().unwrap().as_deref(), Some("Firefox"));
+    browser.close();
+    editor.activate();
+    assert!(eventually(|| host.active_app().unwrap().as_deref() == Some("Gedit")).await);
+}

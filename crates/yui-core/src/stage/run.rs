@@ -136,6 +136,9 @@ pub(super) fn start(
     let (mut req, registry) =
         turn::prepare(&inner.store, &inner.clock, preset_id, window, text, backend)?;
     req.timeouts = timeouts;
+    if let Some(c) = req.context.as_mut() {
+        c.aware = super::proactive::aware::lines(inner);
+    }
     if let Origin::Addressed { from_name, .. } = &origin {
         req.addressed_by = Some(from_name.clone());
         if let Some(c) = req.context.as_mut() {

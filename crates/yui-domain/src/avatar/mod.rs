@@ -66,6 +66,11 @@ pub struct Capture {
 pub trait DesktopHost: Send + Sync {
     /// Monitors (numbered from 1) and the top-level windows, bottom of the stack first.
     fn desktop(&self) -> Result<Desktop, HostError>;
+    /// The active application's name (its class, never a window title), for awareness; while
+    /// one of YUI's own windows is active, the app the user was in before. `None`: cannot tell.
+    fn active_app(&self) -> Result<Option<String>, HostError> {
+        Ok(None)
+    }
     /// A watch that changes whenever windows or monitors may have changed (driven by the
     /// platform's events).
     fn changes(&self) -> tokio::sync::watch::Receiver<u64>;

@@ -5,8 +5,11 @@
 //! ([`probes::BusyProbes`]: the camera, microphone and screen recorders here, the window system's in yui-x11). The stage (yui-core
 //! `stage/proactive.rs`) runs the turns. docs/proactive.md describes every rule and key.
 
+pub mod aware;
 pub mod camera;
 pub mod microphone;
+#[cfg(target_os = "linux")]
+pub mod mpris;
 pub mod probes;
 pub mod rules;
 pub mod screen;

@@ -333,6 +333,10 @@ impl TestWindow {
     pub fn fullscreen(&self, on: bool) {
         self.set_state("_NET_WM_STATE_FULLSCREEN", on);
     }
+    /// Make it the active window (EWMH `_NET_ACTIVE_WINDOW`, source: a pager, as a user's click).
+    pub fn activate(&self) {
+        self.client_message("_NET_ACTIVE_WINDOW", [2, 0, 0, 0, 0]);
+    }
     /// Minimise (ICCCM WM_CHANGE_STATE to IconicState).
     pub fn minimize(&self) {
         self.client_message("WM_CHANGE_STATE", [3, 0, 0, 0, 0]);

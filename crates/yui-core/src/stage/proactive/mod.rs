@@ -8,6 +8,7 @@
 //! [`super::Stage::proactive_recheck`] says something changed; the others are dropped. Every
 //! hold is in the manners' log. docs/proactive.md.
 
+pub(super) mod aware;
 mod page;
 mod perch;
 mod reminders;
@@ -183,6 +184,8 @@ pub(super) struct Slot {
     seq: AtomicU64,
     /// The reminders' timer (`reminders.rs`).
     reminders: reminders::Timer,
+    /// What the platform tells of the user's doing (`aware.rs`).
+    aware: aware::Slot,
 }
 
 impl Default for Slot {
@@ -196,6 +199,7 @@ impl Default for Slot {
             timer: AtomicBool::new(false),
             seq: AtomicU64::new(0),
             reminders: Default::default(),
+            aware: Default::default(),
         }
     }
 }
