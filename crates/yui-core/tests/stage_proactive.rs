@@ -203,11 +203,17 @@ async fn a_fullscreen_window_holds_a_high_importance_event_until_it_closes() {
     assert_eq!(view.waiting[0].reason, "held: fullscreen window");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(r.server.bodies().is_empty(), "nothing was sent while held");
-    // The window closes: the platform tells the stage, the turn goes.
+    // The window closes: the probes' change signal (the desktop host's window events in the
+    // app) wakes the stage, and the turn goes without waiting for the minute's recheck.
     r.probes.set(vec![]);
-    r.stage.proactive_recheck();
+    let closed = std::time::Instant::now();
     assert!(waiting_event(&mut r.rx).await.is_empty(), "the badge goes");
     let (origin, status, _) = turn_end(&mut r.rx).await;
+    assert!(
+        closed.elapsed() < Duration::from_secs(10),
+        "said {:?} after the window closed",
+        closed.elapsed()
+    );
     assert_eq!(status, TurnStatus::Ok);
     assert_eq!(
         origin,

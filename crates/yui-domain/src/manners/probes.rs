@@ -63,6 +63,12 @@ pub trait BusyProbes: Send + Sync {
     fn camera(&self) -> Probe<Option<Option<String>>> {
         Ok(None)
     }
+    /// A signal that some answer may have changed (the desktop's windows: a fullscreen window
+    /// closed), so a turn waiting on it is checked again at once rather than at the next
+    /// minute. `None`: no such signal.
+    fn changed(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// Every probe, asked in order; the first that says busy wins. Failures are logged and read as
@@ -96,13 +102,20 @@ pub fn busy(p: &dyn BusyProbes) -> Option<Busy> {
 pub struct NoProbes;
 impl BusyProbes for NoProbes {}
 
-/// Probes set by hand (tests, and the seam a platform without a probe uses).
-#[derive(Default)]
-pub struct Fixed(Mutex<Vec<Busy>>);
+/// Probes set by hand (tests, and the seam a platform without a probe uses); each change is
+/// signalled, as the desktop host signals its windows' changes.
+pub struct Fixed(Mutex<Vec<Busy>>, tokio::sync::watch::Sender<u64>);
+
+impl Default for Fixed {
+    fn default() -> Self {
+        Self(Mutex::default(), tokio::sync::watch::channel(0).0)
+    }
+}
 
 impl Fixed {
     pub fn set(&self, busy: Vec<Busy>) {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = busy;
+        self.1.send_modify(|n| *n += 1);
     }
     fn has(&self, f: impl Fn(&Busy) -> bool) -> Option<Busy> {
         self.0
@@ -115,6 +128,9 @@ impl Fixed {
 }
 
 impl BusyProbes for Fixed {
+    fn changed(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.1.subscribe())
+    }
     fn typing(&self) -> Probe<bool> {
         Ok(self.has(|b| *b == Busy::Typing).is_some())
     }
@@ -150,6 +166,9 @@ pub struct WithTyping {
 impl BusyProbes for WithTyping {
     fn typing(&self) -> Probe<bool> {
         Ok(self.idle.idle_for()? < TYPING_WINDOW)
+    }
+    fn changed(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.rest.changed()
     }
     fn fullscreen(&self) -> Probe<bool> {
         self.rest.fullscreen()
@@ -188,6 +207,9 @@ pub fn fullscreen_in(d: &crate::avatar::Desktop) -> bool {
 impl BusyProbes for WithDesktop {
     fn typing(&self) -> Probe<bool> {
         self.rest.typing()
+    }
+    fn changed(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.desktop.changes())
     }
     fn fullscreen(&self) -> Probe<bool> {
         Ok(fullscreen_in(&self.desktop.desktop()?) || self.rest.fullscreen()?)

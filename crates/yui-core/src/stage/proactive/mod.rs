@@ -394,16 +394,33 @@ fn ensure_timer(inner: &Arc<Inner>) {
                     .fold(RECHECK, Duration::min)
             };
             let wake = inner.proactive.wake.clone();
+            let desktop = lock(&inner.proactive.probes).changed();
             drop(inner);
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = wake.notified() => {}
+                _ = desktop_changed(desktop) => {}
             }
             let Some(inner) = weak.upgrade() else { return };
             recheck(&inner);
         }
     });
 }
+
+/// The probes' change signal fired (a window closed or left fullscreen), then settled for
+/// [`SETTLE`] so a burst of window events is one recheck; never, without a signal.
+async fn desktop_changed(rx: Option<tokio::sync::watch::Receiver<u64>>) {
+    let Some(mut rx) = rx else {
+        return std::future::pending().await;
+    };
+    if rx.changed().await.is_err() {
+        return std::future::pending().await;
+    }
+    tokio::time::sleep(SETTLE).await;
+}
+
+/// How long window changes settle before waiting turns are checked again.
+const SETTLE: Duration = Duration::from_millis(300);
 
 /// Each queued turn in order: gone, dropped when it waited too long, or still waiting.
 fn recheck(inner: &Arc<Inner>) {
