@@ -26,6 +26,7 @@ mod procstat;
 mod realtime;
 mod realtime_voice;
 mod relations;
+mod reminders;
 mod single_instance;
 mod soak;
 mod typing;
