@@ -5,11 +5,12 @@
 //! stored reply.
 
 use crate::support::yui_command;
-use crate::voice_loop_cli::{Pulse, ONE_AT_A_TIME};
+use crate::voice_loop_cli::ONE_AT_A_TIME;
 use base64::Engine as _;
 use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;
+use yui_testkit::pulse::Pulse;
 use yui_testkit::realtime::{self as rt, RealtimeServer};
 
 fn question_wav(path: &std::path::Path) {
@@ -33,7 +34,7 @@ fn question_wav(path: &std::path::Path) {
 async fn yui(
     dir: &std::path::Path,
     args: &[&str],
-    env: Vec<(&'static str, std::path::PathBuf)>,
+    env: Vec<(&'static str, String)>,
 ) -> std::process::Output {
     let mut cmd = tokio::process::Command::from(yui_command(dir));
     cmd.args(args)

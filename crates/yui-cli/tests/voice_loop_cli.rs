@@ -7,79 +7,15 @@
 
 use crate::support::yui_command;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use yui_testkit::pulse::Pulse;
 use yui_testkit::speech::{patterned_tone, SpeechReply, SpeechServer};
 
 /// One audio test at a time: two real-time audio loops beside each other (and the rest of the
 /// suite) starve each other's playback into gaps.
 pub(crate) static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// A PulseAudio daemon with a null sink, stopped when dropped.
-pub(crate) struct Pulse {
-    child: Child,
-    runtime: tempfile::TempDir,
-}
-
-impl Pulse {
-    pub(crate) fn start() -> Pulse {
-        let runtime = tempfile::tempdir().unwrap();
-        let dir = runtime.path().to_path_buf();
-        std::fs::create_dir_all(dir.join("home")).unwrap();
-        let child = Command::new("pulseaudio")
-            .args([
-                "--daemonize=no",
-                "-n",
-                "--exit-idle-time=-1",
-                "--disable-shm=yes",
-                "--load=module-null-sink sink_name=yuisink",
-                "--load=module-native-protocol-unix auth-anonymous=1",
-            ])
-            .env("XDG_RUNTIME_DIR", &dir)
-            .env("HOME", dir.join("home"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("pulseaudio (apt install pulseaudio pulseaudio-utils; scripts/dev.sh does)");
-        let p = Pulse { child, runtime };
-        let socket = dir.join("pulse/native");
-        let t = Instant::now();
-        while !socket.exists() {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "pulseaudio did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        for args in [
-            ["set-default-sink", "yuisink"],
-            ["set-default-source", "yuisink.monitor"],
-        ] {
-            let ok = Command::new("pactl")
-                .args(args)
-                .envs(p.env())
-                .status()
-                .expect("pactl");
-            assert!(ok.success(), "pactl {args:?}");
-        }
-        p
-    }
-
-    pub(crate) fn env(&self) -> Vec<(&'static str, PathBuf)> {
-        vec![
-            ("XDG_RUNTIME_DIR", self.runtime.path().to_path_buf()),
-            ("PULSE_SERVER", self.runtime.path().join("pulse/native")),
-        ]
-    }
-}
-
-impl Drop for Pulse {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn yui(dir: &Path, pulse: &Pulse, args: &[&str]) -> Command {
     let mut c = yui_command(dir);

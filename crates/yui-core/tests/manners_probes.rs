@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use yui_core::manners::microphone::PulseMicrophone;
 use yui_core::manners::probes::{busy, Busy};
 use yui_core::manners::screen::ProcScreen;
+use yui_testkit::pulse::Pulse;
 
 /// Ask `probe` until it says something (a child takes a moment to start).
 fn until_busy(probe: &dyn yui_core::manners::probes::BusyProbes) -> Option<Busy> {
@@ -60,76 +61,29 @@ fn the_camera_probe_sees_another_process_holding_a_video_device_open() {
     assert_eq!(busy(&probe), None, "gone when the process ends");
 }
 
-/// A PulseAudio of its own with a sink (whose monitor is not a microphone) and a null source (a
-/// microphone), anonymous on its socket.
-struct Pulse {
-    child: Child,
-    dir: tempfile::TempDir,
+/// A PulseAudio of its own with a null source as the microphone (its sink's monitor is not one).
+fn pulse() -> Pulse {
+    Pulse::with_modules(&["module-null-source source_name=mic"])
 }
 
-impl Pulse {
-    fn start() -> Option<Pulse> {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("home")).unwrap();
-        let child = Command::new("pulseaudio")
-            .args([
-                "--daemonize=no",
-                "-n",
-                "--exit-idle-time=-1",
-                "--disable-shm=yes",
-                "--load=module-null-sink sink_name=speakers",
-                "--load=module-null-source source_name=mic",
-                "--load=module-native-protocol-unix auth-anonymous=1",
-            ])
-            .env("XDG_RUNTIME_DIR", dir.path())
-            .env("HOME", dir.path().join("home"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let Ok(child) = child else {
-            eprintln!("skipped: pulseaudio is not installed (scripts/dev.sh deps installs it)");
-            return None;
-        };
-        let p = Pulse { child, dir };
-        let t = Instant::now();
-        while !p.socket().exists() {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "pulseaudio did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Some(p)
-    }
-    fn socket(&self) -> std::path::PathBuf {
-        self.dir.path().join("pulse/native")
-    }
-    /// `parecord` recording from `device` under the client name `name`.
-    fn record(&self, device: &str, name: &str) -> Child {
-        Command::new("parecord")
-            .args([
-                &format!("--device={device}"),
-                &format!("--client-name={name}"),
-                "--raw",
-            ])
-            .env("PULSE_SERVER", format!("unix:{}", self.socket().display()))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("parecord (pulseaudio-utils)")
-    }
-}
-
-impl Drop for Pulse {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `parecord` recording from `device` under the client name `name`.
+fn record(pulse: &Pulse, device: &str, name: &str) -> Child {
+    Command::new("parecord")
+        .args([
+            &format!("--device={device}"),
+            &format!("--client-name={name}"),
+            "--raw",
+        ])
+        .envs(pulse.env())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("parecord (pulseaudio-utils)")
 }
 
 #[test]
 fn the_microphone_probe_sees_another_program_recording_and_not_a_monitor_or_yui_itself() {
-    let Some(pulse) = Pulse::start() else { return };
+    let pulse = pulse();
     let probe = PulseMicrophone {
         socket: Some(pulse.socket()),
         own_pid: std::process::id(),
@@ -137,10 +91,10 @@ fn the_microphone_probe_sees_another_program_recording_and_not_a_monitor_or_yui_
     assert_eq!(busy(&probe), None, "nobody records yet");
     // Recording the speakers' monitor (what a screen recorder does with the desktop's sound) is
     // not the microphone.
-    let monitor = pulse.record("speakers.monitor", "DesktopAudio");
+    let monitor = record(&pulse, "yuisink.monitor", "DesktopAudio");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(busy(&probe), None, "a monitor is not a microphone");
-    let call = pulse.record("mic", "Meeting");
+    let call = record(&pulse, "mic", "Meeting");
     let seen = until_busy(&probe);
     assert_eq!(seen, Some(Busy::Microphone(Some("Meeting".into()))));
     assert_eq!(seen.unwrap().reason(), "microphone in use by Meeting");

@@ -9,6 +9,7 @@ use yui_core::voice::audio::AudioHost;
 use yui_core::voice::realtime_audio::{
     encode_pcm16, EnvelopeBatch, EnvelopeSink, ReplyPlayer, RATE,
 };
+use yui_testkit::pulse::Pulse;
 
 fn tone(rate: u32, ms: u32, hz: f32, amp: f32) -> Vec<f32> {
     let n = (rate * ms / 1000) as usize;
@@ -21,68 +22,6 @@ fn batches() -> (Arc<Mutex<Vec<EnvelopeBatch>>>, EnvelopeSink) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     (seen, Arc::new(move |b| s.lock().unwrap().push(b)))
-}
-
-/// A PulseAudio daemon of this test's own (own runtime dir) with a null sink whose monitor is
-/// the default source, as `yui-cli`'s `voice_loop_cli` starts it; stopped when dropped.
-struct Pulse {
-    child: std::process::Child,
-    runtime: tempfile::TempDir,
-}
-
-impl Pulse {
-    fn start() -> Pulse {
-        use std::process::{Command, Stdio};
-        let runtime = tempfile::tempdir().unwrap();
-        let dir = runtime.path().to_path_buf();
-        std::fs::create_dir_all(dir.join("home")).unwrap();
-        let child = Command::new("pulseaudio")
-            .args([
-                "--daemonize=no",
-                "-n",
-                "--exit-idle-time=-1",
-                "--disable-shm=yes",
-                "--load=module-null-sink sink_name=yuisink",
-                "--load=module-native-protocol-unix auth-anonymous=1",
-            ])
-            .env("XDG_RUNTIME_DIR", &dir)
-            .env("HOME", dir.join("home"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("pulseaudio (apt install pulseaudio pulseaudio-utils; scripts/dev.sh does)");
-        let p = Pulse { child, runtime };
-        let t = Instant::now();
-        while !dir.join("pulse/native").exists() {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "pulseaudio did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        for args in [
-            ["set-default-sink", "yuisink"],
-            ["set-default-source", "yuisink.monitor"],
-        ] {
-            let ok = Command::new("pactl").args(args).envs(p.env()).status();
-            assert!(ok.expect("pactl").success(), "pactl {args:?}");
-        }
-        p
-    }
-
-    fn env(&self) -> Vec<(&'static str, std::path::PathBuf)> {
-        vec![
-            ("XDG_RUNTIME_DIR", self.runtime.path().to_path_buf()),
-            ("PULSE_SERVER", self.runtime.path().join("pulse/native")),
-        ]
-    }
-}
-
-impl Drop for Pulse {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Real audio: the reply player on the real cpal host plays into a null sink while the same host

@@ -15,12 +15,15 @@
 //! - [`files`]: a file server (GET with `Range`) for model downloads, with the faults a real
 //!   one has: a connection cut halfway, `Range` ignored, a wrong size, a server that is down.
 //!
+//! - [`pulse`]: a PulseAudio daemon of the test's own (a null sink looped to the default
+//!   source, and any modules a test adds).
 //! - [`vrm`]: small humanoid VRM 1.0 and 0.x models with any expression presets.
 //!
 //! Used by the core's tests, the CLI tests (crates/yui-cli/tests) and the end-to-end tests
 //! (tests/e2e). Dev-only: no product crate depends on it outside `[dev-dependencies]`.
 
 pub mod files;
+pub mod pulse;
 pub mod realtime;
 pub mod speech;
 pub mod sse;
