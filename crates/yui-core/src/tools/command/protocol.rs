@@ -81,14 +81,35 @@ pub enum Incoming {
     },
 }
 
+/// What is wrong with a frame a command tool sent, in plain words (the tool's error names it).
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("a line is not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<String> for FrameError {
+    fn from(s: String) -> Self {
+        Self::Invalid(s)
+    }
+}
+
+impl From<&str> for FrameError {
+    fn from(s: &str) -> Self {
+        Self::Invalid(s.to_string())
+    }
+}
+
 /// Parse one stdout line. `Err` says what is wrong, in plain words.
-pub fn parse(line: &[u8]) -> Result<Incoming, String> {
-    let v: Value = serde_json::from_slice(line).map_err(|e| format!("a line is not JSON ({e})"))?;
+pub fn parse(line: &[u8]) -> Result<Incoming, FrameError> {
+    let v: Value = serde_json::from_slice(line).map_err(FrameError::NotJson)?;
     let Value::Object(obj) = v else {
         return Err("a frame is not a JSON object".into());
     };
     if obj.get("version").and_then(Value::as_u64) != Some(VERSION) {
-        return Err(format!("a frame is not version {VERSION}"));
+        return Err(format!("a frame is not version {VERSION}").into());
     }
     let ty = obj
         .get("type")
@@ -100,7 +121,7 @@ pub fn parse(line: &[u8]) -> Result<Incoming, String> {
         "result" => &["version", "type", "ok", "content", "error", "presentation"],
         "exec" => &["version", "type", "requestId", "command", "options"],
         "exec.cancel" => &["version", "type", "requestId"],
-        other => return Err(format!("unknown frame type {other:?}")),
+        other => return Err(format!("unknown frame type {other:?}").into()),
     };
     only(&obj, allowed, &format!("the {ty} frame"))?;
     match ty.as_str() {
@@ -119,7 +140,7 @@ pub fn parse(line: &[u8]) -> Result<Incoming, String> {
                 ("error", "content")
             };
             if obj.contains_key(other) {
-                return Err(format!("a result with ok: {ok} cannot have {other}"));
+                return Err(format!("a result with ok: {ok} cannot have {other}").into());
             }
             let text = obj
                 .get(want)
@@ -149,14 +170,14 @@ pub fn parse(line: &[u8]) -> Result<Incoming, String> {
     }
 }
 
-fn only(obj: &Map<String, Value>, allowed: &[&str], what: &str) -> Result<(), String> {
+fn only(obj: &Map<String, Value>, allowed: &[&str], what: &str) -> Result<(), FrameError> {
     match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(format!("{what} has an unknown field {k:?}")),
+        Some(k) => Err(format!("{what} has an unknown field {k:?}").into()),
         None => Ok(()),
     }
 }
 
-fn request_id(obj: &Map<String, Value>) -> Result<String, String> {
+fn request_id(obj: &Map<String, Value>) -> Result<String, FrameError> {
     obj.get("requestId")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
@@ -164,18 +185,18 @@ fn request_id(obj: &Map<String, Value>) -> Result<String, String> {
         .ok_or_else(|| "requestId must be a non-empty string".into())
 }
 
-fn positive(v: Option<&Value>, key: &str) -> Result<Option<u64>, String> {
+fn positive(v: Option<&Value>, key: &str) -> Result<Option<u64>, FrameError> {
     match v {
         None => Ok(None),
         Some(v) => v
             .as_u64()
             .filter(|&n| n > 0)
             .map(Some)
-            .ok_or_else(|| format!("exec options.{key} must be a positive integer")),
+            .ok_or_else(|| format!("exec options.{key} must be a positive integer").into()),
     }
 }
 
-fn exec_options(v: Option<&Value>) -> Result<ExecOptions, String> {
+fn exec_options(v: Option<&Value>) -> Result<ExecOptions, FrameError> {
     let Some(Value::Object(o)) = v else {
         return Err("an exec frame needs an options object".into());
     };
@@ -226,7 +247,7 @@ fn exec_options(v: Option<&Value>) -> Result<ExecOptions, String> {
 }
 
 /// Check an optional presentation override against the protocol's limits.
-fn presentation(obj: &Map<String, Value>) -> Result<Option<Value>, String> {
+fn presentation(obj: &Map<String, Value>) -> Result<Option<Value>, FrameError> {
     let Some(p) = obj.get("presentation") else {
         return Ok(None);
     };
@@ -256,10 +277,10 @@ fn presentation(obj: &Map<String, Value>) -> Result<Option<Value>, String> {
             .as_array()
             .ok_or_else(|| format!("presentation.{key} must be an array"))?;
         if list.len() > MAX_ENTRIES {
-            return Err(format!("presentation.{key} has over {MAX_ENTRIES} entries"));
+            return Err(format!("presentation.{key} has over {MAX_ENTRIES} entries").into());
         }
         if list.iter().any(|e| e.to_string().len() > max) {
-            return Err(format!("a presentation.{key} entry is over its limit"));
+            return Err(format!("a presentation.{key} entry is over its limit").into());
         }
     }
     Ok(Some(p.clone()))

@@ -45,8 +45,14 @@ impl Default for RunConfig {
     }
 }
 
-/// Validate `args` against the definition's schema; `Err` is the plain-words detail.
-pub fn check_args(validator: &jsonschema::Validator, args: &Value) -> Result<(), String> {
+/// Arguments that do not match a tool's schema: the first few violations, in plain words
+/// (`/in_minutes: -3 is less than the minimum of 1`), joined by "; " when shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.join("; "))]
+pub struct InvalidArgs(pub Vec<String>);
+
+/// Validate `args` against the definition's schema.
+pub fn check_args(validator: &jsonschema::Validator, args: &Value) -> Result<(), InvalidArgs> {
     let errors: Vec<String> = validator
         .iter_errors(args)
         .take(3)
@@ -62,7 +68,7 @@ pub fn check_args(validator: &jsonschema::Validator, args: &Value) -> Result<(),
     if errors.is_empty() {
         Ok(())
     } else {
-        Err(errors.join("; "))
+        Err(InvalidArgs(errors))
     }
 }
 
