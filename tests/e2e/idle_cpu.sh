@@ -16,8 +16,10 @@
 # IDLE_SESSION=x11|sway|weston (default x11): sway is a headless wlroots session (the characters on
 # the overlay layer), weston a headless one with Xwayland (the characters through XWayland), from
 # tests/e2e/wayland_session.sh; there only the awake state is measured (hiding uses X11's iconify,
-# and Wayland sessions give YUI no idle time to fall asleep on). Not part of CI: a script you run
-# and report.
+# and Wayland sessions give YUI no idle time to fall asleep on), IDLE_PROACTIVE=off (every
+# character's proactive switch and every trigger off, the awareness switches too; default: the
+# defaults, proactive on) and IDLE_AWARE=on (both awareness switches on). Not part of CI: a
+# script you run and report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DISPLAY_NUM="${DISPLAY_NUM:-60}"
@@ -94,6 +96,14 @@ if [ -n "${IDLE_VRM:-}" ]; then
 fi
 # Awake first: no sleep while the awake figure is measured (nobody touches this display).
 "$YUI_CLI" --data-dir "$data" settings set yui.sleep '{"after_minutes":0}' >/dev/null
+if [ "${IDLE_PROACTIVE:-}" = off ]; then
+  "$YUI_CLI" --data-dir "$data" settings set yui.proactive.characters '{"yui":false,"kai":false,"mio":false}' >/dev/null
+  "$YUI_CLI" --data-dir "$data" settings set yui.proactive.triggers '{"back":false,"morning":false,"night":false,"perch":false,"events":false}' >/dev/null
+fi
+if [ "${IDLE_AWARE:-}" = on ]; then
+  "$YUI_CLI" --data-dir "$data" settings set yui.awareness.active_app '{"enabled":true}' >/dev/null
+  "$YUI_CLI" --data-dir "$data" settings set yui.awareness.now_playing '{"enabled":true}' >/dev/null
+fi
 PULSE_ENV=()
 if [ -n "${IDLE_LISTEN:-}" ]; then
   start_pulse "$LOG_DIR"
@@ -104,7 +114,7 @@ env "${SESSION_ENV[@]}" "${PULSE_ENV[@]}" NO_AT_BRIDGE=1 YUI_DISCOVER_PORTS=none
 APP=$!
 PIDS+=("$APP")
 sleep "$SETTLE_SECS"
-echo "idle_cpu: $(descendants "$APP" | wc -l) processes; session $IDLE_SESSION ($(grep -ho 'display backend: [^=]*backend="[a-z-]*"' "$data"/logs/* 2>/dev/null | head -1)); app $YUI_APP_BIN; WEBKIT_DISABLE_COMPOSITING_MODE=${WEBKIT_DISABLE_COMPOSITING_MODE:-unset}; microphone ${IDLE_LISTEN:-off}"
+echo "idle_cpu: $(descendants "$APP" | wc -l) processes; session $IDLE_SESSION ($(grep -ho 'display backend: [^=]*backend="[a-z-]*"' "$data"/logs/* 2>/dev/null | head -1)); app $YUI_APP_BIN; WEBKIT_DISABLE_COMPOSITING_MODE=${WEBKIT_DISABLE_COMPOSITING_MODE:-unset}; microphone ${IDLE_LISTEN:-off}; proactive ${IDLE_PROACTIVE:-on}; awareness ${IDLE_AWARE:-off}"
 for s in $STATES; do
   case $s in
     awake) measure "awake (ambient motions on)" "$APP" ;;
