@@ -186,11 +186,15 @@ fn desktop_host() -> Hosts {
     use yui_core::display::{xwayland::XwaylandDesktop, Backend};
     let pid = Some(std::process::id());
     if crate::display::backend() == Backend::Xwayland {
-        // YUI's windows are X11 windows here: the body sits on X11 and XWayland windows. No
-        // capture (it would miss the Wayland windows) and no idle time (XWayland counts only
+        // YUI's windows are X11 windows here: the body sits on X11 and XWayland windows. The
+        // screen through the portal (an X11 capture would miss the Wayland windows); no idle time (XWayland counts only
         // input to X11 windows: the characters would fall asleep while the user types).
         return match yui_x11::X11Desktop::connect(None, pid) {
-            Ok(h) => (Some(Arc::new(XwaylandDesktop(h.clone()))), None, Some(h)),
+            Ok(h) => (
+                Some(Arc::new(XwaylandDesktop::new(h.clone()))),
+                None,
+                Some(h),
+            ),
             Err(e) => {
                 tracing::info!(error = %e, "no X11 desktop host under XWayland");
                 (None, None, None)

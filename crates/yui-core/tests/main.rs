@@ -12,6 +12,7 @@ mod browser;
 mod characters;
 mod command_tools;
 mod contract_strings;
+mod display_portal;
 mod doctor;
 mod fault_matrix;
 mod floors;

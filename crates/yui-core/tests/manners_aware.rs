@@ -5,7 +5,6 @@
 
 use crate::turn_support::backends;
 use std::collections::HashMap;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use yui_core::avatar::HostError;
@@ -19,56 +18,9 @@ use yui_core::stage::{
     Outcome, Proactive, Stage, StageEvent, StageOptions, Trigger, UserTurn, Window,
 };
 use yui_core::Store;
+use yui_testkit::dbus::Bus;
 use yui_testkit::sse::*;
 use zbus::zvariant::{OwnedValue, Value};
-
-/// A session bus of its own.
-struct Bus {
-    child: Child,
-    address: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Bus {
-    fn start() -> Option<Bus> {
-        let dir = tempfile::tempdir().unwrap();
-        let address = format!("unix:path={}", dir.path().join("bus").display());
-        let child = Command::new("dbus-daemon")
-            .args([
-                "--session",
-                "--nofork",
-                "--nopidfile",
-                &format!("--address={address}"),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let Ok(child) = child else {
-            eprintln!("skipped: dbus-daemon is not installed (scripts/dev.sh installs it)");
-            return None;
-        };
-        let t = Instant::now();
-        while !dir.path().join("bus").exists() {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "dbus-daemon did not start"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(Bus {
-            child,
-            address,
-            _dir: dir,
-        })
-    }
-}
-
-impl Drop for Bus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The player double's state.
 struct Player {

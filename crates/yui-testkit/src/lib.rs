@@ -15,6 +15,7 @@
 //! - [`files`]: a file server (GET with `Range`) for model downloads, with the faults a real
 //!   one has: a connection cut halfway, `Range` ignored, a wrong size, a server that is down.
 //!
+//! - [`dbus`]: a D-Bus session bus of the test's own, for MPRIS and portal doubles.
 //! - [`pulse`]: a PulseAudio daemon of the test's own (a null sink looped to the default
 //!   source, and any modules a test adds).
 //! - [`vrm`]: small humanoid VRM 1.0 and 0.x models with any expression presets.
@@ -22,6 +23,7 @@
 //! Used by the core's tests, the CLI tests (crates/yui-cli/tests) and the end-to-end tests
 //! (tests/e2e). Dev-only: no product crate depends on it outside `[dev-dependencies]`.
 
+pub mod dbus;
 pub mod files;
 pub mod pulse;
 pub mod realtime;

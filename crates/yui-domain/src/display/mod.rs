@@ -9,6 +9,8 @@
 //! the user put each character, per backend and per output.
 
 pub mod places;
+#[cfg(target_os = "linux")]
+pub mod portal;
 pub mod xwayland;
 
 use crate::avatar::geometry::Rect;

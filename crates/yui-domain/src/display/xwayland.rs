@@ -1,29 +1,72 @@
 //! The X11 desktop as XWayland shows it: the X11 and XWayland windows and the monitors are
 //! there to sit on and look at, but a capture of the X screen would show only those windows over
-//! black where native Wayland windows are, so it is refused with the reason (in words the model
-//! can pass on) instead of handing the model a picture that is not the screen.
+//! black where native Wayland windows are, so the screen is captured through the desktop's
+//! screenshot portal instead (`portal.rs`); where none answers, the capture is refused with the
+//! reason (in words the model can pass on), never a picture that is not the screen.
 
 use crate::avatar::{Capture, Desktop, DesktopHost, HostError, Rect};
 use std::sync::Arc;
 
-/// Why `look at: screen` cannot capture under XWayland.
-pub const CAPTURE_REASON: &str = "YUI runs through XWayland in this Wayland session, where a \
-capture would show only X11 windows; capturing a Wayland screen needs the desktop's screenshot \
-portal, which YUI does not use yet";
+/// Why `look at: screen` cannot capture under XWayland, before the portal's own reason.
+pub const CAPTURE_REASON: &str = "YUI runs through XWayland in this Wayland session, where an \
+X11 capture would show only X11 windows, and the desktop's screenshot portal could not take one";
 
-/// An X11 desktop host under XWayland: windows and monitors as the inner host sees them, no
-/// capture.
-pub struct XwaylandDesktop(pub Arc<dyn DesktopHost>);
+/// An X11 desktop host under XWayland: windows and monitors as the inner host sees them, the
+/// screen through the screenshot portal.
+pub struct XwaylandDesktop {
+    pub inner: Arc<dyn DesktopHost>,
+    #[cfg(target_os = "linux")]
+    pub portal: super::portal::ScreenshotPortal,
+}
+
+impl XwaylandDesktop {
+    /// Over `inner`, with the session bus's portal.
+    pub fn new(inner: Arc<dyn DesktopHost>) -> Self {
+        Self {
+            inner,
+            #[cfg(target_os = "linux")]
+            portal: Default::default(),
+        }
+    }
+}
 
 impl DesktopHost for XwaylandDesktop {
     fn desktop(&self) -> Result<Desktop, HostError> {
-        self.0.desktop()
+        self.inner.desktop()
+    }
+    fn active_app(&self) -> Result<Option<String>, HostError> {
+        self.inner.active_app()
     }
     fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.0.changes()
+        self.inner.changes()
     }
-    fn capture(&self, _area: Rect) -> Result<Capture, HostError> {
-        Err(HostError::unavailable(CAPTURE_REASON))
+    /// Blocking (the tools call it off the async threads): the portal's call runs on a thread
+    /// and runtime of its own, so it never blocks inside whatever runtime the caller is in.
+    fn capture(&self, area: Rect) -> Result<Capture, HostError> {
+        #[cfg(target_os = "linux")]
+        {
+            let portal = self.portal.clone();
+            let shot = std::thread::scope(|s| {
+                s.spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| HostError::platform("starting the portal call", e))?;
+                    rt.block_on(portal.capture(area))
+                })
+                .join()
+            });
+            match shot {
+                Ok(Ok(c)) => Ok(c),
+                Ok(Err(e)) => Err(HostError::unavailable(format!("{CAPTURE_REASON}: {e}"))),
+                Err(_) => Err(HostError::unavailable(CAPTURE_REASON)),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = area;
+            Err(HostError::unavailable(CAPTURE_REASON))
+        }
     }
 }
 
@@ -49,11 +92,14 @@ mod tests {
     }
 
     #[test]
-    fn windows_are_seen_and_the_capture_is_refused_with_the_reason() {
+    fn windows_are_seen_and_without_a_portal_the_capture_is_refused_with_the_reason() {
         let (tx, _) = tokio::sync::watch::channel(0);
-        let host = XwaylandDesktop(Arc::new(Inner(tx)));
+        let mut host = XwaylandDesktop::new(Arc::new(Inner(tx)));
+        // A bus nobody listens on: no portal answers.
+        host.portal.address = Some("unix:path=/nonexistent/yui-test-bus".into());
         assert!(host.desktop().is_ok());
-        let e = host.capture(Rect::new(0, 0, 4, 4)).unwrap_err();
-        assert_eq!(e.to_string(), CAPTURE_REASON);
+        let e = host.capture(Rect::new(0, 0, 4, 4)).unwrap_err().to_string();
+        assert!(e.starts_with(CAPTURE_REASON), "{e}");
+        assert!(e.contains("connecting to the session bus"), "{e}");
     }
 }

@@ -1,0 +1,169 @@
+//! Screen capture through the desktop's screenshot portal (`org.freedesktop.portal.Screenshot`
+//! on the session bus): how `look at: screen` sees a Wayland session, where no client may read
+//! the screen itself. One non-interactive screenshot per call; the desktop may ask the user the
+//! first time (GNOME asks once and remembers), so the answer is awaited for [`ANSWER_WAIT`].
+//!
+//! The portal hands back a file (`uri`): it is read into memory and deleted at once, so no
+//! picture stays on disk. The whole screen is captured and the asked area cut from it.
+//!
+//! The protocol: subscribe to `org.freedesktop.portal.Request.Response` on the request path the
+//! call will use (`/org/freedesktop/portal/desktop/request/<sender>/<token>`, known before the
+//! call from our unique bus name and our `handle_token`, so the answer cannot be missed), call
+//! `Screenshot("", {handle_token, interactive: false, modal: false})`, then read the answer:
+//! `0` with `uri`, `1` the user declined, `2` the portal ended it.
+
+use crate::avatar::{Capture, HostError, Rect};
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::time::Duration;
+use zbus::zvariant::{OwnedValue, Value};
+use zbus::{Connection, MatchRule, MessageStream};
+
+/// How long the user (asked the first time) and the portal may take.
+pub const ANSWER_WAIT: Duration = Duration::from_secs(30);
+
+const DEST: &str = "org.freedesktop.portal.Desktop";
+const PATH: &str = "/org/freedesktop/portal/desktop";
+
+/// The portal on the bus at `address` (`None`: the session bus).
+#[derive(Debug, Clone, Default)]
+pub struct ScreenshotPortal {
+    pub address: Option<String>,
+}
+
+fn fail(why: impl Into<String>) -> HostError {
+    HostError::unavailable(why)
+}
+
+impl ScreenshotPortal {
+    /// The whole screen, then `area` cut from it (clamped to the picture).
+    pub async fn capture(&self, area: Rect) -> Result<Capture, HostError> {
+        let conn = match &self.address {
+            Some(a) => {
+                let b = zbus::connection::Builder::address(a.as_str())
+                    .map_err(|e| HostError::platform("connecting to the session bus", e))?;
+                b.build()
+                    .await
+                    .map_err(|e| HostError::platform("connecting to the session bus", e))?
+            }
+            None => Connection::session()
+                .await
+                .map_err(|e| HostError::platform("connecting to the session bus", e))?,
+        };
+        let path = self.screenshot_file(&conn).await?;
+        let bytes = std::fs::read(&path);
+        // Never left on disk, whatever happens next.
+        let _ = std::fs::remove_file(&path);
+        let bytes = bytes.map_err(|e| HostError::platform("reading the portal's screenshot", e))?;
+        let img = image::load_from_memory(&bytes)
+            .map_err(|e| HostError::platform("decoding the portal's screenshot", e))?
+            .to_rgb8();
+        crop(&img, area)
+    }
+
+    /// Ask for a screenshot; the file it was written to.
+    async fn screenshot_file(&self, conn: &Connection) -> Result<std::path::PathBuf, HostError> {
+        let token = format!("yui{}", std::process::id() ^ (rand_u32() & 0xffff));
+        let sender = conn
+            .unique_name()
+            .map(|n| n.trim_start_matches(':').replace('.', "_"))
+            .ok_or_else(|| fail("the session bus gave no name"))?;
+        let request = format!("{PATH}/request/{sender}/{token}");
+        let rule = MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface("org.freedesktop.portal.Request")
+            .and_then(|b| b.member("Response"))
+            .and_then(|b| b.path(request.as_str()))
+            .map_err(|e| HostError::platform("listening for the portal's answer", e))?
+            .build();
+        let mut answers = MessageStream::for_match_rule(rule, conn, Some(4))
+            .await
+            .map_err(|e| HostError::platform("listening for the portal's answer", e))?;
+        let mut options: HashMap<&str, Value<'_>> = HashMap::new();
+        options.insert("handle_token", Value::from(token.as_str()));
+        options.insert("interactive", Value::from(false));
+        options.insert("modal", Value::from(false));
+        let called = conn
+            .call_method(
+                Some(DEST),
+                PATH,
+                Some("org.freedesktop.portal.Screenshot"),
+                "Screenshot",
+                &("", options),
+            )
+            .await;
+        if let Err(e) = called {
+            return Err(fail(format!(
+                "no screenshot portal answered on this desktop ({e}); install \
+                 xdg-desktop-portal and the desktop's portal backend"
+            )));
+        }
+        let msg = tokio::time::timeout(ANSWER_WAIT, answers.next())
+            .await
+            .map_err(|_| {
+                fail(format!(
+                    "the screenshot portal did not answer in {} s",
+                    ANSWER_WAIT.as_secs()
+                ))
+            })?
+            .ok_or_else(|| fail("the session bus closed before the portal answered"))?
+            .map_err(|e| HostError::platform("reading the portal's answer", e))?;
+        let (code, results): (u32, HashMap<String, OwnedValue>) = msg
+            .body()
+            .deserialize()
+            .map_err(|e| HostError::platform("reading the portal's answer", e))?;
+        match code {
+            0 => {}
+            1 => return Err(fail("the user declined the screenshot")),
+            _ => return Err(fail("the screenshot portal ended the request")),
+        }
+        let uri = results
+            .get("uri")
+            .and_then(|v| <&str>::try_from(v).ok())
+            .ok_or_else(|| fail("the screenshot portal answered without a file"))?;
+        url::Url::parse(uri)
+            .ok()
+            .filter(|u| u.scheme() == "file")
+            .and_then(|u| u.to_file_path().ok())
+            .ok_or_else(|| fail(format!("the screenshot portal gave {uri:?}, not a file")))
+    }
+}
+
+/// `area` of `img` (clamped), as the capture the tools encode.
+fn crop(img: &image::RgbImage, area: Rect) -> Result<Capture, HostError> {
+    let (w, h) = img.dimensions();
+    let x0 = area.x.clamp(0, w as i32) as u32;
+    let y0 = area.y.clamp(0, h as i32) as u32;
+    let x1 = (area.x + area.w as i32).clamp(0, w as i32) as u32;
+    let y1 = (area.y + area.h as i32).clamp(0, h as i32) as u32;
+    if x1 <= x0 || y1 <= y0 {
+        return Err(fail("the area is off the screen"));
+    }
+    let part = image::imageops::crop_imm(img, x0, y0, x1 - x0, y1 - y0).to_image();
+    Ok(Capture {
+        width: part.width(),
+        height: part.height(),
+        rgb: part.into_raw(),
+    })
+}
+
+/// A little randomness for the request token (two captures at once must not share a path).
+fn rand_u32() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn areas_are_clamped_to_the_picture() {
+        let img = image::RgbImage::from_pixel(10, 10, image::Rgb([1, 2, 3]));
+        let c = crop(&img, Rect::new(8, 8, 5, 5)).unwrap();
+        assert_eq!((c.width, c.height, c.rgb.len()), (2, 2, 12));
+        assert!(crop(&img, Rect::new(20, 20, 5, 5)).is_err());
+    }
+}
