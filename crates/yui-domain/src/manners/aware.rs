@@ -40,34 +40,6 @@ pub trait Awareness: Send + Sync {
 pub struct Unaware;
 impl Awareness for Unaware {}
 
-/// The session's answers: the active app from the desktop host, what plays from MPRIS.
-pub struct Session {
-    pub desktop: Option<std::sync::Arc<dyn crate::avatar::DesktopHost>>,
-    #[cfg(target_os = "linux")]
-    pub playing: super::mpris::Mpris,
-}
-
-impl Awareness for Session {
-    fn active_app(&self) -> Result<Option<String>, HostError> {
-        match &self.desktop {
-            Some(d) => d.active_app(),
-            None => Ok(None),
-        }
-    }
-    fn now_playing(&self) -> Result<Option<NowPlaying>, HostError> {
-        #[cfg(target_os = "linux")]
-        return Ok(self.playing.now_playing());
-        #[cfg(not(target_os = "linux"))]
-        Ok(None)
-    }
-    fn watch_playing(&self, on: bool) {
-        #[cfg(target_os = "linux")]
-        self.playing.watch(on);
-        #[cfg(not(target_os = "linux"))]
-        let _ = on;
-    }
-}
-
 /// The lines for a turn, as the switches in `store` allow.
 pub fn lines(store: &Store, aw: &dyn Awareness) -> Vec<String> {
     let on = |key| switch_on(store, key);

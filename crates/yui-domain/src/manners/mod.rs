@@ -13,6 +13,7 @@ pub mod mpris;
 pub mod probes;
 pub mod rules;
 pub mod screen;
+pub mod system;
 
 use crate::error::{CoreError, Result};
 use crate::model::Setting;

@@ -224,35 +224,3 @@ impl BusyProbes for WithDesktop {
         self.rest.camera()
     }
 }
-
-/// What the session answers without a window system: the camera and the screen recorders from
-/// `/proc`, the microphone from the sound server. The shell wraps it in [`WithDesktop`] and
-/// [`WithTyping`] where it has a desktop host and an idle time.
-pub struct SystemProbes {
-    pub camera: super::camera::ProcCamera,
-    pub microphone: super::microphone::PulseMicrophone,
-    pub screen: super::screen::ProcScreen,
-}
-
-impl SystemProbes {
-    /// This machine's, YUI's own process left out of each.
-    pub fn system() -> Self {
-        Self {
-            camera: super::camera::ProcCamera::system(),
-            microphone: super::microphone::PulseMicrophone::system(),
-            screen: super::screen::ProcScreen::system(),
-        }
-    }
-}
-
-impl BusyProbes for SystemProbes {
-    fn screen_shared(&self) -> Probe<bool> {
-        self.screen.screen_shared()
-    }
-    fn microphone(&self) -> Probe<Option<Option<String>>> {
-        self.microphone.microphone()
-    }
-    fn camera(&self) -> Probe<Option<Option<String>>> {
-        self.camera.camera()
-    }
-}
