@@ -4,7 +4,7 @@
 # For each: the backend choice is logged, the characters appear where they were saved, stay
 # above a normal window, follow a drag (sway: a virtual pointer) that starts on them and not one
 # that starts beside them (click-through), come back there after a restart,
-# and the other kind's saved places are left exactly as they were. Screenshots go to $YUI_WAYLAND_SHOTS (docs/img/ when set so).
+# and the other kind's saved places are left exactly as they were. Screenshots go to $YUI_WAYLAND_SHOTS (docs/img/ when set so): the two sessions and the click-through.
 #
 # sway refuses to run as root: as root (CI) the compositors run as a plain user made here
 # (yui-wayland-test); the app and the checks run as the caller. Xwayland admits root through
@@ -134,6 +134,9 @@ sway_shot sway-through.png
 check "sway: a drag beside yui, on her window's empty side, does not move her" \
   is_face "$WORK/sway-through.png" 610 350
 check "sway: ... nor does she follow the pointer" not_face "$WORK/sway-through.png" 910 350
+check "sway: ... the terminal below got the drag (its selection shows across the line)" \
+  differs "$WORK/sway-3.png" "$WORK/sway-through.png" 100 341
+[ -n "$SHOTS" ] && cp "$WORK/sway-through.png" "$SHOTS/click-through-sway.png"
 check "sway: the input regions were set without an error" \
   bash -c "! grep -q \"cannot set the window's input region\" $D/logs/yui.log*"
 stop_app
