@@ -8,6 +8,14 @@
 // next row has the same run). markDom marks a DOM character (character.js: the drawn SVG and
 // the sprite or picture image); a VRM character marks its own (vrm.js, markOutline).
 
+import { STEPPED } from './character.js';
+
+/**
+ * The ambient motions that barely move the body (a blink, a breath, a sway of a few pixels,
+ * character.js's STEPPED): no new outline while they play, so a character at rest sends none.
+ */
+export const RESTING = new Set(Object.keys(STEPPED).map((id) => `yui-m-${id}`));
+
 /** The grid's cell, in CSS pixels: fine enough to follow a silhouette, coarse enough to be cheap. */
 export const CELL = 8;
 /** An image's pixel counts as drawn above this alpha (of 255): faint shadows and edges do not. */
@@ -96,12 +104,13 @@ const SHAPES = 'path, ellipse, circle, rect, polygon, polyline, line';
 /**
  * Mark where a DOM character (character.js's root `root`) draws: its shown image's opaque
  * pixels (a sprite or a card's picture, object-fit contain at the bottom centre) and the boxes
- * of its visible SVG shapes. While a motion plays (a one-shot class yui-m-<id>, a sprite's hop)
- * the body moves, so its whole box takes clicks until the motion ends.
+ * of its visible SVG shapes. While a motion plays (a one-shot class yui-m-<id> but the RESTING
+ * ones, a sprite's hop) the body moves, so its whole box takes clicks until the motion ends.
  */
 export function markDom(mask, root) {
   const box = root.getBoundingClientRect();
-  if ([...root.classList].some((k) => k.startsWith('yui-m-') || k === 'yui-sprite-hop')) {
+  const moving = (k) => (k.startsWith('yui-m-') && !RESTING.has(k)) || k === 'yui-sprite-hop';
+  if ([...root.classList].some(moving)) {
     mask.addRect(box.left, box.top, box.width, box.height);
     return;
   }

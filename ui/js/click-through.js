@@ -10,7 +10,7 @@
 // it is never sent (the window would be unclickable): null, the whole window, goes instead.
 
 import { invoke } from "./ipc.js";
-import { createMask, markDom } from "../character/outline.js";
+import { createMask, markDom, RESTING } from "../character/outline.js";
 
 /** Changes closer together than this are one outline (a streaming bubble, a chat box opening). */
 const SETTLE_MS = 120;
@@ -18,16 +18,17 @@ const SETTLE_MS = 120;
 /** What the page shows besides the character, found again at each outline (some come later). */
 const OVERLAYS = ["#bubble", "#chat", "#menu", "#mic-badge", "#voice-note", ".waiting-badge"];
 
-/** Classes that come and go as the mouth moves: no outline changes with them. */
-const MOUTH = new Set(["yui-mouth-open", "yui-lipsync", "yui-talking-plain"]);
+/** Classes that come and go as the mouth moves or the character rests (a blink, a breath): no
+ * outline changes with them. */
+const SAME_OUTLINE = new Set(["yui-mouth-open", "yui-lipsync", "yui-talking-plain", ...RESTING]);
 
-/** Whether an attribute change may move the outline (a class change only the mouth's: no). */
+/** Whether an attribute change may move the outline (a class change only of those: no). */
 function changesOutline(m) {
   if (m.attributeName !== "class") return true;
   const was = new Set((m.oldValue ?? "").split(/\s+/).filter(Boolean));
   const now = new Set(m.target.getAttribute?.("class")?.split(/\s+/).filter(Boolean) ?? []);
   const changed = [...was].filter((k) => !now.has(k)).concat([...now].filter((k) => !was.has(k)));
-  return changed.some((k) => !MOUTH.has(k));
+  return changed.some((k) => !SAME_OUTLINE.has(k));
 }
 
 const shown = (el) => {
