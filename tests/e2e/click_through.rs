@@ -4,7 +4,8 @@
 //! reaches the character, and the window's input shape, read back with the X Shape extension, is
 //! what the page computed. The chat box opening grows the shape; a drag still moves the window;
 //! no outline (`null`) or the switch off gives the whole window back; bad rectangles are refused.
-//! The same for a VRM model (the generated humanoid), whose outline is its drawn silhouette.
+//! The same for a VRM model (the generated humanoid), whose outline is its drawn silhouette, and
+//! for a card's picture (a figure on a transparent ground), whose outline is its opaque pixels.
 
 use super::xinput::Hands;
 use super::{launch_showing, seed};
@@ -15,7 +16,8 @@ use x11rb::protocol::shape::{ConnectionExt as _, SK};
 use x11rb::protocol::xproto::*;
 use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
-use yui_core::{settings, vrm};
+use yui_core::looks::{self, CardImport};
+use yui_core::{presets, settings, vrm};
 use yui_testkit::vrm::{Fixture, Version};
 
 /// A plain X client's window over the whole screen, under the always-on-top characters, counting
@@ -399,5 +401,42 @@ async fn a_vrm_character_takes_clicks_where_the_model_is_drawn_only() {
     let seen = through_beside_and_on(&s, &conn, &hands).await;
     // The outline is the model's silhouette: cells, not the canvas's box.
     assert!(seen.rects.len() > 3, "a silhouette: {:?}", seen.rects);
+    s.delete().await.ok();
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn a_card_picture_takes_clicks_where_it_is_opaque_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_path_buf();
+    seed(dir.path(), |st| {
+        settings::set(st, settings::FIRST_RUN, &json!({"done": true})).unwrap();
+        // A figure on a transparent ground (looks.rs), as a PNG card without an expression pack.
+        let bytes = super::looks::png_card(&super::looks::figure(false), "Seraphina");
+        let card = CardImport {
+            bytes: &bytes,
+            open: true,
+            card_dir: None,
+            sprites: None,
+        };
+        assert!(looks::import_card(st, &data_dir, &card).unwrap().picture);
+        presets::set_main(st, "seraphina").unwrap();
+    });
+    let (conn, _below) = open_below();
+    let s = launch_showing(dir.path(), &["main"]).await;
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        "return document.querySelector('#character .yui-char')?.dataset.sprite === 'picture'",
+        Duration::from_secs(20),
+    )
+    .await
+    .expect("the card's picture shows");
+    let hands = Hands::connect().unwrap();
+    let seen = through_beside_and_on(&s, &conn, &hands).await;
+    assert!(
+        seen.rects.len() > 3,
+        "the figure's outline: {:?}",
+        seen.rects
+    );
     s.delete().await.ok();
 }
