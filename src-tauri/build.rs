@@ -4,8 +4,9 @@
 /// Every `#[tauri::command]` the shell registers. A command missing here is callable by no window
 /// once the app manifest lists commands; keep this list and `lib.rs`'s invoke handler in step.
 const COMMANDS: &[&str] = &[
-    // window
+    // window (window_input_region: character windows, where they take clicks)
     "window_context",
+    "window_input_region",
     // manners: Settings → Manners, quiet mode (commands/manners.rs)
     "manners_get",
     "manners_set",

@@ -200,6 +200,8 @@ fn probe_args(cmd: &str) -> Value {
             let base = format!("http://127.0.0.1:{dead}/v1");
             json!({"overrides": {"base_url": base, "model": "m"}, "baseUrl": base})
         }
+        // Refused by the core before any window is touched (the mock runtime has no GTK window).
+        "window_input_region" => json!({"rects": []}),
         _ => json!({}),
     }
 }

@@ -16,10 +16,11 @@
 # IDLE_SESSION=x11|sway|weston (default x11): sway is a headless wlroots session (the characters on
 # the overlay layer), weston a headless one with Xwayland (the characters through XWayland), from
 # tests/e2e/wayland_session.sh; there only the awake state is measured (hiding uses X11's iconify,
-# and Wayland sessions give YUI no idle time to fall asleep on), IDLE_PROACTIVE=off (every
-# character's proactive switch and every trigger off, the awareness switches too; default: the
-# defaults, proactive on) and IDLE_AWARE=on (both awareness switches on). Not part of CI: a
-# script you run and report.
+# and Wayland sessions give YUI no idle time to fall asleep on), IDLE_CLICK_THROUGH=off (the
+# windows take clicks everywhere, to compare: docs/avatar.md, "Click-through"; each state also
+# counts the input regions the windows set while it was measured), IDLE_PROACTIVE=off (every
+# character's proactive switch and every trigger off; default: the defaults, proactive on) and
+# IDLE_AWARE=on (both awareness switches on). Not part of CI: a script you run and report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DISPLAY_NUM="${DISPLAY_NUM:-60}"
@@ -69,11 +70,12 @@ thread_ticks() {
 }
 # One state: ticks over IDLE_SECS per thread, summed per process, printed as % of one core.
 measure() {
-  local name=$1 pid=$2 before after
+  local name=$1 pid=$2 before after r0
+  r0=$(regions)
   before=$(thread_ticks "$pid")
   sleep "$IDLE_SECS"
   after=$(thread_ticks "$pid")
-  echo "== $name: $IDLE_SECS s, load$(uptime | sed 's/.*load average://')"
+  echo "== $name: $IDLE_SECS s, load$(uptime | sed 's/.*load average://'); input regions set: $(($(regions) - r0)) (click-through ${IDLE_CLICK_THROUGH:-on}; $(regions) since start)"
   # join on pid/tid: threads born during the window count from 0.
   awk -v hz="$HZ" -v secs="$IDLE_SECS" '
     NR == FNR { b[$2] = $4; next }
@@ -94,6 +96,9 @@ if [ -n "${IDLE_VRM:-}" ]; then
   cargo run -q -p yui-testkit --example vrm_fixture -- "$data/fixture.vrm" "$IDLE_VRM" >/dev/null
   "$YUI_CLI" --data-dir "$data" look set --preset yui --vrm "$data/fixture.vrm" >/dev/null
 fi
+if [ "${IDLE_CLICK_THROUGH:-on}" = off ]; then
+  "$YUI_CLI" --data-dir "$data" settings set yui.click_through '{"enabled":false}' >/dev/null
+fi
 # Awake first: no sleep while the awake figure is measured (nobody touches this display).
 "$YUI_CLI" --data-dir "$data" settings set yui.sleep '{"after_minutes":0}' >/dev/null
 if [ "${IDLE_PROACTIVE:-}" = off ]; then
@@ -110,7 +115,9 @@ if [ -n "${IDLE_LISTEN:-}" ]; then
   [ ${#PULSE_ENV[@]} -gt 0 ] || { echo "idle_cpu: PulseAudio did not start (log: $LOG_DIR/pulse.log)" >&2; exit 1; }
   "$YUI_CLI" --data-dir "$data" settings set yui.voice.listen "{\"mode\":\"$IDLE_LISTEN\"}" >/dev/null
 fi
-env "${SESSION_ENV[@]}" "${PULSE_ENV[@]}" NO_AT_BRIDGE=1 YUI_DISCOVER_PORTS=none YUI_DATA_DIR="$data" "$YUI_APP_BIN" >"$LOG_DIR/app.log" 2>&1 &
+# The input regions' log lines (debug), counted per state.
+regions() { cat "$data"/logs/* 2>/dev/null | grep -c "input region" || true; }
+env "${SESSION_ENV[@]}" "${PULSE_ENV[@]}" YUI_LOG="${YUI_LOG:-info,yui_app::windows::input_region=debug}" NO_AT_BRIDGE=1 YUI_DISCOVER_PORTS=none YUI_DATA_DIR="$data" "$YUI_APP_BIN" >"$LOG_DIR/app.log" 2>&1 &
 APP=$!
 PIDS+=("$APP")
 sleep "$SETTLE_SECS"

@@ -21,7 +21,7 @@ const CUE_ARGS: &str = r#"{"emotion_id":"happy"}"#;
 
 /// A small drawn figure, `w`×`h`, transparent around it: pink hair, a face with amber eyes, a
 /// black dress; `smile` gives it an open smile and yellow cheeks (the "joy" image).
-fn figure(smile: bool) -> Vec<u8> {
+pub(super) fn figure(smile: bool) -> Vec<u8> {
     let (w, h) = (300u32, 450u32);
     let img = image::RgbaImage::from_fn(w, h, |x, y| {
         let d = |cx: f32, cy: f32| ((x as f32 - cx).powi(2) + (y as f32 - cy).powi(2)).sqrt();
@@ -74,7 +74,7 @@ fn crc(bytes: &[u8]) -> u32 {
 }
 
 /// A Character Card V2 PNG: the picture with the card in a `chara` text chunk.
-fn png_card(picture: &[u8], name: &str) -> Vec<u8> {
+pub(super) fn png_card(picture: &[u8], name: &str) -> Vec<u8> {
     let card = json!({"spec": "chara_card_v2", "spec_version": "2.0", "data": {
         "name": name, "description": "{{char}} is a guardian of a forest glade.",
         "personality": "kind, protective", "first_mes": "Welcome, traveller."}});

@@ -9,6 +9,7 @@ mod autostart;
 mod avatar;
 mod browser;
 mod characters;
+mod click_through;
 mod conversation;
 mod crash;
 mod cue_latency;

@@ -2,8 +2,9 @@
 # The real app in Wayland sessions on real headless compositors from Debian's packages (issue 45,
 # docs/wayland.md): sway (wlroots: the overlay layer) and weston with Xwayland (no layer shell).
 # For each: the backend choice is logged, the characters appear where they were saved, stay
-# above a normal window, follow a drag (sway: a virtual pointer), come back there after a restart,
-# and the other kind's saved places are left exactly as they were. Screenshots go to $YUI_WAYLAND_SHOTS (docs/img/ when set so).
+# above a normal window, follow a drag (sway: a virtual pointer) that starts on them and not one
+# that starts beside them (click-through), come back there after a restart,
+# and the other kind's saved places are left exactly as they were. Screenshots go to $YUI_WAYLAND_SHOTS (docs/img/ when set so): the two sessions and the click-through.
 #
 # sway refuses to run as root: as root (CI) the compositors run as a plain user made here
 # (yui-wayland-test); the app and the checks run as the caller. Xwayland admits root through
@@ -124,6 +125,20 @@ start_app "$D" "${SWAY_ENV[@]}"
 sway_shot sway-3.png
 check "sway: after a restart yui is back where she was dragged" is_face "$WORK/sway-3.png" 610 350
 check "sway: after a restart kai is back where saved" is_face "$WORK/sway-3.png" 705 532
+# Click-through (docs/avatar.md): the window takes presses only where it draws, so a drag that
+# starts beside yui, on her window's empty lower-left side (8 px in, 200 down; the character's
+# box begins 26 px in), goes to the terminal below and leaves her where she is.
+env "${SWAY_ENV[@]}" "$POINTER" drag 508 350 808 350
+sleep 1
+sway_shot sway-through.png
+check "sway: a drag beside yui, on her window's empty side, does not move her" \
+  is_face "$WORK/sway-through.png" 610 350
+check "sway: ... nor does she follow the pointer" not_face "$WORK/sway-through.png" 910 350
+check "sway: ... the terminal below got the drag (its selection shows across the line)" \
+  differs "$WORK/sway-3.png" "$WORK/sway-through.png" 100 341
+[ -n "$SHOTS" ] && cp "$WORK/sway-through.png" "$SHOTS/click-through-sway.png"
+check "sway: the input regions were set without an error" \
+  bash -c "! grep -q \"cannot set the window's input region\" $D/logs/yui.log*"
 stop_app
 kill -TERM "$NORMAL" 2>/dev/null
 check "sway: XWayland's places untouched" test "$(places "$D" xwayland)" = "$(jq -cS . <<<"$XW_SEED")"

@@ -178,6 +178,19 @@ impl Hands {
         self.sync()
     }
 
+    /// Move the pointer to (`x`, `y`) on the root.
+    pub fn move_to(&self, x: i16, y: i16) -> Result<()> {
+        self.fake(MOTION, 0, x, y)?;
+        self.sync()
+    }
+
+    /// Press (`down`) or let go of the left button where the pointer is.
+    pub fn button(&self, down: bool) -> Result<()> {
+        let kind = if down { BUTTON_PRESS } else { BUTTON_RELEASE };
+        self.fake(kind, xproto::ButtonIndex::M1.into(), 0, 0)?;
+        self.sync()
+    }
+
     /// Press (`down`) or let go of the key whose first keysym is `keysym` (e.g. 0xffc6, F9).
     pub fn key(&self, keysym: u32, down: bool) -> Result<()> {
         let &code = self

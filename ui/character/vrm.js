@@ -129,6 +129,11 @@ function build(root, renderer, vrm, look, width, height) {
   let ambientTimer = 0;
   let reactions = { clicked: ['flinch', 'giggle'], dragged: ['dangle'] };
   const reactCount = {};
+  // Click-through (outline.js): the silhouette of the last settled frame, at a quarter of the
+  // window's pixels, read right after that frame is drawn (a WebGL canvas can be read only
+  // then). While the body moves, its whole box takes clicks; blinks and faces change nothing.
+  let silhouette = null;
+  let bodyMoving = false;
 
   const lips = createLipSync(root, () => {}, (v) => { mouth = v; plainTalk = false; invalidate(FRAME_MS * 2); });
 
@@ -148,7 +153,26 @@ function build(root, renderer, vrm, look, width, height) {
     const moving = update(dt, t);
     draw();
     if (moving || speaking || t < busyUntil) timer = setTimeout(tick, FRAME_MS);
-    else last = 0;
+    else {
+      last = 0;
+      if (bodyMoving) { bodyMoving = false; snapSilhouette(); }
+    }
+  }
+
+  /** Keep the frame just drawn as the silhouette, and say the outline changed. */
+  function snapSilhouette() {
+    silhouette ??= document.createElement('canvas');
+    silhouette.width = Math.ceil(width / 4);
+    silhouette.height = Math.ceil(height / 4);
+    silhouette.getContext('2d').drawImage(renderer.domElement, 0, 0, silhouette.width, silhouette.height);
+    api.onOutline?.();
+  }
+
+  /** The body starts to move: its whole box takes clicks until it settles. */
+  function bodyMoves() {
+    if (bodyMoving) return;
+    bodyMoving = true;
+    api.onOutline?.();
   }
 
   function draw() {
@@ -256,6 +280,7 @@ function build(root, renderer, vrm, look, width, height) {
     if (!m) return;
     motion = { id, start: performance.now(), ms: m.ms, pose: m.pose };
     root.dataset.motion = id;
+    bodyMoves();
     invalidate(m.ms + SETTLE_MS);
   }
 
@@ -331,8 +356,10 @@ function build(root, renderer, vrm, look, width, height) {
       else { mouth = 0; plainTalk = false; invalidate(FADE_MS); }
     },
     setState(name) {
+      const was = state;
       state = STATE_POSE[name] || name === 'idle' || name === 'listening' ? name : state;
       root.dataset.state = state;
+      if (state !== was && (STATE_POSE[state] || STATE_POSE[was])) bodyMoves();
       invalidate(SETTLE_MS);
     },
     setAsleep(on) {
@@ -384,7 +411,15 @@ function build(root, renderer, vrm, look, width, height) {
       lips.stream(batch);
     },
     endSpeech() { lips.stop(); api.setSpeaking(false); },
-    drawNow() { update(1 / FPS, performance.now()); draw(); },
+    drawNow() { update(1 / FPS, performance.now()); draw(); snapSilhouette(); },
+    /** Called when the outline may have changed (set by the window: click-through). */
+    onOutline: null,
+    /** Mark where the model is drawn in `mask` (outline.js). */
+    markOutline(mask) {
+      const b = root.getBoundingClientRect();
+      if (bodyMoving || !silhouette) mask.addRect(b.left, b.top, b.width, b.height);
+      else mask.addAlpha(silhouette, b.left, b.top, b.width, b.height);
+    },
     /** The character showing `id` at once (no fade), as a PNG data URL (the look picker). */
     snapshot(id) {
       setEmotion(id);

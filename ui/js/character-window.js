@@ -6,6 +6,7 @@ import { invoke, channel, currentWindow, windowContext, listen, EVENTS } from ".
 import { createCharacter } from "../character/character.js";
 import { forgetTyping, restCaret, setForgetsInput } from "./typing.js";
 import { isVrm, mountVrm, refreshVrm, FALLBACK_SENTENCE } from "./vrm-mount.js";
+import { watchClickThrough } from "./click-through.js";
 
 const DRAG_THRESHOLD_PX = 4;
 const BUBBLE_LINGER_MS = 9000;
@@ -387,6 +388,8 @@ async function main() {
   showAsleep();
   // The characters on screen share one ambient budget (character.js, AMBIENT).
   character.setCrowd(ctx.open_characters ?? 1);
+  // Click-through: the window takes clicks only where it draws (click-through.js).
+  watchClickThrough(stage, () => character);
   // Live refresh: the vocabulary saved in settings, or this preset's avatar (sprites) changed.
   listen(EVENTS.vocabChanged, () => refreshExpression()).catch((e) =>
     console.warn("cannot listen for vocabulary changes", e));

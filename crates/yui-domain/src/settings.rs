@@ -210,6 +210,13 @@ pub const KNOWN: &[Known] = &[
         doc: "Written by the app: where each character was put in Wayland sessions, per backend (xwayland, layer-shell) and per output name (docs/wayland.md).",
     },
     Known {
+        key: crate::display::input_region::KEY,
+        kind: SWITCH_KIND,
+        default: crate::display::input_region::default_value,
+        validate: |v| crate::display::input_region::from_value(v).map(drop),
+        doc: "Click-through: a click where a character window draws nothing (around the character, its bubble and its buttons) goes to the window below. On by default; off, the whole window takes clicks. Read when the character's outline next changes (at the latest the next start). See docs/avatar.md.",
+    },
+    Known {
         key: MEMORY,
         kind: "object {enabled, pause_minutes, recall_tokens, history_tokens, paused, embeddings}",
         default: crate::longterm::config::default_value,

@@ -30,6 +30,7 @@ macro_rules! yui_invoke_handler {
         tauri::generate_handler![
             $crate::commands::window::window_context,
             $crate::commands::window::window_open,
+            $crate::commands::window::window_input_region,
             $crate::commands::presets::preset_list,
             $crate::commands::presets::preset_open,
             $crate::commands::presets::preset_close,

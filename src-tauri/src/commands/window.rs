@@ -1,10 +1,12 @@
-//! Window commands: who am I (label, role, preset) and open the settings, quick and phone windows.
+//! Window commands: who am I (label, role, preset), open the settings, quick and phone windows,
+//! and where a character window takes clicks (its input region).
 
 use crate::error::CmdResult;
 use crate::state::AppState;
 use crate::windows::{self, WindowLabel};
 use serde::Serialize;
-use tauri::{AppHandle, Manager, Runtime, WebviewWindow};
+use tauri::{AppHandle, Manager, Runtime, State, WebviewWindow};
+use yui_core::display::input_region::{self, InputRect};
 use yui_core::presets::Preset;
 use yui_core::CoreError;
 
@@ -60,4 +62,23 @@ pub async fn window_open<R: Runtime>(
     section: Option<String>,
 ) -> CmdResult<()> {
     crate::settings_window::open_named(&app, &which, section.as_deref())
+}
+
+/// The calling character window's input region: the rectangles where its page draws (logical
+/// pixels from the window's corner; `null`: the whole window). A click elsewhere goes to the
+/// window below (docs/avatar.md, "Click-through"). Checked by the core; off by `yui.click_through`.
+#[tauri::command]
+pub async fn window_input_region<R: Runtime>(
+    window: WebviewWindow<R>,
+    state: State<'_, AppState>,
+    rects: Option<Vec<InputRect>>,
+) -> CmdResult<()> {
+    windows::input_region::apply(
+        &window,
+        input_region::region(
+            &state.store,
+            rects,
+            windows::input_region::logical_size(&window)?,
+        )?,
+    )
 }

@@ -1,10 +1,11 @@
 //! Windows: labels (`labels.rs`), building and opening them (`build.rs`), and where character
 //! windows are (`positions.rs`; the placement rules themselves are pure, in
-//! `yui_core::layout`). Which preset is open lives in the core (`presets`); this module only turns
+//! `yui_core::layout`), and where a character window takes clicks (`input_region.rs`). Which preset is open lives in the core (`presets`); this module only turns
 //! that table into windows and remembers where the user dragged them.
 
 mod build;
 mod characters;
+pub mod input_region;
 mod labels;
 mod layer;
 mod positions;

@@ -6,8 +6,10 @@
 //! [`decide`] is the choice, pure: the user's `yui.display.backend`, what the environment says
 //! about the session ([`Session`]) and, only when it matters, what the compositor offers, asked
 //! through [`CompositorProbe`] (the platform code: `crates/yui-wayland`). [`places`] keeps where
-//! the user put each character, per backend and per output.
+//! the user put each character, per backend and per output; [`input_region`] where a character
+//! window takes clicks (click-through elsewhere).
 
+pub mod input_region;
 pub mod places;
 #[cfg(target_os = "linux")]
 pub mod portal;
