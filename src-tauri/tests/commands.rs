@@ -202,10 +202,15 @@ fn backend_helpers_are_for_settings_and_the_first_run_greeting_for_main_once() {
     );
     let main = window(&h, "main");
     let g = invoke(&main, "first_run", json!({})).unwrap();
-    assert_eq!(g["open_backend"], true, "{g}");
-    assert_eq!(
-        g["text"],
-        format!("Hi, I'm Yui! {}", yui_core::firstrun::INSTALL_HINT)
+    // No server answered: the built-in model is offered (its button starts the download).
+    assert_eq!(g["open_backend"], false, "{g}");
+    assert_eq!(g["offer"]["action"], "download", "{g}");
+    assert!(
+        g["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hi, I'm Yui! I found no model server on this computer, but I can run a model of my own: qwen3-"),
+        "{g}"
     );
     assert_eq!(
         invoke(&main, "first_run", json!({})).unwrap(),

@@ -14,6 +14,7 @@ mod command_tools;
 mod contract_strings;
 mod doctor;
 mod fault_matrix;
+mod firstrun_model;
 mod floors;
 mod fuzz_replay;
 mod looks;
