@@ -36,7 +36,7 @@ fn pick_on_main_thread<R: Runtime>(window: &WebviewWindow<R>) -> Option<PathBuf>
     filter.set_name(Some("GGUF models (*.gguf)"));
     filter.add_pattern("*.gguf");
     filter.add_pattern("*.GGUF");
-    dialog.add_filter(&filter);
+    dialog.add_filter(filter);
     let picked = (dialog.run() == gtk::ResponseType::Accept)
         .then(|| dialog.filename())
         .flatten();

@@ -170,7 +170,7 @@ async fn first_run_without_a_model_server_offers_the_built_in_model_downloads_it
         .unwrap();
     assert_eq!(
         text,
-        "Hi, I'm Yui! I found no model server on this computer, but I can run a model of my own: smollm2, a 98 MB download that needs about 400 MB of memory. After that I talk with no server and no internet."
+        "Hi, I'm Yui! I found no model server here, but I can run my own model: smollm2 (98 MB download, needs about 400 MB of memory)."
     );
     let button = s.find("#bubble .bubble-action").await.unwrap();
     assert_eq!(
@@ -262,6 +262,66 @@ async fn first_run_without_a_model_server_offers_the_built_in_model_downloads_it
         .unwrap();
     assert!(!reply.as_str().unwrap_or("").trim().is_empty(), "{reply}");
     eprintln!("reply: {reply}");
+
+    // Settings → Backend → Built-in model: smollm2 in use; Remove is refused under the running
+    // engine, in the core's sentence.
+    super::open_settings(&s).await;
+    super::settings_section(&s, "backend").await;
+    s.wait_script(
+        "return document.getElementById('model-panel').dataset.loaded === 'true'",
+        Duration::from_secs(20),
+    )
+    .await
+    .expect("the built-in model panel");
+    let row = s
+        .exec(
+            "const r = document.querySelector('#model-list-rows [data-model=\"smollm2\"]'); return {state: r.dataset.state, text: r.textContent, disk: document.getElementById('model-disk').textContent, engine: document.getElementById('model-engine').textContent};",
+            json!([]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(row["state"], "in_use", "{row}");
+    assert!(row["text"].as_str().unwrap().contains("98 MB"), "{row}");
+    assert_eq!(row["disk"], "On disk: 98 MB", "{row}");
+    assert!(
+        row["engine"]
+            .as_str()
+            .unwrap()
+            .starts_with("The engine is running (process "),
+        "{row}"
+    );
+    let remove = s
+        .find("#model-list-rows [data-model=\"smollm2\"] .model-actions button")
+        .await
+        .unwrap();
+    assert_eq!(s.property(&remove, "textContent").await.unwrap(), "Remove");
+    s.click(&remove).await.unwrap();
+    s.wait_script(
+        "return document.getElementById('model-note').textContent.includes('it was not deleted')",
+        Duration::from_secs(10),
+    )
+    .await
+    .expect("the core's sentence");
+    let note = s
+        .exec(
+            "return document.getElementById('model-note').textContent",
+            json!([]),
+        )
+        .await
+        .unwrap();
+    let pid = yui_core::model::local::running(&yui_core::paths::Paths::resolve(Some(
+        dir.path().to_path_buf(),
+    )))
+    .expect("the engine runs")
+    .pid;
+    assert_eq!(
+        note,
+        format!("smollm2 is in use by the running engine (process {pid}); it was not deleted")
+    );
+    assert!(dir.path().join("models").join(GGUF).is_file());
+    if let Some(path) = std::env::var_os("YUI_E2E_SETTINGS_SHOT") {
+        shoot_window(&s, &path).await;
+    }
     s.delete().await.ok();
     let done = yui_core::settings::get(&store, yui_core::settings::FIRST_RUN).unwrap();
     assert_eq!(done, json!({"done": true}));

@@ -103,6 +103,8 @@ function showBubble(text, { error = false, linger = true, action = null, extra =
     bubble.replaceChildren(node);
   }
   bubble.classList.toggle("error", error);
+  // An offer (model-offer.js) may take a little more of the window: its text and its buttons.
+  bubble.classList.toggle("offer", !!extra);
   bubble.hidden = text === "";
   const pinned = error || action || extra;
   bubble.scrollTop = pinned ? 0 : bubble.scrollHeight;

@@ -35,9 +35,9 @@ export async function mountModel(box) {
       el("div", { className: "row" }, add, disk),
       engine,
       el("div", { className: "model-settings" },
-        el("label", {}, "Stop the engine after ", idle, el("span", { className: "muted small" }, " seconds without a turn (frees its memory)")),
-        el("label", {}, "Threads ", threads, el("span", { className: "muted small", id: "model-threads-hint" }, "")),
-        el("label", {}, "Download mirror ", mirror)),
+        el("label", {}, "Stop the engine after", idle, el("span", { className: "muted small" }, "seconds without a turn (frees its memory)")),
+        el("label", {}, "Threads", threads, el("span", { className: "muted small", id: "model-threads-hint" }, "")),
+        el("label", {}, "Download mirror", mirror)),
       note),
   );
   let page = null;
@@ -97,7 +97,7 @@ export async function mountModel(box) {
     idle.value = s["yui.model.idle_stop_s"] ?? 600;
     threads.value = s["yui.model.threads"] ?? "";
     threads.placeholder = String(p.threads_default);
-    document.getElementById("model-threads-hint").textContent = ` empty: ${p.threads_default} (the physical cores)`;
+    document.getElementById("model-threads-hint").textContent = `empty: ${p.threads_default} (the physical cores)`;
     mirror.value = s["yui.model.mirror"] ?? "";
     box.dataset.loaded = "true";
   }

@@ -162,7 +162,7 @@ pub fn offer_for(store: &Store, paths: &Paths, memory: Option<u64>) -> Option<(O
         .find(|m| m.state == local::State::Installed)
     {
         let sentence = format!(
-            "I found no model server on this computer, but the model {} ({}) is already here — shall I talk through it?",
+            "I found no model server here, but {} ({}) is on this computer — shall I talk through it?",
             m.name,
             catalog::human(m.size)
         );
@@ -177,7 +177,7 @@ pub fn offer_for(store: &Store, paths: &Paths, memory: Option<u64>) -> Option<(O
     }
     let e = catalog::for_memory(&entries, memory)?;
     let sentence = format!(
-        "I found no model server on this computer, but I can run a model of my own: {}, a {} download that needs about {} of memory. After that I talk with no server and no internet.",
+        "I found no model server here, but I can run my own model: {} ({} download, needs about {} of memory).",
         e.name,
         catalog::human(e.size),
         catalog::human(e.ram)

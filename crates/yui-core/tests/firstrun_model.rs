@@ -142,7 +142,7 @@ async fn first_run_with_no_server_offers_the_catalog_model_for_this_machine() {
     assert_eq!(
         g.text,
         format!(
-            "Hi, I'm Yui! I found no model server on this computer, but I can run a model of my own: {}, a {} download that needs about {} of memory. After that I talk with no server and no internet.",
+            "Hi, I'm Yui! I found no model server here, but I can run my own model: {} ({} download, needs about {} of memory).",
             want.name,
             catalog::human(want.size),
             catalog::human(want.ram)
@@ -164,7 +164,7 @@ async fn first_run_with_no_server_offers_the_catalog_model_for_this_machine() {
     );
     let (small, text) = firstrun::offer_for(&r.store, &r.paths, Some(4 << 30)).unwrap();
     assert_eq!(small.label, "Download qwen3-0.6b (397 MB)");
-    assert_eq!(text, "I found no model server on this computer, but I can run a model of my own: qwen3-0.6b, a 397 MB download that needs about 1.6 GB of memory. After that I talk with no server and no internet.");
+    assert_eq!(text, "I found no model server here, but I can run my own model: qwen3-0.6b (397 MB download, needs about 1.6 GB of memory).");
 }
 
 #[tokio::test]
@@ -184,7 +184,7 @@ async fn first_run_with_a_model_installed_but_not_in_use_offers_to_use_it() {
         (offer.action, offer.label.as_str()),
         (OfferAction::Use, "Use smollm2")
     );
-    assert_eq!(g.text, "Hi, I'm Yui! I found no model server on this computer, but the model smollm2 (98 MB) is already here — shall I talk through it?");
+    assert_eq!(g.text, "Hi, I'm Yui! I found no model server here, but smollm2 (98 MB) is on this computer — shall I talk through it?");
 }
 
 #[tokio::test]
