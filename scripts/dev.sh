@@ -266,8 +266,9 @@ ensure_test_models() {
 # its download instead. The engine: llama-server on PATH or yui.model.engine_path, else
 # llama.cpp's server from PyPI xllamacpp behind the tests' stand-in.
 ensure_first_model() {
-  local yui=target/release/yui dir=crates/yui-core/tests/fixtures/models
-  cargo build --release -p yui-cli
+  local yui=${YUI_CLI:-target/release/yui} dir=crates/yui-core/tests/fixtures/models
+  # YUI_CLI: a `yui` already built (a check of this step without the release build).
+  [ -n "${YUI_CLI:-}" ] || cargo build --release -p yui-cli
   local state
   state=$("$yui" backend find | python3 -c 'import json,sys; f=json.load(sys.stdin); print("first" if f["first_run"] and not f["found"] else "set")') || return 0
   [ "$state" = first ] || return 0

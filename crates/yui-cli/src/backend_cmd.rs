@@ -108,7 +108,11 @@ pub fn run(store: &Store, paths: &Paths, cmd: &BackendCmd) -> Result<Value, Core
         }
         BackendCmd::Find => {
             let candidates = yui_core::discover::candidates();
-            let found = crate::turn_cmd::runtime()?
+            // A runtime of its own (turn_cmd's would make the two modules import each other).
+            let found = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| CoreError::internal(format!("cannot start the async runtime: {e}")))?
                 .block_on(yui_core::discover::discover_local(&candidates));
             Ok(json!({
                 "found": found,
