@@ -131,7 +131,13 @@ async fn first_run_without_a_model_server_offers_the_built_in_model_downloads_it
     // with its real size and SHA-256 at a host nobody can reach (the mirror replaces it).
     let bytes = std::sync::Arc::new(std::fs::read(&gguf).unwrap());
     let size = bytes.len();
-    let srv = yui_testkit::files::FileServer::start(bytes, yui_testkit::files::Fault::None).await;
+    // Every answer stops after 24 MiB: the download resumes (Range) after a second each time,
+    // so its progress shows in the bubble for a few seconds.
+    let srv = yui_testkit::files::FileServer::start(
+        bytes,
+        yui_testkit::files::Fault::CutAlwaysAt(24 << 20),
+    )
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("catalog.json");
     std::fs::write(
@@ -202,11 +208,14 @@ async fn first_run_without_a_model_server_offers_the_built_in_model_downloads_it
     s.click(&button).await.unwrap();
     // The progress shows in the bubble (bar, percent, Cancel) while bytes come.
     s.wait_script(
-        "const d = document.getElementById('stage').dataset; return ['downloading', 'verifying', 'in_use'].includes(d.modelPull)",
+        "const p = document.querySelector('#bubble progress.pull-bar'); return !!p && p.value > 0 && !!document.querySelector('#bubble .pull-cancel') && /^\\d+%$/.test(document.querySelector('#bubble .pull-pct').textContent)",
         Duration::from_secs(30),
     )
     .await
-    .expect("the download starts");
+    .expect("the download's bar, percent and Cancel in the bubble");
+    if let Some(path) = std::env::var_os("YUI_E2E_PROGRESS_SHOT") {
+        shoot_window(&s, &path).await;
+    }
     s.wait_script(
         "return document.getElementById('stage').dataset.modelPull === 'in_use'",
         Duration::from_secs(120),

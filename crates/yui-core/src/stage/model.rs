@@ -214,16 +214,14 @@ async fn run_pull(
                 state.message = None;
             }
             P::Retry {
-                attempt,
-                wait_ms,
-                reason,
+                wait_ms, reason, ..
             } => {
                 state.state = PullState::Retrying;
+                // `reason` is a phrase ("the connection closed early", "could not connect").
                 state.message = Some(format!(
-                    "{}: {reason}; trying again in {} s (try {}).",
+                    "Download of {} interrupted ({reason}); trying again in {} s.",
                     state.name,
-                    wait_ms.div_ceil(1000),
-                    attempt + 1
+                    wait_ms.div_ceil(1000)
                 ));
             }
             P::Verifying => {
