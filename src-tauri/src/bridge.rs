@@ -57,10 +57,14 @@ pub enum BridgeEvent {
     /// The proactive turns waiting for the manners: `{waiting: [{preset_id, trigger,
     /// importance, reason}]}` (a character's badge, Settings → Manners).
     Waiting,
+    /// A download of the built-in model moved on, to the main window (the first run's bubble)
+    /// and the settings window: the core's `ModelPull` `{name, state, done, total, percent,
+    /// message?, unreachable}`.
+    ModelPull,
 }
 
 impl BridgeEvent {
-    pub const ALL: [BridgeEvent; 16] = [
+    pub const ALL: [BridgeEvent; 17] = [
         Self::PresetsChanged,
         Self::SwitchesChanged,
         Self::CharacterAddressed,
@@ -77,6 +81,7 @@ impl BridgeEvent {
         Self::Mic,
         Self::Heard,
         Self::Waiting,
+        Self::ModelPull,
     ];
 
     /// The bridge event a stage event goes out as (`None`: for the core's own readers).
@@ -100,6 +105,7 @@ impl BridgeEvent {
             StageEvent::Shown { .. } => Self::Visibility,
             StageEvent::Body { .. } | StageEvent::Looking { .. } => Self::BodyChanged,
             StageEvent::Waiting { .. } => Self::Waiting,
+            StageEvent::ModelPull { .. } => Self::ModelPull,
             StageEvent::Idle => return None,
         })
     }
@@ -122,6 +128,7 @@ impl BridgeEvent {
             Self::Mic => "yui://mic",
             Self::Heard => "yui://heard",
             Self::Waiting => "yui://waiting",
+            Self::ModelPull => "yui://model-pull",
         }
     }
 }

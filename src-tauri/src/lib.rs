@@ -10,6 +10,7 @@ pub mod browser;
 pub mod commands;
 pub mod display;
 pub mod error;
+pub mod file_pick;
 pub mod gestures;
 pub mod instance;
 pub mod label;

@@ -202,13 +202,81 @@ fn backend_helpers_are_for_settings_and_the_first_run_greeting_for_main_once() {
     );
     let main = window(&h, "main");
     let g = invoke(&main, "first_run", json!({})).unwrap();
-    assert_eq!(g["open_backend"], true, "{g}");
-    assert_eq!(
-        g["text"],
-        format!("Hi, I'm Yui! {}", yui_core::firstrun::INSTALL_HINT)
+    // No server answered: the built-in model is offered (its button starts the download).
+    assert_eq!(g["open_backend"], false, "{g}");
+    assert_eq!(g["offer"]["action"], "download", "{g}");
+    assert!(
+        g["text"].as_str().unwrap().starts_with(
+            "Hi, I'm Yui! I found no model server here, but I can run my own model: qwen3-"
+        ),
+        "{g}"
     );
     assert_eq!(
         invoke(&main, "first_run", json!({})).unwrap(),
         serde_json::Value::Null
     );
+}
+
+#[test]
+fn the_built_in_model_page_is_for_settings_and_its_changes_cross_ipc_as_the_core_says() {
+    let h = harness();
+    let settings_win = window(&h, "settings");
+    let page = invoke(&settings_win, "model_page", json!({})).unwrap();
+    let names: Vec<&str> = page["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["source"] == "catalog")
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["qwen3-1.7b", "qwen3-0.6b"], "{page}");
+    assert_eq!(page["models"][0]["state"], "available");
+    assert_eq!(page["models"][0]["size_text"], "1.1 GB");
+    assert_eq!(page["settings"]["yui.model.idle_stop_s"], 600);
+    let page = invoke(
+        &settings_win,
+        "model_set",
+        json!({"key": "yui.model.threads", "value": 3}),
+    )
+    .unwrap();
+    assert_eq!(page["settings"]["yui.model.threads"], 3);
+    let err = invoke(
+        &settings_win,
+        "model_set",
+        json!({"key": "yui.model.threads", "value": 0}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (err["code"].as_str(), err["message"].as_str()),
+        (
+            Some("invalid_input"),
+            Some("yui.model.threads must be a whole number from 1 to 256 or null")
+        )
+    );
+    let err = invoke(
+        &settings_win,
+        "model_set",
+        json!({"key": "yui.screen", "value": {"enabled": true}}),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "invalid_input", "{err}");
+    let err = invoke(&settings_win, "model_remove", json!({"name": "qwen3-1.7b"})).unwrap_err();
+    assert_eq!(err["message"], "qwen3-1.7b is not installed", "{err}");
+    let err = invoke(
+        &settings_win,
+        "model_use",
+        json!({"name": "qwen3-1.7b", "greet": false}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err["message"],
+        "qwen3-1.7b is not installed: `yui model pull qwen3-1.7b` or `yui model add FILE.gguf` first"
+    );
+    // The character windows may start the first run's download, never read or change the page.
+    for label in ["main", "pet-kai"] {
+        let w = window(&h, label);
+        for cmd in ["model_page", "model_set", "model_remove"] {
+            assert_refused(&w, cmd, json!({}));
+        }
+    }
 }

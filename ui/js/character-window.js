@@ -7,6 +7,7 @@ import { createCharacter } from "../character/character.js";
 import { forgetTyping, restCaret, setForgetsInput } from "./typing.js";
 import { isVrm, mountVrm, refreshVrm, FALLBACK_SENTENCE } from "./vrm-mount.js";
 import { watchClickThrough } from "./click-through.js";
+import { offerModel } from "./model-offer.js";
 
 const DRAG_THRESHOLD_PX = 4;
 const BUBBLE_LINGER_MS = 9000;
@@ -90,19 +91,23 @@ function bubbleText(text) {
  * action starts at its first line and stays until the next turn. `action`: {label, onClick}, a
  * button under the text.
  */
-function showBubble(text, { error = false, linger = true, action = null } = {}) {
+function showBubble(text, { error = false, linger = true, action = null, extra = null } = {}) {
   clearTimeout(bubbleTimer);
   const node = bubbleText(text);
   if (action) {
     const b = Object.assign(document.createElement("button"), { type: "button", className: "bubble-action", textContent: action.label });
     b.addEventListener("click", (e) => { e.stopPropagation(); action.onClick(); });
     bubble.replaceChildren(node, document.createElement("br"), b);
+  } else if (extra) {
+    bubble.replaceChildren(node, extra);
   } else if (bubble.childNodes.length !== 1 || bubble.firstChild !== node) {
     bubble.replaceChildren(node);
   }
   bubble.classList.toggle("error", error);
+  // An offer (model-offer.js) may take a little more of the window: its text and its buttons.
+  bubble.classList.toggle("offer", !!extra);
   bubble.hidden = text === "";
-  const pinned = error || action;
+  const pinned = error || action || extra;
   bubble.scrollTop = pinned ? 0 : bubble.scrollHeight;
   if (linger && !pinned && text !== "" && !voicing) {
     bubbleTimer = setTimeout(() => { bubble.hidden = true; }, BUBBLE_LINGER_MS);
@@ -122,6 +127,16 @@ async function greetOnFirstRun() {
   }
   // A turn the user already started owns the bubble.
   if (!g || turnRunning) return;
+  if (g.offer) {
+    // No server found: the built-in model (model-offer.js draws it; the core runs it).
+    offerModel(g, {
+      stage,
+      show: (text, extra, { error = false } = {}) => showBubble(text, { error, extra, linger: false }),
+      openSettings: () => invoke("window_open", { which: "settings", section: "backend" })
+        .catch((err) => showBubble(err.message, { error: true })),
+    });
+    return;
+  }
   stage.dataset.firstRun = g.open_backend ? "no-backend" : "backend";
   showBubble(g.text, {
     linger: !g.open_backend,
@@ -307,7 +322,12 @@ function onTurnEvent(ev, acc, { mirrored = false } = {}) {
       if (acc.text === "") showBubble("…", { linger: false });
       break;
     case "turn_end":
-      if (!mirrored) turnRunning = false;
+      if (!mirrored) {
+        turnRunning = false;
+        // Observable for the E2E tests: how this window's own last turn ended.
+        stage.dataset.turnStatus = ev.status ?? "";
+        stage.dataset.reply = ev.text ?? "";
+      }
       browsing.clear();
       character.setSpeaking(false);
       character.setState("idle");
@@ -419,7 +439,7 @@ async function main() {
   let other = null;
   listen(EVENTS.characterTurn, (p) => {
     if (!p?.event || p.preset_id !== presetId || turnRunning) return;
-    const kind = { addressed: "addressed", user: "voice" }[p.origin?.kind] ?? "phone";
+    const kind = { addressed: "addressed", user: "voice", proactive: "proactive" }[p.origin?.kind] ?? "phone";
     if (!other || other.id !== p.turn_id) {
       other = { id: p.turn_id, text: "", started: Promise.resolve(p.turn_id) };
       character.setState("thinking");

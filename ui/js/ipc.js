@@ -25,6 +25,7 @@ export const EVENTS = Object.freeze({
   mic: "yui://mic",
   heard: "yui://heard",
   waiting: "yui://waiting",
+  modelPull: "yui://model-pull",
 });
 
 /** The switch keys (settings keys in the store). */

@@ -8,6 +8,7 @@ import { mountTools } from "./tools-panel.js";
 import { mountNav } from "./settings-nav.js";
 import { mountMemory } from "./memory-panel.js";
 import { mountVoice } from "./voice-panel.js";
+import { mountModel } from "./model-panel.js";
 
 const backendForm = document.getElementById("backend-form");
 const keyForm = document.getElementById("key-form");
@@ -197,6 +198,7 @@ async function main() {
   await mountTools(document.getElementById("tools")).catch((err) => setStatus(err.message, true));
   await mountMemory(document.getElementById("memory")).catch((err) => setStatus(err.message, true));
   await mountVoice(document.getElementById("voice")).catch((err) => setStatus(err.message, true));
+  await mountModel(document.getElementById("model-panel")).catch((err) => setStatus(err.message, true));
 }
 
 main();

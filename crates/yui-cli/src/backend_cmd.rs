@@ -41,6 +41,10 @@ pub enum BackendCmd {
     SetKey,
     /// Forget the stored API key.
     ClearKey,
+    /// Look for a model server on this computer (the app's first run and Settings → Backend →
+    /// Find: `/v1/models` on the usual ports, `YUI_DISCOVER_PORTS` replaces them). Prints
+    /// `{found: [...], first_run}`: `first_run` is true while no backend was ever set up.
+    Find,
 }
 
 /// `--temperature`: a number, or `none` to clear it.
@@ -101,6 +105,19 @@ pub fn run(store: &Store, paths: &Paths, cmd: &BackendCmd) -> Result<Value, Core
             let key = input.lines().next().unwrap_or("").trim().to_string();
             let storage = Secrets::new(paths).set_api_key(&key)?;
             Ok(json!({"has_api_key": true, "api_key_storage": storage}))
+        }
+        BackendCmd::Find => {
+            let candidates = yui_core::discover::candidates();
+            // A runtime of its own (turn_cmd's would make the two modules import each other).
+            let found = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| CoreError::internal(format!("cannot start the async runtime: {e}")))?
+                .block_on(yui_core::discover::discover_local(&candidates));
+            Ok(json!({
+                "found": found,
+                "first_run": yui_core::firstrun::is_first_run(store)?,
+            }))
         }
         BackendCmd::ClearKey => {
             Secrets::new(paths).clear()?;

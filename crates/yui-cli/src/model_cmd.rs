@@ -100,19 +100,7 @@ pub fn run(paths: &Paths, cmd: &ModelCmd) -> Result<u8, CoreError> {
             Ok(0)
         }
         ModelCmd::Use { name } => {
-            if local::installed(paths, &catalog, name).is_none() {
-                return Err(CoreError::not_found(format!(
-                    "{name} is not installed: `yui model pull {name}` or `yui model add FILE.gguf` first"
-                )));
-            }
-            let mut b = yui_core::backend::load(&store)?;
-            b.builtin = Some(name.clone());
-            b.model = name.clone();
-            b.transport = yui_core::backend::Transport::ChatCompletions;
-            yui_core::backend::save(&store, &b)?;
-            line(&format!(
-                "The built-in engine with {name} is now the backend; it starts by itself on the next turn."
-            ));
+            line(&model::use_model(&store, paths, name)?);
             Ok(0)
         }
         ModelCmd::Rm { name } => {

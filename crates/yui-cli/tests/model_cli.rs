@@ -405,3 +405,29 @@ fn the_built_in_engine_answers_a_turn_and_its_model_is_not_deleted_under_it() {
     let out = env.yui(&["model", "rm", "mine"]);
     assert_eq!(text(&out.stdout), "Removed mine (98 MB freed).\n");
 }
+
+/// `yui backend find` (what `scripts/dev.sh run` asks before it falls back to the registry's
+/// model): no server on any port and no backend set up → `{found: [], first_run: true}`; once
+/// `yui model use` stored the backend it is no first run any more.
+#[test]
+fn backend_find_says_what_answered_and_whether_this_is_a_first_run() {
+    let e = Env::new();
+    let find = || {
+        let mut cmd = yui_command(&e.dir.path().join("data"));
+        cmd.env("YUI_DISCOVER_PORTS", "none")
+            .args(["backend", "find"]);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(find(), json!({"found": [], "first_run": true}));
+    let Some(gguf) = Some(fixtures().join(GGUF)).filter(|p| p.is_file()) else {
+        eprintln!("backend_find: the rest skipped: the test GGUF is absent (scripts/dev.sh deps)");
+        return;
+    };
+    let out = e.yui(&["model", "add", gguf.to_str().unwrap(), "--name", "smollm2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = e.yui(&["model", "use", "smollm2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(find(), json!({"found": [], "first_run": false}));
+}

@@ -69,7 +69,8 @@ impl Trimmer {
             | StageEvent::Presence { .. }
             | StageEvent::Shown { .. }
             | StageEvent::Body { .. }
-            | StageEvent::Looking { .. } => {}
+            | StageEvent::Looking { .. }
+            | StageEvent::ModelPull { .. } => {}
         }
     }
 

@@ -100,6 +100,7 @@ async fn first_run_with_one_server_uses_it_and_greets_once() {
     let h = Harness::new();
     let g = yui_core::firstrun::greet(
         &h.store,
+        &paths_of(&h),
         &[Candidate::new("Ollama", port_of(&srv.base_url))],
     )
     .await
@@ -116,28 +117,42 @@ async fn first_run_with_one_server_uses_it_and_greets_once() {
         (srv.base_url.as_str(), "qwen2.5:0.5b")
     );
     assert_eq!(
-        yui_core::firstrun::greet(&h.store, &[]).await.unwrap(),
+        yui_core::firstrun::greet(&h.store, &paths_of(&h), &[])
+            .await
+            .unwrap(),
         None,
         "only once"
     );
 }
 
+fn paths_of(h: &Harness) -> yui_core::paths::Paths {
+    yui_core::paths::Paths::resolve(Some(h.dir.path().to_path_buf()))
+}
+
 #[tokio::test]
-async fn first_run_with_no_server_says_what_to_install() {
+async fn first_run_with_no_server_and_no_catalog_says_what_to_install() {
     let h = Harness::new();
-    let g = yui_core::firstrun::greet(&h.store, &[Candidate::new("Ollama", dead_port())])
-        .await
-        .unwrap()
-        .unwrap();
+    // A catalog that cannot be read and nothing installed: no built-in model to offer.
+    yui_core::settings::set(
+        &h.store,
+        yui_core::model::CATALOG_FILE_KEY,
+        &json!(h.dir.path().join("missing.json")),
+    )
+    .unwrap();
+    let g = yui_core::firstrun::greet(
+        &h.store,
+        &paths_of(&h),
+        &[Candidate::new("Ollama", dead_port())],
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(
         g.text,
         "Hi, I'm Yui! I can't find a model on this computer yet — install Ollama from ollama.com and run \"ollama pull llama3.2\", or tell me where your model server is in Settings → Backend."
     );
     assert!(g.open_backend);
-    assert_eq!(
-        backend::load(&h.store).unwrap(),
-        backend::BackendConfig::default()
-    );
+    assert_eq!(g.offer, None);
 }
 
 #[tokio::test]
@@ -147,6 +162,7 @@ async fn first_run_with_two_servers_asks_and_a_set_up_backend_is_not_a_first_run
     let h = Harness::new();
     let g = yui_core::firstrun::greet(
         &h.store,
+        &paths_of(&h),
         &[
             Candidate::new("Ollama", port_of(&a.base_url)),
             Candidate::new("LM Studio", port_of(&b.base_url)),
@@ -172,7 +188,9 @@ async fn first_run_with_two_servers_asks_and_a_set_up_backend_is_not_a_first_run
     )
     .unwrap();
     assert_eq!(
-        yui_core::firstrun::greet(&h.store, &[]).await.unwrap(),
+        yui_core::firstrun::greet(&h.store, &paths_of(&h), &[])
+            .await
+            .unwrap(),
         None
     );
 }

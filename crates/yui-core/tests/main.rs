@@ -15,6 +15,7 @@ mod contract_strings;
 mod display_portal;
 mod doctor;
 mod fault_matrix;
+mod firstrun_model;
 mod floors;
 mod fuzz_replay;
 mod looks;

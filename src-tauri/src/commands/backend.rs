@@ -46,6 +46,7 @@ pub async fn first_run<R: Runtime>(
 ) -> CmdResult<Option<Greeting>> {
     firstrun::greet_in(
         &state.store,
+        &state.paths,
         crate::windows::kind_of(&window),
         &discover::candidates(),
     )

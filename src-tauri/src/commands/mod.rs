@@ -10,6 +10,7 @@ pub mod looks;
 pub mod manners;
 pub mod memory;
 pub mod mic;
+pub mod model;
 pub mod phone;
 pub mod playback;
 pub mod presets;
@@ -57,6 +58,13 @@ macro_rules! yui_invoke_handler {
             $crate::commands::backend::backend_models,
             $crate::commands::backend::backend_test,
             $crate::commands::backend::first_run,
+            $crate::commands::model::model_pull,
+            $crate::commands::model::model_cancel,
+            $crate::commands::model::model_use,
+            $crate::commands::model::model_add_file,
+            $crate::commands::model::model_page,
+            $crate::commands::model::model_set,
+            $crate::commands::model::model_remove,
             $crate::commands::turn::turn_start,
             $crate::commands::turn::turn_stop,
             $crate::commands::vocab::vocab_get,

@@ -172,6 +172,9 @@ pub enum StageEvent {
     Body { state: crate::avatar::BodyState },
     /// A screen capture started (`looking`) or ended: the character shows it looks.
     Looking { looking: bool },
+    /// A download of the built-in model moved on (`model.rs`): to the main window (the first
+    /// run's bubble) and Settings → Backend → Built-in model. The payload is the pull itself.
+    ModelPull { pull: super::ModelPull },
 }
 
 impl StageEvent {
@@ -198,6 +201,7 @@ impl StageEvent {
             | Self::Looking { .. } => To::Every,
             Self::Shown { window, .. } => To::Only(vec![window.clone()]),
             Self::SettingsChanged { .. } => To::Only(vec![Window::Settings]),
+            Self::ModelPull { .. } => To::Only(vec![Window::Main, Window::Settings]),
             Self::Idle => To::Only(Vec::new()),
         }
     }
@@ -215,6 +219,7 @@ impl StageEvent {
                 serde_json::to_value(self)
             }
             Self::Mic { status } => serde_json::to_value(status),
+            Self::ModelPull { pull } => serde_json::to_value(pull),
             other => serde_json::to_value(other).map(|mut v| {
                 if let Some(m) = v.as_object_mut() {
                     m.remove("type");

@@ -24,6 +24,8 @@ mod desktop;
 mod events;
 pub mod inbox;
 mod mic;
+mod model;
+mod model_page;
 mod proactive;
 mod realtime;
 mod realtime_mic;
@@ -35,6 +37,10 @@ mod user_turn;
 pub use barge::{heard_part, CHARS_PER_SECOND};
 pub use events::{StageEvent, To, Window};
 pub use mic::{AudioChoice, MicState, MicStatus};
+pub use model::{
+    hello_reason, unreachable_sentence, AfterPull, ModelPull, PullState, HELLO_TRIGGER,
+};
+pub use model_page::{ModelPage, ModelRow};
 pub use proactive::{
     CharacterSwitch, MannersPage, MannersView, Outcome, Proactive, Trigger, Waiting,
 };
@@ -115,6 +121,8 @@ pub struct StageOptions {
     /// A fixed backend's built-in engine (`yui converse` after `yui model use`); the configured
     /// backend's is the process-wide one (`model::builtin::shared`).
     pub engine: Option<Arc<crate::model::engine::Engine>>,
+    /// How the app's model downloads wait between tries (`stage/model.rs`).
+    pub pull_backoff: crate::model::download::Backoff,
 }
 
 impl std::fmt::Debug for StageOptions {
@@ -148,6 +156,7 @@ impl Default for StageOptions {
             duplex: None,
             transcript_wait: realtime::TRANSCRIPT_WAIT,
             engine: None,
+            pull_backoff: crate::model::download::Backoff::default(),
         }
     }
 }
@@ -207,6 +216,8 @@ pub(crate) struct Inner {
     shown: Mutex<HashMap<Window, String>>,
     /// Proactive turns: the manners, the probes, the turns waiting.
     proactive: proactive::Slot,
+    /// The built-in model's downloads under way (`model.rs`).
+    pulls: model::Pulls,
 }
 
 /// Where a user turn's own events go, in order: the window that started it (the shell's IPC
@@ -245,6 +256,7 @@ impl Stage {
             mic: Default::default(),
             shown: Mutex::new(HashMap::new()),
             proactive: Default::default(),
+            pulls: Default::default(),
         }));
         // Committed changes reach the windows as stage events (weak: the store outlives no stage).
         let weak = Arc::downgrade(&stage.0);

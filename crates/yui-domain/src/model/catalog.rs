@@ -67,6 +67,23 @@ pub fn built_in() -> Vec<Entry> {
 
 const GIB: u64 = 1024 * 1024 * 1024;
 
+/// Below this much memory a machine counts as "under 8 GB" (one sold as 8 GB shows about
+/// 7.7 GiB in `MemTotal`: the kernel keeps some).
+pub const SMALL_MACHINE: u64 = 15 * GIB / 2;
+
+/// The model to offer a machine with `memory` bytes (`None`: unknown): the default (or the
+/// first entry) on 8 GB and more, else the entry that needs the least memory.
+pub fn for_memory(entries: &[Entry], memory: Option<u64>) -> Option<&Entry> {
+    let default = entries
+        .iter()
+        .find(|e| e.name == DEFAULT)
+        .or(entries.first());
+    match memory {
+        Some(m) if m < SMALL_MACHINE => entries.iter().min_by_key(|e| e.ram),
+        _ => default,
+    }
+}
+
 /// Why a catalog file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
@@ -201,6 +218,20 @@ mod tests {
             assert!(!is_plain_file_name(bad), "{bad}");
         }
         assert!(is_plain_file_name("SmolLM2-135M-Instruct.Q4_1.gguf"));
+    }
+
+    #[test]
+    fn a_machine_under_8_gb_is_offered_the_lighter_model() {
+        let c = built_in();
+        assert_eq!(for_memory(&c, Some(16 * GIB)).unwrap().name, DEFAULT);
+        assert_eq!(for_memory(&c, None).unwrap().name, DEFAULT);
+        // An "8 GB" machine's MemTotal.
+        assert_eq!(
+            for_memory(&c, Some(8_048_576 * 1024)).unwrap().name,
+            DEFAULT
+        );
+        assert_eq!(for_memory(&c, Some(4 * GIB)).unwrap().name, "qwen3-0.6b");
+        assert_eq!(for_memory(&[], Some(4 * GIB)), None);
     }
 
     #[test]

@@ -166,6 +166,26 @@ impl Config {
     }
 }
 
+/// Make the built-in engine with the installed model `name` the backend of every turn (`yui model
+/// use`, the first run's download, Settings → Backend → Built-in model); the sentence that says
+/// so. Refused in plain words when `name` is not installed.
+pub fn use_model(store: &Store, paths: &crate::paths::Paths, name: &str) -> Result<String> {
+    let catalog = Config::load(store)?.catalog()?;
+    if local::installed(paths, &catalog, name).is_none() {
+        return Err(CoreError::not_found(format!(
+            "{name} is not installed: `yui model pull {name}` or `yui model add FILE.gguf` first"
+        )));
+    }
+    let mut b = crate::backend::load(store)?;
+    b.builtin = Some(name.to_string());
+    b.model = name.to_string();
+    b.transport = crate::backend::Transport::ChatCompletions;
+    crate::backend::save(store, &b)?;
+    Ok(format!(
+        "The built-in engine with {name} is now the backend; it starts by itself on the next turn."
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

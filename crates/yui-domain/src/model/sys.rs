@@ -57,6 +57,20 @@ pub fn cores_of_cpuinfo(text: &str) -> Option<usize> {
     (!seen.is_empty()).then_some(seen.len())
 }
 
+/// The machine's memory in bytes (`MemTotal` of /proc/meminfo; `None` where it cannot be read).
+pub fn total_memory() -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| mem_total_of(&t))
+}
+
+/// `MemTotal` of a /proc/meminfo text, in bytes.
+pub fn mem_total_of(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb.saturating_mul(1024))
+}
+
 /// A TCP port free on 127.0.0.1 right now (the OS picks it).
 pub fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?
@@ -102,6 +116,16 @@ mod tests {
         assert_eq!(cores_of_cpuinfo(two_cores_four_threads), Some(2));
         assert_eq!(cores_of_cpuinfo("processor: 0\nmodel name: x\n"), None);
         assert!(physical_cores() >= 1);
+    }
+
+    #[test]
+    fn memory_is_read_from_meminfo() {
+        assert_eq!(
+            mem_total_of("MemTotal:        8048576 kB\nMemFree: 1 kB\n"),
+            Some(8_048_576 * 1024)
+        );
+        assert_eq!(mem_total_of("MemFree: 1 kB\n"), None);
+        assert!(total_memory().is_some_and(|m| m > 0));
     }
 
     #[test]
