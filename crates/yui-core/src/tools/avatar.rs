@@ -347,7 +347,11 @@ async fn capture(avatar: &Arc<Avatar>, area: geo::Rect) -> Result<String, ToolEr
     }
     let cap = shot
         .map_err(|e| ToolError::stopped(WHAT, e))?
-        .map_err(failed)?;
+        .map_err(|e| match e {
+            // The contract's word, and why (no screenshot portal on a Wayland desktop).
+            HostError::Unsupported(why) => ToolError::Failed(format!("unsupported: {why}")),
+            e => failed(e),
+        })?;
     tokio::task::spawn_blocking(move || avatar::capture::to_data_url(cap))
         .await
         .map_err(|e| ToolError::stopped(WHAT, e))?

@@ -28,6 +28,10 @@ pub enum HostError {
     /// area off the screen, the main window closed.
     #[error("{0}")]
     Unavailable(String),
+    /// What this desktop cannot do at all, with the reason (no screenshot portal answers): the
+    /// tools answer the contract's `error: unsupported`, the reason after it.
+    #[error("{0}")]
+    Unsupported(String),
     /// The window system failed underneath (an X11 request or connection, a window call): what
     /// was being done, and the error it gave, kept as the source.
     #[error("{what}: {source}")]

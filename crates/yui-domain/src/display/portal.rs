@@ -40,15 +40,20 @@ impl ScreenshotPortal {
     pub async fn capture(&self, area: Rect) -> Result<Capture, HostError> {
         let conn = match &self.address {
             Some(a) => {
-                let b = zbus::connection::Builder::address(a.as_str())
-                    .map_err(|e| HostError::platform("connecting to the session bus", e))?;
-                b.build()
+                let no_bus = |e: zbus::Error| {
+                    HostError::Unsupported(format!(
+                        "no session bus to reach a screenshot portal ({e})"
+                    ))
+                };
+                zbus::connection::Builder::address(a.as_str())
+                    .map_err(no_bus)?
+                    .build()
                     .await
-                    .map_err(|e| HostError::platform("connecting to the session bus", e))?
+                    .map_err(no_bus)?
             }
-            None => Connection::session()
-                .await
-                .map_err(|e| HostError::platform("connecting to the session bus", e))?,
+            None => Connection::session().await.map_err(|e| {
+                HostError::Unsupported(format!("no session bus to reach a screenshot portal ({e})"))
+            })?,
         };
         let path = self.screenshot_file(&conn).await?;
         let bytes = std::fs::read(&path);
@@ -93,7 +98,7 @@ impl ScreenshotPortal {
             )
             .await;
         if let Err(e) = called {
-            return Err(fail(format!(
+            return Err(HostError::Unsupported(format!(
                 "no screenshot portal answered on this desktop ({e}); install \
                  xdg-desktop-portal and the desktop's portal backend"
             )));

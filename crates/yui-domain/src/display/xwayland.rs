@@ -58,6 +58,9 @@ impl DesktopHost for XwaylandDesktop {
             });
             match shot {
                 Ok(Ok(c)) => Ok(c),
+                Ok(Err(e @ HostError::Unsupported(_))) => {
+                    Err(HostError::Unsupported(format!("{CAPTURE_REASON}: {e}")))
+                }
                 Ok(Err(e)) => Err(HostError::unavailable(format!("{CAPTURE_REASON}: {e}"))),
                 Err(_) => Err(HostError::unavailable(CAPTURE_REASON)),
             }
@@ -100,6 +103,9 @@ mod tests {
         assert!(host.desktop().is_ok());
         let e = host.capture(Rect::new(0, 0, 4, 4)).unwrap_err().to_string();
         assert!(e.starts_with(CAPTURE_REASON), "{e}");
-        assert!(e.contains("connecting to the session bus"), "{e}");
+        assert!(
+            e.contains("no session bus to reach a screenshot portal"),
+            "{e}"
+        );
     }
 }
