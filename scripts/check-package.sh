@@ -101,13 +101,26 @@ check_engine() {
   ls "$dir"/libggml-cpu-*.so >/dev/null 2>&1 || fail "no CPU backend in $dir"
   out=$("$dir/llama-server" --version 2>&1) || { echo "$out" >&2; fail "llama-server --version"; }
   say "engine: $(head -1 <<<"$out"), $(du -sh "$dir" | cut -f1) in $dir"
-  out=$("$dir/llama-server" --list-devices 2>&1) || { echo "$out" >&2; fail "llama-server --list-devices"; }
-  say "engine: CPU backend $(grep -o 'libggml-cpu-[a-z0-9_]*' <<<"$out" | head -1 || echo '(default)')"
   if [ ! -f "$gguf" ]; then
-    say "engine: no turn (the tests' GGUF is absent: scripts/dev.sh deps)"
+    say "engine: no model run (the tests' GGUF is absent: scripts/dev.sh deps)"
     return
   fi
-  local data=$WORK/engine-data t0
+  # Started on the GGUF: which CPU backend ggml chose for this machine (the one it mapped).
+  local port pid backend="" data=$WORK/engine-data t0
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$dir/llama-server" -m "$gguf" --host 127.0.0.1 --port "$port" -t 1 -c 512 >"$WORK/engine.log" 2>&1 &
+  pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 1 300); do
+    curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+    kill -0 "$pid" 2>/dev/null || { tail -5 "$WORK/engine.log" >&2; fail "llama-server exited on the GGUF"; }
+    sleep 0.2
+  done
+  backend=$(grep -o 'libggml-cpu-[a-z0-9_]*\.so' "/proc/$pid/maps" | sort -u | head -1 || true)
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  [ -n "$backend" ] || fail "llama-server loaded no CPU backend"
+  say "engine: started on the GGUF, CPU backend $backend"
   t0=$(date +%s)
   # As installed: /usr/bin/yui finds /usr/lib/yui/engine by itself (no engine_path, a PATH without
   # any other llama-server).
@@ -137,6 +150,7 @@ case "$deb" in
     for dep in webkit2gtk4.1 gtk3 libayatana-appindicator-gtk3 dbus-libs; do
       grep -qx "$dep" <<<"$requires" || fail "Requires lacks $dep"
     done
+    if [ "$want_engine" = 1 ]; then grep -qx libgomp <<<"$requires" || fail "Requires lacks libgomp (the engine's)"; fi
     rpm -qp --recommends "$rpm_file" | grep -qx speech-dispatcher || fail "Recommends lacks speech-dispatcher"
     scripts=$(rpm -qp --scripts "$rpm_file")
     say "scriptlets: ${scripts:-none}"
@@ -184,6 +198,9 @@ say "Recommends: $(dpkg-deb -f "$deb" Recommends)"
 for dep in libwebkit2gtk-4.1-0 libayatana-appindicator3-1; do
   dpkg-deb -f "$deb" Depends | grep -q "$dep" || fail "Depends lacks $dep"
 done
+if [ "$want_engine" = 1 ]; then
+  dpkg-deb -f "$deb" Depends | grep -q libgomp1 || fail "Depends lacks libgomp1 (the engine's)"
+fi
 dpkg-deb -f "$deb" Recommends | grep -q speech-dispatcher || fail "Recommends lacks speech-dispatcher"
 if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
   fail "$pkg is installed on this machine already: not touching it (remove it first)"
