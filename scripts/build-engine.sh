@@ -139,9 +139,10 @@ for v in "${VARIANTS[@]}"; do
 done
 strip --strip-unneeded "$STAGE"/*
 # Every library the server and the backends need is either beside them or the system's.
+system_libs=$(ldconfig -p)
 for f in "$STAGE"/*; do
   for need in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-    if [ ! -e "$STAGE/$need" ] && ! ldconfig -p | grep -q "^[[:space:]]*$need "; then
+    if [ ! -e "$STAGE/$need" ] && ! grep -q "^[[:space:]]*$need " <<<"$system_libs"; then
       say "$(basename "$f") needs $need, which is neither beside it nor on this system"
       exit 1
     fi
