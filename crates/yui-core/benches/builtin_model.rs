@@ -196,7 +196,9 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Time from the turn's start to its first spoken word.
+/// Time from the turn's start to its first spoken word: the turn as the app makes it
+/// (`turn::prepare`: the preset's persona, its window's tools, the client context), so the
+/// prompt is a real one and the second turn can reuse its prefix.
 async fn first_word(
     store: &Store,
     clock: &SharedClock,
@@ -204,33 +206,26 @@ async fn first_word(
     n: usize,
     msg: &str,
 ) -> f64 {
-    let req = TurnRequest {
-        turn_id: format!("t{n}"),
-        preset_id: "yui".into(),
-        window: WindowKind::Main,
-        message: msg.into(),
-        instructions: None,
-        context: None,
-        backend: yui_core::turn::Backend {
-            max_output_tokens: Some(24),
-            temperature: Some(0.0),
-            ..backends::backend(Transport::ChatCompletions, "http://127.0.0.1:9/v1")
-        },
-        timeouts: yui_core::turn::Timeouts {
-            connect: Duration::from_secs(5),
-            headers: Duration::from_secs(120),
-            stall: Duration::from_secs(120),
-        },
-        history_limit: 40,
-        addressed_by: None,
+    let backend = yui_core::turn::Backend {
+        max_output_tokens: Some(24),
+        temperature: Some(0.0),
+        ..backends::backend(Transport::ChatCompletions, "http://127.0.0.1:9/v1")
     };
+    let (mut req, reg): (TurnRequest, _) =
+        turn::prepare(store, clock, "yui", WindowKind::Main, msg, backend).unwrap();
+    req.turn_id = format!("t{n}");
+    req.timeouts = yui_core::turn::Timeouts {
+        connect: Duration::from_secs(5),
+        headers: Duration::from_secs(120),
+        stall: Duration::from_secs(120),
+    };
+    if n == 1 {
+        let tools = reg.chat_tools().map(|t| t.to_string().len()).unwrap_or(0);
+        let persona = req.instructions.as_deref().map(str::len).unwrap_or(0);
+        println!("  prompt: persona {persona} chars, tool schemas {tools} chars");
+    }
     let mut deps = TurnDeps::new(store.clone(), clock.clone(), &req.timeouts).unwrap();
     deps.builtin = Some(engine.clone());
-    let reg = yui_core::tools::registry::ToolRegistry::from_tools(
-        Vec::new(),
-        Arc::new(yui_core::tools::registry::TurnToolState::default()),
-    )
-    .unwrap();
     let (tx, mut rx) = mpsc::channel(4096);
     let t0 = Instant::now();
     let run = async {
@@ -239,15 +234,22 @@ async fn first_word(
         out
     };
     let first = async {
-        let mut at = None;
+        let (mut at, mut calls) = (None, 0);
         while let Some(e) = rx.recv().await {
             if at.is_none() && matches!(e, TurnEvent::Speech { .. }) {
                 at = Some(t0.elapsed());
             }
+            // A tool call before the first word means a round trip before it.
+            if at.is_none() && matches!(e, TurnEvent::ToolCall { .. }) {
+                calls += 1;
+            }
         }
-        at
+        (at, calls)
     };
-    let (_, at) = tokio::join!(run, first);
+    let (_, (at, calls)) = tokio::join!(run, first);
+    if calls > 0 {
+        println!("  turn {n}: {calls} tool call(s) before the first word");
+    }
     ms(at.expect("the model said something"))
 }
 

@@ -84,3 +84,29 @@ async fn the_unchanging_prefix_comes_first_and_the_per_turn_context_last() {
             .contains(memory));
     }
 }
+
+/// Two turns prepared as the app prepares them (`turn::prepare`: the preset's persona, the
+/// window's tools rebuilt each turn, the client context) send the same persona and the same
+/// tool schemas, byte for byte: a changed order would end the cached prefix early.
+#[test]
+fn two_prepared_turns_send_the_same_persona_and_tool_schemas() {
+    let h = Harness::new();
+    let backend = || backends::backend(Transport::ChatCompletions, "http://127.0.0.1:9/v1");
+    let prep = |msg: &str| {
+        yui_core::turn::prepare(
+            &h.store,
+            &h.clock,
+            "yui",
+            yui_core::WindowKind::Main,
+            msg,
+            backend(),
+        )
+        .unwrap()
+    };
+    let (one, reg_one) = prep("Hi!");
+    let (two, reg_two) = prep("And now?");
+    assert_eq!(one.instructions, two.instructions);
+    let (t1, t2) = (reg_one.chat_tools(), reg_two.chat_tools());
+    assert!(t1.is_some());
+    assert_eq!(t1.map(|t| t.to_string()), t2.map(|t| t.to_string()));
+}
