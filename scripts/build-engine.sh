@@ -6,7 +6,8 @@
 #   scripts/build-engine.sh --path   print the folder of a finished build (exit 1 when none)
 # The output, one folder per version: $YUI_ENGINE_CACHE (default ~/.cache/yui/engine)/VERSION/
 #   llama-server            the server, rpath $ORIGIN (finds its libraries beside itself)
-#   libllama.so.0 libmtmd.so.0 libggml.so.0 libggml-base.so.0   its shared libraries
+#   libllama-server-impl.so libllama-common.so.0 libllama.so.0 libmtmd.so.0 libggml.so.0
+#   libggml-base.so.0       its shared libraries
 #   libggml-cpu-{x64,sandybridge,haswell,skylakex}.so   the CPU backends; ggml loads the best
 #                           one this CPU runs (GGML_BACKEND_DL): x64 runs anywhere, haswell is
 #                           AVX2+FMA, skylakex AVX-512
