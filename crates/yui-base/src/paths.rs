@@ -73,14 +73,16 @@ pub fn find_program(name: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
         .find(|p| is_executable_file(p))
 }
 
+/// A regular file with an execute bit (any file on other systems).
 #[cfg(unix)]
-fn is_executable_file(p: &Path) -> bool {
+pub fn is_executable_file(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// A regular file with an execute bit (any file on other systems).
 #[cfg(not(unix))]
-fn is_executable_file(p: &Path) -> bool {
+pub fn is_executable_file(p: &Path) -> bool {
     p.is_file()
 }
 

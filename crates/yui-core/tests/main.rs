@@ -49,6 +49,7 @@ mod stage_voice;
 mod store;
 mod turn_chat;
 mod turn_faults;
+mod turn_prefix;
 mod turn_push;
 mod turn_real_servers;
 mod turn_realtime;

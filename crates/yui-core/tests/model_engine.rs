@@ -270,7 +270,7 @@ async fn a_missing_engine_or_model_is_one_sentence() {
     let e = Engine::new(spec.clone(), clock());
     assert_eq!(
         e.ensure().await.unwrap_err().to_string(),
-        "The built-in engine (llama-server) was not found: set yui.model.engine_path or put llama-server on PATH."
+        "The built-in engine (llama-server) was not found beside YUI nor on PATH: reinstall YUI, or set yui.model.engine_path to a llama-server."
     );
     spec.program = fixtures().join("llama-server");
     spec.model = dir.path().join("gone.gguf");

@@ -30,12 +30,8 @@ pub fn configured(store: &Store, paths: &Paths, clock: SharedClock) -> Result<Op
             "The built-in model {name} is not installed; `yui model pull {name}` downloads it."
         ))
     })?;
-    let program = engine::find_program(cfg.engine_path.as_deref()).ok_or_else(|| {
-        CoreError::new(
-            ErrorCode::Backend,
-            engine::EngineError::NotFound.to_string(),
-        )
-    })?;
+    let (program, _) = engine::locate(cfg.engine_path.as_deref())
+        .map_err(|e| CoreError::new(ErrorCode::Backend, e.to_string()))?;
     Ok(Some(Engine::new(
         Spec {
             program,

@@ -11,6 +11,9 @@
 //! [`Engine::crashed`], said in one plain sentence, and the next [`Engine::ensure`] starts it
 //! again. Turns reach it through the Chat Completions transport like any server
 //! ([`Endpoint`] is its base URL and key).
+//!
+//! [`locate`] finds the program: the setting `yui.model.engine_path`, else the engine bundled
+//! with YUI (beside the executable, see [`bundled_candidates`]), else `llama-server` on PATH.
 
 use crate::clock::SharedClock;
 use crate::process::{self, Group};
@@ -26,6 +29,13 @@ use tokio::process::{Child, Command};
 pub const KEY_ENV: &str = "LLAMA_API_KEY";
 /// The program's name on PATH.
 pub const PROGRAM: &str = "llama-server";
+/// A folder holding the bundled engine, ahead of the folders found from the executable: set by
+/// `scripts/dev.sh run` to the build cache of `scripts/build-engine.sh`.
+pub const ENGINE_DIR_ENV: &str = "YUI_ENGINE_DIR";
+/// Where the packages install the engine, relative to the executable's folder (`/usr/bin` →
+/// `/usr/lib/yui/engine`), and where `scripts/build-engine.sh` links its build for a dev build
+/// (`target/debug` → `target/engine`).
+pub const BUNDLED_DIRS: [&str; 2] = ["../lib/yui/engine", "../engine"];
 /// Context size when none is given: room for the system prompt, tools and a conversation.
 pub const DEFAULT_CTX: u32 = 4096;
 /// How long a failed turn waits for the engine's exit to show before calling it alive.
@@ -61,8 +71,10 @@ pub struct Endpoint {
 /// Why the engine could not serve; each message is one plain sentence.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("The built-in engine (llama-server) was not found: set yui.model.engine_path or put llama-server on PATH.")]
+    #[error("The built-in engine (llama-server) was not found beside YUI nor on PATH: reinstall YUI, or set yui.model.engine_path to a llama-server.")]
     NotFound,
+    #[error("The engine that yui.model.engine_path names, {0}, is not there: correct or clear that setting.")]
+    NotAtSetting(String),
     #[error("The model file {0} is missing; pull or add it again.")]
     NoModel(String),
     #[error("The built-in engine could not start: {source}.")]
@@ -93,12 +105,86 @@ pub struct Engine {
     starts: Mutex<u32>,
 }
 
-/// `program` as a path: the setting when given, else `llama-server` on PATH.
+/// Where the engine was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `yui.model.engine_path`
+    Setting,
+    /// The engine shipped with YUI ([`bundled_candidates`]).
+    Bundled,
+    /// `llama-server` on PATH.
+    Path,
+}
+
+/// The engine to run, as this process finds it: [`locate_in`] with the executable's folder,
+/// [`ENGINE_DIR_ENV`] and `PATH`.
+pub fn locate(setting: Option<&Path>) -> Result<(PathBuf, Source), EngineError> {
+    let exe = std::env::current_exe().ok();
+    let bundled = bundled_candidates(exe.as_deref(), std::env::var_os(ENGINE_DIR_ENV).as_deref());
+    locate_in(setting, &bundled, std::env::var_os("PATH").as_deref())
+}
+
+/// `program` as a path ([`locate`] without the reason).
 pub fn find_program(setting: Option<&Path>) -> Option<PathBuf> {
-    match setting {
-        Some(p) => Some(p.to_path_buf()).filter(|p| p.is_file()),
-        None => crate::paths::find_program(PROGRAM, std::env::var_os("PATH").as_deref()),
+    locate(setting).ok().map(|(p, _)| p)
+}
+
+/// The engine: the setting when given (an error when it names no file: the user chose that
+/// program, another one would surprise), else the first of `bundled` that is an executable
+/// file, else `llama-server` in `path_var`.
+pub fn locate_in(
+    setting: Option<&Path>,
+    bundled: &[PathBuf],
+    path_var: Option<&std::ffi::OsStr>,
+) -> Result<(PathBuf, Source), EngineError> {
+    if let Some(p) = setting {
+        return if p.is_file() {
+            Ok((p.to_path_buf(), Source::Setting))
+        } else {
+            Err(EngineError::NotAtSetting(p.display().to_string()))
+        };
     }
+    if let Some(p) = bundled.iter().find(|p| crate::paths::is_executable_file(p)) {
+        return Ok((p.clone(), Source::Bundled));
+    }
+    crate::paths::find_program(PROGRAM, path_var)
+        .map(|p| (p, Source::Path))
+        .ok_or(EngineError::NotFound)
+}
+
+/// Where a bundled engine may be, in order: `env_dir/llama-server` ([`ENGINE_DIR_ENV`]), then
+/// each of [`BUNDLED_DIRS`] from the folder of `exe` (`/usr/bin/yui-app` →
+/// `/usr/lib/yui/engine/llama-server`; `target/release/yui-app` → `target/engine/llama-server`).
+pub fn bundled_candidates(exe: Option<&Path>, env_dir: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(d) = env_dir.filter(|d| !d.is_empty()) {
+        out.push(Path::new(d).join(PROGRAM));
+    }
+    if let Some(dir) = exe.and_then(Path::parent) {
+        for rel in BUNDLED_DIRS {
+            let p = dir.join(rel).join(PROGRAM);
+            // `..` resolved by hand: `target/debug/../engine` reads better in a log, and a
+            // missing folder on the way must not matter.
+            out.push(normalize(&p));
+        }
+    }
+    out
+}
+
+/// `a/b/../c` → `a/c`, lexically (no file system access).
+fn normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// How a child ended, in words (`exit code 1`, `signal SIGKILL`).
@@ -356,5 +442,119 @@ fn endpoint(port: u16, key: &str) -> Endpoint {
     Endpoint {
         base_url: format!("http://127.0.0.1:{port}/v1"),
         api_key: key.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// An executable `llama-server` in `dir` (made).
+    fn program_in(dir: &Path) -> PathBuf {
+        std::fs::create_dir_all(dir).unwrap();
+        let p = dir.join(PROGRAM);
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    /// A setting, a bundled engine and one on PATH: each wins only when those before it are
+    /// absent.
+    #[test]
+    fn the_setting_comes_first_then_the_bundled_engine_then_path() {
+        let t = tempfile::tempdir().unwrap();
+        let own = program_in(&t.path().join("own"));
+        let bundled = program_in(&t.path().join("usr/lib/yui/engine"));
+        let on_path = program_in(&t.path().join("bin"));
+        let path_var = std::env::join_paths([t.path().join("bin")]).unwrap();
+        let candidates = vec![t.path().join("nowhere/llama-server"), bundled.clone()];
+
+        let got = locate_in(Some(&own), &candidates, Some(&path_var)).unwrap();
+        assert_eq!(got, (own, Source::Setting));
+        let got = locate_in(None, &candidates, Some(&path_var)).unwrap();
+        assert_eq!(got, (bundled.clone(), Source::Bundled));
+        std::fs::remove_file(&bundled).unwrap();
+        let got = locate_in(None, &candidates, Some(&path_var)).unwrap();
+        assert_eq!(got, (on_path, Source::Path));
+        let err = locate_in(None, &candidates, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "The built-in engine (llama-server) was not found beside YUI nor on PATH: reinstall \
+             YUI, or set yui.model.engine_path to a llama-server."
+        );
+    }
+
+    /// A setting that names no file is said as such, not passed over for another engine.
+    #[test]
+    fn a_setting_naming_no_file_is_an_error_even_with_a_bundled_engine() {
+        let t = tempfile::tempdir().unwrap();
+        let bundled = program_in(&t.path().join("engine"));
+        let gone = t.path().join("gone/llama-server");
+        let err = locate_in(Some(&gone), &[bundled], None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "The engine that yui.model.engine_path names, {}, is not there: correct or clear \
+                 that setting.",
+                gone.display()
+            )
+        );
+    }
+
+    /// A bundled file without an execute bit (a broken install) is passed over.
+    #[test]
+    fn a_bundled_file_that_cannot_run_is_passed_over() {
+        let t = tempfile::tempdir().unwrap();
+        let bundled = program_in(&t.path().join("engine"));
+        std::fs::set_permissions(&bundled, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let on_path = program_in(&t.path().join("bin"));
+        let path_var = std::env::join_paths([t.path().join("bin")]).unwrap();
+        let got = locate_in(None, &[bundled], Some(&path_var)).unwrap();
+        assert_eq!(got, (on_path, Source::Path));
+    }
+
+    /// The packages' layout, a dev build's, and the environment's folder ahead of both.
+    #[test]
+    fn bundled_places_follow_the_executable() {
+        let got = bundled_candidates(Some(Path::new("/usr/bin/yui-app")), None);
+        assert_eq!(
+            got,
+            vec![
+                PathBuf::from("/usr/lib/yui/engine/llama-server"),
+                PathBuf::from("/usr/engine/llama-server"),
+            ]
+        );
+        let got = bundled_candidates(
+            Some(Path::new("/src/yui/target/release/yui")),
+            Some(std::ffi::OsStr::new("/cache/engine/1")),
+        );
+        assert_eq!(
+            got,
+            vec![
+                PathBuf::from("/cache/engine/1/llama-server"),
+                PathBuf::from("/src/yui/target/lib/yui/engine/llama-server"),
+                PathBuf::from("/src/yui/target/engine/llama-server"),
+            ]
+        );
+        // An empty variable is no folder (not the current one).
+        let got = bundled_candidates(None, Some(std::ffi::OsStr::new("")));
+        assert!(got.is_empty());
+    }
+
+    /// The dev build's link: a folder found through `target/engine` → the cache.
+    #[test]
+    fn the_dev_build_finds_the_engine_through_target_engine() {
+        let t = tempfile::tempdir().unwrap();
+        let cache = t.path().join("cache/engine/11434.0.0");
+        let built = program_in(&cache);
+        std::fs::create_dir_all(t.path().join("target/release")).unwrap();
+        std::os::unix::fs::symlink(&cache, t.path().join("target/engine")).unwrap();
+        let exe = t.path().join("target/release/yui-app");
+        let candidates = bundled_candidates(Some(&exe), None);
+        let (p, from) = locate_in(None, &candidates, None).unwrap();
+        assert_eq!(from, Source::Bundled);
+        assert_eq!(p, t.path().join("target/engine/llama-server"));
+        assert_eq!(p.canonicalize().unwrap(), built.canonicalize().unwrap());
     }
 }
