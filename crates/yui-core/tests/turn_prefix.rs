@@ -21,6 +21,7 @@ fn context(minute: u32, memory: &str) -> ClientContext {
             .unwrap(),
         switches: vec![("relations", true)],
         relation: None,
+        aware: Vec::new(),
         memory: vec![format!("memory: {memory}")],
         addressed: Vec::new(),
         proactive: Vec::new(),
