@@ -3,6 +3,7 @@
 //! `PropertiesChanged` when they change); the watcher follows it with no polling, and a turn's
 //! client context carries the lines only while their switches are on.
 
+use crate::stage_proactive::last_user;
 use crate::turn_support::backends;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -179,18 +180,6 @@ async fn turn_done(rx: &mut tokio::sync::mpsc::UnboundedReceiver<StageEvent>) {
     }
 }
 
-fn context_of(body: &serde_json::Value) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
-
 #[tokio::test]
 async fn a_turn_tells_the_active_app_and_what_plays_only_while_each_switch_is_on() {
     let Some(bus) = Bus::start() else { return };
@@ -221,7 +210,7 @@ async fn a_turn_tells_the_active_app_and_what_plays_only_while_each_switch_is_on
     // Both off (the default): no line, and nobody watches the bus.
     assert!(matches!(stage.proactive(back()), Outcome::Went { .. }));
     turn_done(&mut rx).await;
-    let sent = context_of(&server.bodies()[0]);
+    let sent = last_user(&server.bodies()[0]);
     assert!(
         !sent.contains("active app:") && !sent.contains("now playing:"),
         "{sent}"
@@ -235,7 +224,7 @@ async fn a_turn_tells_the_active_app_and_what_plays_only_while_each_switch_is_on
         .user_turn(UserTurn::in_window(Window::Main, "hello"))
         .unwrap();
     turn_done(&mut rx).await;
-    let sent = context_of(&server.bodies()[1]);
+    let sent = last_user(&server.bodies()[1]);
     assert!(
         sent.contains("\nactive app: \"Firefox\"\nnow playing: \"Nujabes – Aruarian Dance\"\n"),
         "{sent}"
@@ -247,7 +236,7 @@ async fn a_turn_tells_the_active_app_and_what_plays_only_while_each_switch_is_on
         .user_turn(UserTurn::in_window(Window::Main, "and now?"))
         .unwrap();
     turn_done(&mut rx).await;
-    let sent = context_of(&server.bodies()[2]);
+    let sent = last_user(&server.bodies()[2]);
     assert!(!sent.contains("active app:"), "{sent}");
     assert!(
         sent.contains("now playing: \"Nujabes – Aruarian Dance\""),

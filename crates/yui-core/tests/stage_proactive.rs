@@ -103,7 +103,8 @@ async fn waiting_event(rx: &mut UnboundedReceiver<StageEvent>) -> Vec<yui_core::
     }
 }
 
-fn last_user(body: &Value) -> String {
+/// The last user message a request carries (its client context block and words).
+pub(crate) fn last_user(body: &Value) -> String {
     body["messages"]
         .as_array()
         .unwrap()
