@@ -3,7 +3,7 @@
 //! `PropertiesChanged` when they change); the watcher follows it with no polling, and a turn's
 //! client context carries the lines only while their switches are on.
 
-use crate::stage_proactive::last_user;
+use crate::stage_proactive::{last_user, turn_end};
 use crate::turn_support::backends;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,9 +15,7 @@ use yui_core::manners::aware::{Awareness, NowPlaying};
 use yui_core::manners::mpris::Mpris;
 use yui_core::manners::rules::Importance;
 use yui_core::paths::Paths;
-use yui_core::stage::{
-    Outcome, Proactive, Stage, StageEvent, StageOptions, Trigger, UserTurn, Window,
-};
+use yui_core::stage::{Outcome, Proactive, Stage, StageOptions, Trigger, UserTurn, Window};
 use yui_core::Store;
 use yui_testkit::dbus::Bus;
 use yui_testkit::sse::*;
@@ -163,23 +161,6 @@ fn back() -> Proactive {
     }
 }
 
-async fn turn_done(rx: &mut tokio::sync::mpsc::UnboundedReceiver<StageEvent>) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let ev = tokio::time::timeout_at(deadline, rx.recv())
-            .await
-            .expect("the turn ended in time")
-            .expect("stage alive");
-        if let StageEvent::Turn {
-            event: yui_core::turn::TurnEvent::TurnEnd { .. },
-            ..
-        } = ev
-        {
-            return;
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_turn_tells_the_active_app_and_what_plays_only_while_each_switch_is_on() {
     let Some(bus) = Bus::start() else { return };
@@ -209,7 +190,7 @@ async fn a_turn_tells_the_active_app_and_what_plays_only_while_each_switch_is_on
 
     // Both off (the default): no line, and nobody watches the bus.
     assert!(matches!(stage.proactive(back()), Outcome::Went { .. }));
-    turn_done(&mut rx).await;
+    turn_end(&mut rx).await;
     let sent = last_user(&server.bodies()[0]);
     assert!(
         !sent.contains("active app:") && !sent.contains("now playing:"),
@@ -223,7 +204,7 @@ async fn a_turn_tells_the_active_app_and_what_plays_only_while_each_switch_is_on
     stage
         .user_turn(UserTurn::in_window(Window::Main, "hello"))
         .unwrap();
-    turn_done(&mut rx).await;
+    turn_end(&mut rx).await;
     let sent = last_user(&server.bodies()[1]);
     assert!(
         sent.contains("\nactive app: \"Firefox\"\nnow playing: \"Nujabes – Aruarian Dance\"\n"),
@@ -235,7 +216,7 @@ async fn a_turn_tells_the_active_app_and_what_plays_only_while_each_switch_is_on
     stage
         .user_turn(UserTurn::in_window(Window::Main, "and now?"))
         .unwrap();
-    turn_done(&mut rx).await;
+    turn_end(&mut rx).await;
     let sent = last_user(&server.bodies()[2]);
     assert!(!sent.contains("active app:"), "{sent}");
     assert!(

@@ -71,7 +71,9 @@ fn event(text: &str, importance: Importance) -> Proactive {
 }
 
 /// The next turn end: its origin, status and text.
-async fn turn_end(rx: &mut UnboundedReceiver<StageEvent>) -> (Origin, TurnStatus, String) {
+pub(crate) async fn turn_end(
+    rx: &mut UnboundedReceiver<StageEvent>,
+) -> (Origin, TurnStatus, String) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         let ev = tokio::time::timeout_at(deadline, rx.recv())
