@@ -37,7 +37,7 @@ pub fn run_app<R: Runtime>(builder: Builder<R>, state: AppState) -> tauri::Resul
     builder
         .manage(state)
         .plugin(stage::plugin())
-        .invoke_handler(yui_invoke_handler!())
+        .invoke_handler(commands::invoke_handler())
         .on_window_event(windows::on_window_event)
         .build(tauri::generate_context!())
 }

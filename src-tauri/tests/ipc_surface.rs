@@ -4,8 +4,10 @@
 //! by the window's own UI (its page's JS modules); and the CSP in `tauri.conf.json` forbids
 //! inline, eval'd and remote script.
 //!
-//! The declaration is `capabilities/*.json` (one file per window kind); this test parses it, so a
-//! grant added there without a UI that uses it fails here.
+//! The declaration is the command table (src-tauri/src/commands/table.rs: each command and the
+//! window kinds that may call it) with `capabilities/*.json` (one file per window kind: its
+//! windows and core permissions); this test reads both, so a grant added without a UI that uses
+//! it fails here, and the refusals show the build made the grants the table says.
 
 use crate::support;
 
@@ -13,6 +15,7 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use support::{invoke, window};
+use yui_app::commands::TABLE;
 use yui_app::windows::WindowLabel;
 
 fn root() -> PathBuf {
@@ -92,37 +95,11 @@ const CORE_NEVER: &[&str] = &[
     "plugin:path|resolve_directory",
 ];
 
-/// The string literals in the list that follows `start` in `src`, up to `end`.
-fn quoted_between(src: &str, start: &str, end: &str) -> Vec<String> {
-    let from = src
-        .find(start)
-        .unwrap_or_else(|| panic!("{start} not found"));
-    let rest = &src[from..];
-    let body = &rest[..rest.find(end).expect("list end")];
-    body.lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .flat_map(|l| l.split('"').skip(1).step_by(2).map(str::to_string))
-        .collect()
-}
-
-/// Every command the app registers (`generate_handler!` in commands/mod.rs), checked against the
-/// permission list in build.rs.
+/// Every command the app registers: the one table (src-tauri/src/commands/table.rs), from which
+/// the invoke handler and the permissions are made.
 fn registered() -> Vec<String> {
-    let handler = read("src-tauri/src/commands/mod.rs");
-    let from = handler
-        .find("generate_handler![")
-        .expect("generate_handler!");
-    let list = &handler[from..from + handler[from..].find(']').expect("]")];
-    let names: Vec<String> = list
-        .split(',')
-        .filter_map(|item| item.trim().rsplit("::").next())
-        .filter(|n| !n.is_empty() && !n.contains('['))
-        .map(str::to_string)
-        .collect();
-    let build = quoted_between(&read("src-tauri/build.rs"), "const COMMANDS", "];");
-    let (a, b): (BTreeSet<_>, BTreeSet<_>) = (names.iter().collect(), build.iter().collect());
-    assert_eq!(a, b, "generate_handler! and build.rs COMMANDS differ");
-    assert!(names.len() > 20, "parsed {names:?}");
+    let names: Vec<String> = TABLE.iter().map(|c| c.name.to_string()).collect();
+    assert!(names.len() > 20, "the table has {names:?}");
     names
 }
 
@@ -151,13 +128,19 @@ fn capabilities() -> Vec<Capability> {
                 .map(|s| s.as_str().expect("a string").to_string())
                 .collect()
         };
-        let (mut commands, mut core) = (BTreeSet::new(), BTreeSet::new());
-        for p in strings("permissions") {
-            match p.strip_prefix("allow-") {
-                Some(cmd) => commands.insert(cmd.replace('-', "_")),
-                None => core.insert(p),
-            };
-        }
+        // App commands are granted in the table only; the file holds the core permissions.
+        let core: BTreeSet<String> = strings("permissions").into_iter().collect();
+        assert!(
+            core.iter().all(|p| !p.starts_with("allow-")),
+            "{}: an app command granted outside the table",
+            path.display()
+        );
+        let kind = v["identifier"].as_str().expect("identifier");
+        let commands = TABLE
+            .iter()
+            .filter(|c| c.windows.contains(&kind))
+            .map(|c| c.name.to_string())
+            .collect();
         out.push(Capability {
             windows: strings("windows"),
             commands,

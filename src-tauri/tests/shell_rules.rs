@@ -127,19 +127,54 @@ fn commands_delegate_in_one_line() {
         }
     }
     // Every registered command was read (the scan cannot pass by seeing none).
-    let registered = std::fs::read_to_string(root().join("src-tauri/src/commands/mod.rs"))
-        .unwrap()
-        .matches("$crate::commands::")
-        .count();
     assert_eq!(
-        seen, registered,
-        "commands found vs registered in commands/mod.rs"
+        seen,
+        yui_app::commands::TABLE.len(),
+        "commands found vs the command table"
     );
     assert!(
         bad.is_empty(),
         "commands that do more than delegate:\n{}",
         bad.join("\n")
     );
+}
+
+/// Rule: the command table (`commands/table.rs`) is the one list of commands. Every
+/// `#[tauri::command]` is a line of it, written as `<its file under commands/>::<its name>`, and
+/// every line names such a command once; a command written elsewhere in the shell, or missing
+/// from the table (so registered and granted nowhere), fails here.
+#[test]
+fn every_command_is_one_line_of_the_one_table() {
+    let table = without_comments(
+        &std::fs::read_to_string(root().join("src-tauri/src/commands/table.rs")).unwrap(),
+    );
+    let mut listed: Vec<String> = table
+        .lines()
+        .filter_map(|l| l.split_once("=>").map(|(c, _)| c.trim().to_string()))
+        .collect();
+    let mut written = Vec::new();
+    for (file, text) in shell_sources() {
+        for (name, _) in commands(&text) {
+            match file
+                .strip_prefix("commands/")
+                .and_then(|f| f.strip_suffix(".rs"))
+            {
+                Some(area) => written.push(format!("{area}::{name}")),
+                None => panic!("{file}: {name} is a command outside commands/"),
+            }
+        }
+    }
+    let count = listed.len();
+    listed.sort();
+    listed.dedup();
+    assert_eq!(count, listed.len(), "a command listed twice in table.rs");
+    written.sort();
+    assert_eq!(
+        written, listed,
+        "#[tauri::command] functions (left) and the lines of commands/table.rs (right) differ"
+    );
+    let names: Vec<&str> = yui_app::commands::TABLE.iter().map(|c| c.name).collect();
+    assert_eq!(names.len(), count, "the table as compiled: {names:?}");
 }
 
 fn source(rel: &str) -> String {
