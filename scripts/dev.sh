@@ -49,6 +49,9 @@ TEST_PKGS+=(espeak-ng)
 # tests/e2e/wayland.sh): sway (the overlay layer), weston with Xwayland, grim for sway's screenshots,
 # xhost (x11-xserver-utils) to let the tests (root in CI) onto the plain user's Xwayland.
 TEST_PKGS+=(sway weston xwayland grim x11-xserver-utils)
+# Recommends of the packages above that the tests use (apt_install leaves recommends out): the X
+# server's core fonts and xauth (Xvfb, Xephyr), Chromium's and WebKit's usual fonts.
+TEST_PKGS+=(xfonts-base xauth fonts-liberation)
 
 missing() {
   local out=() p
@@ -65,7 +68,9 @@ apt_install() {
     log "installing system packages: $need"
     $SUDO apt-get update -qq
     # shellcheck disable=SC2086
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need >/dev/null
+    # Without recommends: a third fewer packages on a fresh machine (~300 of ~980: documentation
+    # tools, printing, media codecs, man-db's triggers); what the tests need of them is named.
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null
   fi
 }
 
@@ -350,9 +355,18 @@ case "$cmd" in
       export YUI_CLI_TEST_DISPLAY=${YUI_CLI_TEST_DISPLAY:-$((DISPLAY_NUM + 4))}
     fi
     bg_start "fetch crates and tools" fetch
+    # While apt installs the system libraries (minutes of download and unpacking, little CPU),
+    # cargo compiles every crate that needs none of them; the crates over the -sys ones (GTK,
+    # WebKit, ALSA, …) fail here, by design, and build in the next phase. Their build scripts
+    # fail loudly without their library (pkg-config), so nothing builds half-configured.
+    prebuild() {
+      cargo test --workspace --locked --no-run --keep-going --quiet >/dev/null 2>&1
+      echo "compiled what needs no system package (the rest builds after apt)"
+    }
+    bg_start "compile beside apt (what needs no system package)" nice -n 5 bash -c "$(declare -f prebuild); prebuild"
     # What the build needs first; what only the tests need (Xvfb, Chromium, PulseAudio, the MCP
-    # servers, tauri-driver: minutes of downloads on a fresh machine) comes beside clippy and the
-    # test build, which need the CPU, not the network.
+    # servers, tauri-driver: minutes of downloads on a fresh machine) comes beside the test build,
+    # which needs the CPU, not the network.
     phase "system packages the build needs (apt)" apt_install "${APP_PKGS[@]}"
     bg_wait "fetch crates and tools"
     phase "UI modules (npm: three, three-vrm)" ensure_ui_vendor
@@ -363,19 +377,28 @@ case "$cmd" in
       ensure_node_tools
     }
     bg_start "the tests' packages, MCP servers and tools" test_setup
+    bg_wait "compile beside apt (what needs no system package)"
     phase "cargo fmt --check" cargo fmt --all -- --check
     phase "dependency rules (cargo tree)" check_dependency_rules
     # No fuzz build here: on a fresh 2-core machine its ~19 CPU-minutes beside clippy and the test
     # build made this command 22 minutes. The unit tests replay every committed fuzz input
     # (crates/yui-core/tests/fuzz_replay.rs); the fuzzing itself is `scripts/dev.sh fuzz`.
-    phase "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+    # Clippy beside the test build and the tests, at the lowest priority: it takes the CPU they
+    # leave (the build's serial links, the tests' waits on apps starting, timers, servers). Its
+    # own target dir, because cargo holds a target dir's lock for a whole build.
+    bg_start "cargo clippy (beside, nice 19)" env CARGO_TARGET_DIR="$PWD/target/clippy" \
+      nice -n 19 cargo clippy --workspace --all-targets --locked -- -D warnings
     phase "build the tests (cargo test --no-run)" cargo test --workspace --locked --no-run
     bg_wait "the tests' packages, MCP servers and tools"
     phase "unit and integration tests" unit_tests
     phase "UI checks in headless Chromium (tests/ui)" ui_checks
-    phase "end-to-end tests (Xvfb + tauri-driver, three lanes)" bash tests/e2e/run.sh
-    phase "Wayland sessions: headless sway and weston + Xwayland (tests/e2e/wayland.sh)" \
+    # The Wayland sessions beside the X11 lanes: their compositors and app are separate
+    # processes on displays of their own, and both suites mostly wait.
+    bg_start "Wayland sessions: headless sway and weston + Xwayland (tests/e2e/wayland.sh)" \
       bash tests/e2e/wayland.sh
+    phase "end-to-end tests (Xvfb + tauri-driver, four lanes)" bash tests/e2e/run.sh
+    bg_wait "Wayland sessions: headless sway and weston + Xwayland (tests/e2e/wayland.sh)"
+    bg_wait "cargo clippy (beside, nice 19)"
     # After the e2e suite, not beside it: Tauri's bundler patches target/debug/yui-app in place
     # ("Text file busy" while the suite runs it).
     phase "package: .deb of the debug build, installed and started" package_check_beside

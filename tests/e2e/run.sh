@@ -7,7 +7,7 @@
 # (a null sink for the voice test), tauri-driver
 # (`cargo install tauri-driver --locked`), and the Tauri build deps (libwebkit2gtk-4.1-dev, ...).
 # Usage: tests/e2e/run.sh [TEST_NAME_FILTER...] (passed to the test binary, one lane; none runs
-# every test, in E2E_LANES lanes side by side, default 3).
+# every test, in E2E_LANES lanes side by side, default 4).
 # Env: YUI_APP_BIN (the app to test, e.g. target/release/yui-app; default the debug build); DISPLAY_NUM (default 99; lane N uses DISPLAY_NUM+2N); DRIVER_PORT (default 4444; WebKitWebDriver gets DRIVER_PORT+1; lane N DRIVER_PORT+2N); E2E_SCREENSHOT=path.png to capture the screen (two characters,
 # the main one answering in its bubble) during the chat test, e.g. E2E_SCREENSHOT=docs/img/screenshot.png.
 set -euo pipefail
@@ -128,10 +128,10 @@ export YUI_APP_BIN="${YUI_APP_BIN:-$PWD/target/debug/yui-app}"
 status=0
 SINGLE=single_instance::a_second_launch_brings_the_running_app_forward_and_exits
 
-if [ $# -eq 0 ] && [ "${E2E_LANES:-3}" -gt 1 ]; then
-  # The whole suite in E2E_LANES lanes (default 3) side by side: the tests mostly wait (on the app's
-  # start, timers, a minute of no input), so lanes overlap the waits: 398 s in one lane, 230 s in
-  # two, 180 s in three, where the memory soak (~170 s) alone fills one lane and is the floor.
+if [ $# -eq 0 ] && [ "${E2E_LANES:-4}" -gt 1 ]; then
+  # The whole suite in E2E_LANES lanes (default 4) side by side: the tests mostly wait (on the app's
+  # start, timers, a minute of no input), so lanes overlap the waits. The tests add up to ~710 s;
+  # the memory soak (~165 s) alone fills one lane and is the floor.
   # Each test runs alone in its own process (`--exact`), taken by the next free lane from one
   # queue, slowest first (E2E_SLOW), then the rest in the binary's order.
   bin=$(cargo test --workspace --locked --test e2e --no-run --message-format=json 2>/dev/null |
@@ -143,7 +143,7 @@ for l in sys.stdin:
   "$bin" --ignored --list --format terse | sed -n 's/: test$//p' >"$LOG_DIR/all"
   # The slowest tests first, so no lane is left with a long one at the end (seconds, measured:
   # docs/PERFORMANCE.md "CI time").
-  E2E_SLOW=(memory::memory_stays_flat presence:: crash::kill_9 firstrun:: typing:: conversation:: cue_latency::)
+  E2E_SLOW=(memory::memory_stays_flat vrm::at_rest presence:: reminders:: firstrun:: crash::kill_9 vrm:: typing:: conversation:: cue_latency::)
   : >"$LOG_DIR/queue"
   for pat in "${E2E_SLOW[@]}"; do grep -F "$pat" "$LOG_DIR/all" >>"$LOG_DIR/queue" || true; done
   grep -vxF -f "$LOG_DIR/queue" "$LOG_DIR/all" >>"$LOG_DIR/queue" || true
@@ -177,7 +177,7 @@ for l in sys.stdin:
     done
   }
   command -v dbus-run-session >/dev/null || { echo "e2e: dbus-run-session is missing (apt install dbus-daemon)" >&2; exit 1; }
-  lanes=${E2E_LANES:-3}
+  lanes=${E2E_LANES:-4}
   lane_pids=()
   for n in $(seq 0 $((lanes - 1))); do
     start_lane "$n"

@@ -10,7 +10,7 @@
 # (yui-wayland-test); the app and the checks run as the caller. Xwayland admits root through
 # `xhost +si:localuser:root`, said by that user.
 #
-#   bash tests/e2e/wayland.sh     (builds yui-app and yui first; YUI_APP/YUI_CLI: use those)
+#   bash tests/e2e/wayland.sh     (builds the tests' build first; YUI_APP/YUI_CLI: use those)
 #   YUI_WAYLAND_SHOTS=docs/img bash tests/e2e/wayland.sh     (and keep the two screenshots)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,11 +18,10 @@ ROOT=$PWD
 APP=${YUI_APP:-$ROOT/target/debug/yui-app}
 CLI=${YUI_CLI:-$ROOT/target/debug/yui}
 SHOTS=${YUI_WAYLAND_SHOTS:-}
-if [ -z "${YUI_APP:-}" ]; then
-  nice -n 10 cargo build --quiet -p yui-app -p yui-cli || exit 1
-fi
-# The user's mouse on sway: a virtual pointer (crates/yui-wayland/examples/pointer.rs).
-nice -n 10 cargo build --quiet -p yui-wayland --example pointer || exit 1
+# The app, the CLI and the virtual pointer (the user's mouse on sway:
+# crates/yui-wayland/examples/pointer.rs) from the tests' build, as tests/e2e/run.sh takes the
+# app: `cargo build -p …` would unify features differently and build ~30 crates again.
+nice -n 10 cargo test --workspace --locked --no-run --quiet || exit 1
 POINTER=$ROOT/target/debug/examples/pointer
 WORK=$(mktemp -d /tmp/yui-wayland.XXXXXX)
 chmod 755 "$WORK"
