@@ -49,9 +49,6 @@ TEST_PKGS+=(espeak-ng)
 # tests/e2e/wayland.sh): sway (the overlay layer), weston with Xwayland, grim for sway's screenshots,
 # xhost (x11-xserver-utils) to let the tests (root in CI) onto the plain user's Xwayland.
 TEST_PKGS+=(sway weston xwayland grim x11-xserver-utils)
-# Recommends of the packages above that the tests use (apt_install leaves recommends out): the X
-# server's core fonts and xauth (Xvfb, Xephyr), Chromium's and WebKit's usual fonts.
-TEST_PKGS+=(xfonts-base xauth fonts-liberation)
 
 missing() {
   local out=() p
@@ -68,9 +65,7 @@ apt_install() {
     log "installing system packages: $need"
     $SUDO apt-get update -qq
     # shellcheck disable=SC2086
-    # Without recommends: a third fewer packages on a fresh machine (~300 of ~980: documentation
-    # tools, printing, media codecs, man-db's triggers); what the tests need of them is named.
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need >/dev/null
   fi
 }
 
@@ -360,7 +355,9 @@ case "$cmd" in
     # WebKit, ALSA, …) fail here, by design, and build in the next phase. Their build scripts
     # fail loudly without their library (pkg-config), so nothing builds half-configured.
     prebuild() {
-      cargo test --workspace --locked --no-run --keep-going --quiet >/dev/null 2>&1
+      # `cargo build --tests --examples` makes the units `cargo test --no-run` makes (the test
+      # profile, the dev-dependencies' features); only `build` has --keep-going.
+      cargo build --workspace --locked --tests --examples --keep-going --quiet >/dev/null 2>&1
       echo "compiled what needs no system package (the rest builds after apt)"
     }
     bg_start "compile beside apt (what needs no system package)" nice -n 5 bash -c "$(declare -f prebuild); prebuild"

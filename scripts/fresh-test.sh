@@ -3,9 +3,9 @@
 # `scripts/dev.sh test` inside a freshly debootstrapped Debian 12 root, as a new user (root, as
 # CI) would. The root gets what a new machine of this project's kind has before anything runs
 # (/work/.library/env: Rust by rustup with nightly beside stable, CPython by pyenv, gcc, git,
-# curl): the host's toolchains are bound into it; its cargo registry, apt packages and everything
-# else start empty. Node.js is Debian's (dev.sh installs it), not the machine's NodeSource 20:
-# dpkg cannot replace a bound file. Not part of CI (it downloads a
+# curl, Node.js 20 with npm): the host's toolchains are bound into it (Node.js is installed from
+# the machine's own package); its cargo registry, apt packages and everything else start empty.
+# Not part of CI (it downloads a
 # base system, ~1 GB of packages and the crates); run it to measure the fresh-machine figure of
 # issue 35 and write it into docs/PERFORMANCE.md.
 #   scripts/fresh-test.sh [REV]            (as root; REV defaults to HEAD)
@@ -39,6 +39,22 @@ in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-r
 cp /usr/local/share/ca-certificates/* "$ROOT/usr/local/share/ca-certificates/" 2>/dev/null || true
 in_root update-ca-certificates >/dev/null 2>&1 || fail "update-ca-certificates"
 for f in /root/.npmrc /etc/pip.conf; do [ -f "$f" ] && cp "$f" "$ROOT$f"; done
+# The machine's Node.js and npm: its nodejs package (NodeSource's Node.js 20), repacked from this
+# machine's dpkg database once (kept in FRESH_CACHE), then its upgraded npm laid over the
+# package's, as the machine has them. Without them dev.sh installs Debian's nodejs and npm
+# (~400 packages, 200 s) that the real machine never needs.
+FRESH_CACHE=${FRESH_CACHE:-/var/tmp/yui-fresh-cache}
+if [ ! -f "$FRESH_CACHE/nodejs.deb" ]; then
+  command -v dpkg-repack >/dev/null || fail "dpkg-repack is missing (apt install dpkg-repack)"
+  mkdir -p "$FRESH_CACHE"
+  (cd "$FRESH_CACHE" && dpkg-repack nodejs >/dev/null 2>&1 && mv nodejs_*.deb nodejs.deb) ||
+    fail "dpkg-repack nodejs"
+fi
+cp "$FRESH_CACHE/nodejs.deb" "$ROOT/tmp/nodejs.deb"
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/nodejs.deb \
+  >/tmp/fresh-test-node.log 2>&1 || { tail -20 /tmp/fresh-test-node.log >&2; fail "install the machine's nodejs"; }
+rm -rf "$ROOT/usr/lib/node_modules/npm" && cp -a /usr/lib/node_modules/npm "$ROOT/usr/lib/node_modules/"
+say "the machine's Node.js $(in_root node --version) and npm $(in_root npm --version)"
 mkdir -p "$ROOT/opt/wheels"
 # The machine's preinstalled toolchains (no registry here serves rustup).
 for d in /root/.rustup /root/.cargo/bin /root/.pyenv; do
