@@ -301,7 +301,10 @@ impl Job {
     /// The character's realtime session if its backend is realtime now (made if needed).
     fn realtime(&self) -> Option<Arc<crate::turn::transport::realtime::RealtimeClient>> {
         let (b, t) = super::run::backend_for(&self.inner).ok()?;
-        super::realtime::ensure(&self.inner, &self.preset_id, self.window, &b, &t)
+        match super::link::ensure(&self.inner, &self.preset_id, self.window, &b, &t) {
+            crate::turn::SeatLink::Realtime(client) => Some(client),
+            _ => None,
+        }
     }
 
     /// This session as the realtime microphone sees it.

@@ -23,6 +23,7 @@ mod barge;
 mod desktop;
 mod events;
 pub mod inbox;
+mod link;
 mod mic;
 mod model;
 mod model_page;
@@ -54,7 +55,8 @@ use crate::error::Result;
 use crate::paths::Paths;
 use crate::playback::PlaybackTracker;
 use crate::store::Store;
-use crate::turn::transport::push::{ConnState, PushClient};
+use crate::turn::transport::push::ConnState;
+use crate::turn::SeatLink;
 use crate::turn::{Backend, CancellationToken, Timeouts, TurnEvent};
 use crate::window::WindowKind;
 use serde::Serialize;
@@ -169,10 +171,9 @@ struct Seat {
     turn: Option<(String, bool, CancellationToken)>,
     /// The running speech.
     speech: Option<speech::Voice>,
-    /// The push connection, with the URL and window it was made for.
-    push: Option<(String, WindowKind, Arc<PushClient>)>,
-    /// The realtime session, with the URL, window and audio it was made for.
-    realtime: Option<realtime::RtSeat>,
+    /// The window's standing link (push's connection, realtime's session), with what it was
+    /// made for.
+    link: Option<link::Linked>,
 }
 
 /// One character's push connection as the quick controls show it.
@@ -355,11 +356,7 @@ impl Stage {
             .seats()
             .iter()
             .filter_map(|(id, seat)| {
-                let state = match (&seat.push, &seat.realtime) {
-                    (Some((_, _, c)), _) => c.state().borrow().clone(),
-                    (None, Some(r)) => r.client.state().borrow().clone(),
-                    (None, None) => return None,
-                };
+                let state = seat.link.as_ref()?.link.state()?.borrow().clone();
                 Some(Connection {
                     preset_id: id.clone(),
                     state,
@@ -417,9 +414,8 @@ impl Stage {
         if crate::tools::registry::declares_client_tools(window) {
             crate::tools::mcp::warm();
         }
-        run::ensure_push(&self.0, preset_id, window, None);
         if let Ok((b, t)) = run::backend_for(&self.0) {
-            realtime::ensure(&self.0, preset_id, window, &b, &t);
+            link::ensure(&self.0, preset_id, window, &b, &t);
         }
     }
 
@@ -445,11 +441,17 @@ impl Stage {
             .0
             .seats()
             .iter_mut()
-            .filter_map(|(id, seat)| seat.realtime.take().map(|r| (id.clone(), r.window)))
+            .filter(|(_, seat)| {
+                matches!(
+                    seat.link.as_ref().map(|l| &l.link),
+                    Some(SeatLink::Realtime(_))
+                )
+            })
+            .filter_map(|(id, seat)| seat.link.take().map(|l| (id.clone(), l.window)))
             .collect();
         if let Ok((b, t)) = run::backend_for(&self.0) {
             for (id, w) in windows {
-                realtime::ensure(&self.0, &id, w, &b, &t);
+                link::ensure(&self.0, &id, w, &b, &t);
             }
         }
     }
@@ -565,9 +567,9 @@ impl Inner {
         // A realtime reply plays from its first delta, a moment before its turn takes the seat.
         self.seats().values().any(|s| {
             s.speech.is_some()
-                || s.realtime
+                || s.link
                     .as_ref()
-                    .and_then(|r| r.audio.as_ref())
+                    .and_then(|l| l.audio.as_ref())
                     .is_some_and(|a| a.is_playing())
         })
     }

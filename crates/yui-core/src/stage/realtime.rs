@@ -1,10 +1,8 @@
-//! Each seated character's realtime session, when the backend is realtime: one per character
-//! window (not the phone's, which declares other tools), made when the window opens or its first
-//! turn starts, kept while the URL, the window and voice output stay, its state changes sent as
-//! [`StageEvent::Connection`] (the quick controls show it as push's).
+//! What a seated character's realtime session adds to its link (`stage/link.rs` makes and keeps
+//! the session: one per character window, not the phone's, which declares other tools):
 //!
 //! - With voice output on (and a window to show it), the session is an audio one: its reply
-//!   audio plays through the seat's [`SeatAudio`] on the voice's output device
+//!   audio plays through the seat's `SeatAudio` on the voice's output device
 //!   (`stage/realtime_voice.rs`); otherwise text mode.
 //! - Responses the server starts by itself (the user spoke: server voice activity, or the
 //!   microphone's commit at a push-to-talk release) become the user's turns ([`server_turns`]):
@@ -12,14 +10,10 @@
 //!   runs, is stored and plays exactly as a typed turn's. Words that come after their turn
 //!   started without them replace its placeholder ([`StageEvent::HeardLater`]).
 
-use super::realtime_voice::SeatAudio;
 use super::{Inner, Stage, StageEvent};
-use crate::backend::Backend;
 use crate::turn::transport::realtime::wire::ServerEvent;
-use crate::turn::transport::realtime::{
-    self, FromServer, RealtimeClient, RealtimeLink, ServerStarted,
-};
-use crate::turn::Timeouts;
+use crate::turn::transport::realtime::{FromServer, RealtimeClient, RealtimeLink, ServerStarted};
+use crate::turn::SeatLink;
 use crate::window::WindowKind;
 use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
@@ -41,100 +35,23 @@ const STORE_WAIT: Duration = Duration::from_secs(5);
 /// What a spoken turn stores as the user's words when the server gave none.
 pub const UNHEARD: &str = "(spoken; no transcript)";
 
-/// A seat's realtime session.
-pub(super) struct RtSeat {
-    pub url: String,
-    pub window: WindowKind,
-    pub client: Arc<RealtimeClient>,
-    /// The reply's audio (`None`: text mode).
-    pub audio: Option<Arc<SeatAudio>>,
-    /// Made with voice output on.
-    pub voice: bool,
-}
-
 /// Whether the character's replies are heard: voice output on, and a window to show them.
-fn voice_on(inner: &Inner) -> bool {
+pub(super) fn voice_on(inner: &Inner) -> bool {
     !inner.opts.headless && crate::voice::load(&inner.store).is_ok_and(|v| v.enabled)
-}
-
-/// The seat's realtime session for `window` when the backend is realtime: the one it has for
-/// this URL, window and voice output, or a new one.
-pub(super) fn ensure(
-    inner: &Arc<Inner>,
-    preset_id: &str,
-    window: WindowKind,
-    backend: &Backend,
-    timeouts: &Timeouts,
-) -> Option<Arc<RealtimeClient>> {
-    if window == WindowKind::Phone {
-        return None;
-    }
-    let mut cfg = realtime::config_for(backend, timeouts)?;
-    let voice = voice_on(inner);
-    {
-        let seats = inner.seats();
-        if let Some(r) = seats.get(preset_id).and_then(|s| s.realtime.as_ref()) {
-            if r.url == cfg.url && r.window == window && r.voice == voice {
-                return Some(r.client.clone());
-            }
-        }
-    }
-    let audio = if voice {
-        let host = inner
-            .opts
-            .audio
-            .clone()
-            .unwrap_or_else(crate::voice::hosts::host);
-        let device = crate::voice::config::load_listen(&inner.store)
-            .ok()
-            .and_then(|l| l.output_device);
-        SeatAudio::new(inner, preset_id, host, device)
-    } else {
-        None
-    };
-    cfg.audio = audio
-        .clone()
-        .map(|a| a as Arc<dyn crate::realtime_audio::RealtimeAudioOut>);
-    let url = cfg.url.clone();
-    let session = realtime::session_fn(
-        inner.store.clone(),
-        inner.clock.clone(),
-        preset_id.to_string(),
-        window,
-        cfg.audio.is_some(),
-    );
-    let (turns_tx, turns_rx) = mpsc::unbounded_channel();
-    let client = Arc::new(RealtimeClient::spawn_with(cfg, session, Some(turns_tx)));
-    super::tell_connection(inner, preset_id, client.state());
-    tokio::spawn(server_turns(
-        Arc::downgrade(inner),
-        preset_id.to_string(),
-        window,
-        turns_rx,
-    ));
-    let mut seats = inner.seats();
-    let seat = seats.entry(preset_id.to_string()).or_default();
-    seat.realtime = Some(RtSeat {
-        url,
-        window,
-        client: client.clone(),
-        audio,
-        voice,
-    });
-    Some(client)
 }
 
 /// `preset_id`'s realtime session now, if it has one.
 pub(super) fn current(inner: &Inner, preset_id: &str) -> Option<Arc<RealtimeClient>> {
-    let seats = inner.seats();
-    let rt = seats.get(preset_id)?.realtime.as_ref()?;
-    Some(rt.client.clone())
+    match &inner.seats().get(preset_id)?.link.as_ref()?.link {
+        SeatLink::Realtime(client) => Some(client.clone()),
+        _ => None,
+    }
 }
 
 /// The responses `preset_id`'s session started by itself, each made the user's turn, and the
 /// words of those that started without them, whenever they come. Ends when the session is
 /// dropped.
-async fn server_turns(
+pub(super) async fn server_turns(
     weak: Weak<Inner>,
     preset_id: String,
     window: WindowKind,

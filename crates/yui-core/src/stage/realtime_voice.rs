@@ -219,8 +219,21 @@ pub(super) fn audio_of(inner: &Inner, preset_id: &str) -> Option<Arc<SeatAudio>>
     inner
         .seats()
         .get(preset_id)
-        .and_then(|s| s.realtime.as_ref())
-        .and_then(|r| r.audio.clone())
+        .and_then(|s| s.link.as_ref())
+        .and_then(|l| l.audio.clone())
+}
+
+/// A new session's reply audio for `preset_id`, on the voice's output device.
+pub(super) fn seat_audio(inner: &Arc<Inner>, preset_id: &str) -> Option<Arc<SeatAudio>> {
+    let host = inner
+        .opts
+        .audio
+        .clone()
+        .unwrap_or_else(crate::voice::hosts::host);
+    let device = crate::voice::config::load_listen(&inner.store)
+        .ok()
+        .and_then(|l| l.output_device);
+    SeatAudio::new(inner, preset_id, host, device)
 }
 
 /// `preset_id`'s turn `turn_id` speaks through its session's `audio` (a speech still running

@@ -1,11 +1,10 @@
-//! One turn on the stage: building it (backend, addressed context, the seat's push connection),
+//! One turn on the stage: building it (backend, addressed context, the seat's link),
 //! pumping its events out tagged with the preset, playing it, and the addressed turn that may
 //! follow.
 
 use super::{BackendSource, Inner, Origin, StageEvent, Stream, Window};
 use crate::error::Result;
 use crate::store::Store;
-use crate::turn::transport::push::{self, PushClient};
 use crate::turn::{
     self, Backend, SeatLink, Timeouts, TurnDeps, TurnEvent, TurnHandle, TurnInput, TurnStatus,
 };
@@ -79,40 +78,6 @@ pub(super) fn memory_scheduler(
     ))
 }
 
-/// The seat's push connection for `window` when the backend is push: the one it has for this URL
-/// and window, or a new one (its state changes become [`StageEvent::Connection`]). The phone
-/// window declares other tools than the character's, so it never shares the seat's connection.
-pub(super) fn ensure_push(
-    inner: &Arc<Inner>,
-    preset_id: &str,
-    window: WindowKind,
-    given: Option<(&Backend, &Timeouts)>,
-) -> Option<Arc<PushClient>> {
-    if window == WindowKind::Phone {
-        return None;
-    }
-    let cfg = match given {
-        Some((b, t)) => push::config_for(b, t)?,
-        None => {
-            let (b, t) = backend_for(inner).ok()?;
-            push::config_for(&b, &t)?
-        }
-    };
-    let mut seats = inner.seats();
-    let seat = seats.entry(preset_id.to_string()).or_default();
-    if let Some((url, w, client)) = &seat.push {
-        if *url == cfg.url && *w == window {
-            return Some(client.clone());
-        }
-    }
-    let url = cfg.url.clone();
-    let hello = push::hello_fn(inner.store.clone(), preset_id.to_string(), window);
-    let client = Arc::new(PushClient::spawn(cfg, hello));
-    super::tell_connection(inner, preset_id, client.state());
-    seat.push = Some((url, window, client.clone()));
-    Some(client)
-}
-
 /// Build and start a turn of `preset_id`, taking the character's turn slot (a turn still running
 /// there and its speech stop), and pump it. `started`: a response the realtime server started
 /// (the user spoke), which the turn plays instead of sending `text`.
@@ -131,8 +96,7 @@ pub(super) fn start(
     if let Some(m) = &inner.memory {
         m.turn_started(preset_id);
     }
-    let push = ensure_push(inner, preset_id, window, Some((&backend, &timeouts)));
-    let realtime = super::realtime::ensure(inner, preset_id, window, &backend, &timeouts);
+    let link = super::link::ensure(inner, preset_id, window, &backend, &timeouts);
     let (mut req, registry) =
         turn::prepare(&inner.store, &inner.clock, preset_id, window, text, backend)?;
     req.timeouts = timeouts;
@@ -158,9 +122,6 @@ pub(super) fn start(
         req.backend.max_output_tokens = Some(own.map_or(cap, |m| m.min(cap)));
     }
     let mut deps = TurnDeps::new(inner.store.clone(), inner.clock.clone(), &req.timeouts)?;
-    if let Some(c) = push {
-        deps.link = SeatLink::Push(c);
-    }
     // The built-in model's engine, when the backend is it (docs/built-in-model.md).
     deps.builtin = match inner.opts.backend {
         BackendSource::Configured => {
@@ -169,12 +130,13 @@ pub(super) fn start(
         BackendSource::Fixed { .. } => inner.opts.engine.clone(),
     };
     // The session's audio is the character's voice (no text-to-speech) while it has one.
-    let rt_audio = realtime
-        .as_ref()
-        .and_then(|c| super::realtime_voice::audio_of(inner, preset_id).map(|a| (a, c.clone())));
-    if let Some(c) = realtime {
-        deps.link = SeatLink::Realtime(c);
-    }
+    let rt_audio = match &link {
+        SeatLink::Realtime(c) => {
+            super::realtime_voice::audio_of(inner, preset_id).map(|a| (a, c.clone()))
+        }
+        _ => None,
+    };
+    deps.link = link;
     if let Some(s) = started {
         deps.input = TurnInput::Started(s);
     }

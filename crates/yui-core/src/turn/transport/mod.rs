@@ -11,13 +11,15 @@
 //! Every transport's response is read by the one read loop (`turn::read`) into the one
 //! dispatch. What differs by transport outside its folder is its [`Descriptor`] (one per
 //! folder); what the floors below need (how tools are declared, one-shot requests) is said on
-//! `backend::Transport` itself. Adding a transport is one folder here, one `backend::Transport`
-//! variant, and its arms in [`run`], [`descriptor`] and the enum's own methods; no other file
-//! branches on the transport (`tests/floors.rs` checks).
+//! `backend::Transport` itself. A window's standing link (push's connection, realtime's
+//! session) is made by [`LinkConfig`] alone. Adding a transport is one folder here, one
+//! `backend::Transport` variant, and its arms in [`run`], [`descriptor`], [`LinkConfig::of`] and
+//! the enum's own methods; no other file branches on the transport (`tests/floors.rs` checks).
 
 pub mod chat;
 pub(crate) mod de;
 mod descriptor;
+mod link;
 pub mod push;
 pub mod realtime;
 pub mod responses;
@@ -30,6 +32,7 @@ use crate::backend::Transport;
 use crate::tools::registry::ToolRegistry;
 use crate::transcript::Entry;
 pub(crate) use descriptor::{Descriptor, History, Link};
+pub(crate) use link::{LinkConfig, LinkParts};
 
 /// The descriptor of `t`.
 pub(crate) fn descriptor(t: Transport) -> &'static Descriptor {
