@@ -172,6 +172,15 @@ pub fn model_bytes(avatar: &Value) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// What a character window loads for a VRM avatar: the model's bytes, or (`motion`) the
+/// `.vrma` file that motion plays.
+pub fn window_bytes(avatar: &Value, motion: Option<&str>) -> Result<Vec<u8>> {
+    match motion {
+        None => model_bytes(avatar),
+        Some(m) => super::motions::bytes_for(&model_file(avatar)?, m),
+    }
+}
+
 /// A window could not draw `preset`'s model and shows its previous look: the log says why.
 pub fn report_failure(preset: &Preset, reason: &str) -> Result<()> {
     let reason: String = reason.chars().take(500).collect();

@@ -5,15 +5,19 @@
 //!
 //! - `glb` — the container; `meta` — name, authors, licence; `expressions` — the model's
 //!   expressions and [`expressions::face_for`]; `textures` — measuring and scaling;
-//!   `look` — the model in the data dir: a new character from a model, a model for a character.
+//!   `look` — the model in the data dir: a new character from a model, a model for a character;
+//!   `animation` — `.vrma` files read and checked; `motions` — the vocabulary's motions that play
+//!   one, kept beside the model.
 //!
 //! The avatar of a character with a VRM look is
 //! `{"kind": "vrm", "file": "<data dir>/looks/<id>/model.vrm", "fallback": <the previous look>}`.
 
+pub mod animation;
 pub mod expressions;
 pub mod glb;
 pub mod look;
 pub mod meta;
+pub mod motions;
 pub mod textures;
 
 use crate::error::{CoreError, Result};
@@ -54,6 +58,9 @@ pub struct Look {
     pub visemes: Vec<String>,
     /// The expressions that close the eyes (`blink`, or the two eyes apart; empty: none).
     pub blink: Vec<String>,
+    /// The vocabulary's motions that play a `.vrma` file (`motions`) instead of their
+    /// procedural animation.
+    pub motions: Vec<String>,
 }
 
 fn mb(n: u64) -> String {
@@ -213,6 +220,7 @@ pub fn look_for(path: &Path, model: Model, vocab: &Vocab) -> Look {
         file: path.display().to_string(),
         visemes: expressions::visemes(&model.expressions),
         blink: expressions::blink(&model.expressions),
+        motions: motions::list(path),
         faces,
         meta: model.meta,
         expressions: model.expressions,
