@@ -41,8 +41,10 @@ export const NO_WEBGL2 = 'WebGL2 is not available in this window';
  * first frame takes far too long.
  */
 export async function createVrmCharacter(container, { look, bytes, size = 200, motionBytes = null }) {
+  // The core's framing says the canvas's proportions (the shell sized the window to match);
+  // without one, the drawn character's box.
   const height = size;
-  const width = Math.round((size * 200) / 240);
+  const width = Math.round(size * (look?.framing?.aspect ?? 200 / 240));
   const root = document.createElement('div');
   root.className = 'yui-char yui-vrm';
   Object.assign(root.style, { width: `${width}px`, height: `${height}px`, position: 'relative' });
@@ -95,7 +97,7 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
   scene.add(vrm.scene);
   vrm.scene.traverse((o) => { o.frustumCulled = false; });
   const bone = (name) => vrm.humanoid?.getNormalizedBoneNode(name) ?? null;
-  const camera = frame(vrm, bone, width / height);
+  const camera = frame(vrm, bone, width / height, look?.framing);
   const gaze = new V.Object3D();
   scene.add(gaze);
   const head = bone('head');
@@ -301,6 +303,7 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
     motion = { ...m, start: performance.now() };
     if (m.clip) clips.start(m.clip);
     root.dataset.motion = m.id;
+    root.dataset.motionFrom = m.clip ? 'vrma' : 'procedural'; // observable for tests
     bodyMoves();
     invalidate(m.ms + SETTLE_MS);
   }
@@ -482,8 +485,11 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
   return api;
 }
 
-/** A camera that fills the window with the head and upper body. */
-function frame(vrm, bone, aspect) {
+/**
+ * A camera that fills the window with the head and upper body: `framing` (the core's, in the
+ * model's metres: top, bottom, width) when there is one, else from the bones.
+ */
+function frame(vrm, bone, aspect, framing) {
   const at = (name) => {
     const v = new V.Vector3();
     const b = bone(name);
@@ -498,12 +504,13 @@ function frame(vrm, bone, aspect) {
   // hips are 0.9 m high (VRoid Studio's proportions), scaled to this model.
   const hips = at('hips');
   const scale = hips && hips.y > 0.2 ? hips.y / 0.9 : Math.max(0.5, (head.y - neck.y) / 0.09);
-  const headTop = head.y + 0.27 * scale;
-  const bottom = chest.y - (head.y - chest.y) * 0.9;
+  const headTop = framing?.top ?? head.y + 0.27 * scale;
+  const bottom = framing?.bottom ?? chest.y - (head.y - chest.y) * 0.9;
   const tall = headTop - bottom;
+  const wide = framing?.width ?? tall * 0.8;
   const fov = 28;
   const camera = new V.PerspectiveCamera(fov, aspect, 0.05, 50);
-  const fit = Math.max(tall, (tall * 0.8) / aspect);
+  const fit = Math.max(tall, wide / aspect);
   const dist = fit / 2 / Math.tan((fov * Math.PI) / 360);
   const cy = (headTop + bottom) / 2;
   camera.position.set(head.x, cy, head.z + dist);

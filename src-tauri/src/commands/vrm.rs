@@ -11,15 +11,18 @@ use tauri::ipc::Response;
 use tauri::{Runtime, State, WebviewWindow};
 use yui_core::vrm::{self, Look};
 
-/// The calling character window's VRM look.
+/// The calling character window's VRM look; the window takes the size its framing asks.
 #[tauri::command]
 pub async fn vrm_look<R: Runtime>(
     window: WebviewWindow<R>,
     state: State<'_, AppState>,
 ) -> CmdResult<Look> {
-    vrm::look::look_for_avatar(
-        &state.store,
-        &windows::calling_preset(&window, "a VRM look belongs to a character window")?.avatar,
+    windows::fit_character(
+        &window,
+        vrm::look::look_for_avatar(
+            &state.store,
+            &windows::calling_preset(&window, "a VRM look belongs to a character window")?.avatar,
+        ),
     )
 }
 
