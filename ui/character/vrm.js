@@ -36,9 +36,9 @@ export const NO_WEBGL2 = 'WebGL2 is not available in this window';
 /**
  * Draw the model `bytes` (an ArrayBuffer) into `container` with the decisions of `look` (the
  * core's vrm::Look). `motionBytes(id)`: a Promise of the `.vrma` file's bytes of a motion the
- * look lists in `motions` (loaded the first time it plays). Resolves to the character's api once the first frame is drawn; rejects
- * (nothing left in the container) when WebGL2 is missing, the model cannot be drawn, or the
- * first frame takes far too long.
+ * look lists in `motions` (loaded the first time it plays). Resolves to the character's api
+ * once the first frame is drawn; rejects (nothing left in the container) when WebGL2 is
+ * missing, the model cannot be drawn, or the first frame takes far too long.
  */
 export async function createVrmCharacter(container, { look, bytes, size = 200, motionBytes = null }) {
   // The core's framing says the canvas's proportions (the shell sized the window to match);
