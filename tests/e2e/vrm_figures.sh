@@ -4,8 +4,9 @@
 # or wearing a ~10 MB VRM model (tests/e2e/make_big_vrm.py: the VRM specification's sample with
 # its three textures replaced by 934 px noise PNGs, kept as they are by import). Per run:
 #   open → drawn   from kai's window being mapped to the first screen capture of it that shows
-#                  the character (more than 2 % of its pixels lit; the desktop is black), polled
-#                  with ImageMagick's `import` (each capture ~50-100 ms: the resolution)
+#                  the character (over 3 % of the pixels where it stands differ from the
+#                  capture made when the window was mapped), polled with ImageMagick's `import`
+#                  and `compare` (each poll ~100-200 ms under load: the resolution)
 #   PSS            summed over the app and its descendants (WebKit's processes) after IDLE s
 # and the VRM pet's cost over the drawn one. Prints figures; judges nothing.
 #
@@ -58,15 +59,26 @@ run() {
   deadline=$(( $(now_ms) + 60000 ))
   # kai's window, once mapped.
   while [ -z "$opened" ] && [ "$(now_ms)" -lt "$deadline" ]; do
-    win=$(xwininfo -root -tree 2>/dev/null | awk '/"YUI — Kai"/ {print $1; exit}')
-    if [ -n "$win" ] && xwininfo -id "$win" 2>/dev/null | grep -q 'IsViewable'; then opened=$(now_ms); fi
+    # (awk reads to the end: an early exit would fail the pipe under pipefail)
+    win=$(xwininfo -root -tree 2>/dev/null | awk '/"YUI — Kai"/ && !w {w=$1} END {print w}') || true
+    if [ -n "$win" ] && [ "$(xwininfo -id "$win" 2>/dev/null | grep -c 'IsViewable' || true)" -gt 0 ]; then opened=$(now_ms); fi
     [ -n "$opened" ] || sleep 0.02
   done
   [ -n "$opened" ] || { echo "vrm_figures: kai's window never opened ($kind)" >&2; kill "$pid"; return 1; }
   geo=$(xwininfo -id "$win" | awk '/Absolute upper-left X/ {x=$4} /Absolute upper-left Y/ {y=$4} /Width:/ {w=$2} /Height:/ {h=$2} END {print w"x"h"+"x"+"y}')
+  # Where the character is drawn: the lower 60 % of the window (the bubble is above), 150 px
+  # from its left (the main window may be beside it on the right).
+  local crop
+  crop=$(xwininfo -id "$win" | awk '/Absolute upper-left X/ {x=$4} /Absolute upper-left Y/ {y=$4} /Height:/ {h=$2} END {printf "150x%d+%d+%d", h*0.6, x+10, y+h*0.4}')
+  local ref="" px ch="${crop#150x}"
+  ch="${ch%%+*}"
   while [ -z "$drawn" ] && [ "$(now_ms)" -lt "$deadline" ]; do
-    lit=$(import -silent -window root -crop "$geo" +repage -colorspace gray -threshold 16% -format '%[fx:mean]' info: 2>/dev/null || echo 0)
-    if awk -v m="$lit" 'BEGIN {exit !(m > 0.02)}'; then drawn=$(now_ms); fi
+    import -silent -window root -crop "$crop" +repage "$WORK/shot.png" 2>/dev/null || continue
+    # The first capture (the window just mapped, nothing painted yet) is the reference; drawn:
+    # over 3 % of the pixels differ from it (the sample model is grey on the grey desktop).
+    if [ -z "$ref" ]; then ref="$WORK/ref.png"; cp "$WORK/shot.png" "$ref"; continue; fi
+    px=$(compare -metric AE -fuzz 3% "$ref" "$WORK/shot.png" null: 2>&1 | awk '{print int($1)}') || true
+    if [ "${px:-0}" -gt $(( 150 * ch * 3 / 100 )) ] 2>/dev/null; then drawn=$(now_ms); fi
   done
   sleep "$IDLE"
   local kib; kib=$(pss_kib "$pid")
