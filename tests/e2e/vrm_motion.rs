@@ -116,10 +116,14 @@ async fn a_cue_with_a_vrma_motion_changes_pixels_over_time_then_the_frames_stop(
         changes.iter().filter(|&&n| n > 100).count() >= 2,
         "the motion changes pixels over time: {changes:?}"
     );
-    assert!(counts.windows(2).all(|w| w[1] > w[0]), "frames run while it plays: {counts:?}");
+    assert!(
+        counts.windows(2).all(|w| w[1] > w[0]),
+        "frames run while it plays: {counts:?}"
+    );
     if let Some(dir) = std::env::var_os("YUI_E2E_VRM_SHOTS") {
         let best = shots.iter().max_by_key(|i| differ(i, &shots[0])).unwrap();
-        best.save(Path::new(&dir).join("vrm-vrma-wave.png")).unwrap();
+        best.save(Path::new(&dir).join("vrm-vrma-wave.png"))
+            .unwrap();
     }
     // The motion ends (3 s) and the spring bones settle (0.9 s): then no frame loop.
     s.wait_script(
@@ -133,7 +137,11 @@ async fn a_cue_with_a_vrma_motion_changes_pixels_over_time_then_the_frames_stop(
     tokio::time::sleep(Duration::from_millis(2000)).await;
     let f1: i64 = data(&s, "frames").await.parse().unwrap();
     // A blink (about 4 frames) may fall in these 2 s; a running loop would draw ~60.
-    assert!(f1 - f0 <= 8, "the loop stops after the motion: {} frames in 2 s", f1 - f0);
+    assert!(
+        f1 - f0 <= 8,
+        "the loop stops after the motion: {} frames in 2 s",
+        f1 - f0
+    );
 }
 
 #[tokio::test]
@@ -169,14 +177,22 @@ async fn a_vrm_window_takes_the_size_its_models_framing_asks() {
     .expect("the VRM character appears");
     let got = s
         .exec(
-            &format!("const c = document.querySelector('{VRM} canvas').getBoundingClientRect();
-                      return [window.innerWidth, window.innerHeight, c.width, c.height];"),
+            &format!(
+                "const c = document.querySelector('{VRM} canvas').getBoundingClientRect();
+                      return [window.innerWidth, window.innerHeight, c.width, c.height];"
+            ),
             json!([]),
         )
         .await
         .unwrap();
     let n = |i: usize| got[i].as_f64().unwrap();
     eprintln!("vrm window: {got} (asked {w}x{h}, framing aspect {aspect:.3})");
-    assert!((n(0) - w).abs() <= 1.0 && (n(1) - h).abs() <= 1.0, "window {got} vs {w}x{h}");
-    assert!((n(2) / n(3) - aspect).abs() < 0.02, "canvas {got} vs aspect {aspect}");
+    assert!(
+        (n(0) - w).abs() <= 1.0 && (n(1) - h).abs() <= 1.0,
+        "window {got} vs {w}x{h}"
+    );
+    assert!(
+        (n(2) / n(3) - aspect).abs() < 0.02,
+        "canvas {got} vs aspect {aspect}"
+    );
 }

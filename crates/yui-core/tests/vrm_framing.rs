@@ -23,7 +23,11 @@ fn edited(version: Version, edit: impl FnOnce(&mut Value)) -> Vec<u8> {
 }
 
 fn framing_of(bytes: &[u8]) -> framing::Framing {
-    vrm::read(bytes, "m.vrm").unwrap().1.framing.expect("framed")
+    vrm::read(bytes, "m.vrm")
+        .unwrap()
+        .1
+        .framing
+        .expect("framed")
 }
 
 fn node_named<'a>(json: &'a mut Value, name: &str) -> &'a mut Value {
@@ -50,7 +54,10 @@ fn the_head_and_upper_body_are_framed_alike_on_both_versions() {
     // The window: the main character's height, the width in the model's proportions.
     let (w, h) = framing::window_size(layout::character_size(true), one.aspect);
     assert_eq!(h, layout::MAIN_SIZE.1);
-    assert_eq!(w, (layout::MAIN_SIZE.0 * one.aspect / framing::DEFAULT_ASPECT).round());
+    assert_eq!(
+        w,
+        (layout::MAIN_SIZE.0 * one.aspect / framing::DEFAULT_ASPECT).round()
+    );
     assert!(w < layout::MAIN_SIZE.0);
 }
 
@@ -69,18 +76,27 @@ fn the_window_follows_the_proportions_within_bounds() {
     let tall = framing_of(&edited(Version::V1, |j| {
         node_named(j, "Face")["scale"] = json!([1.0, 2.5, 1.0]);
     }));
-    assert!(tall.top > base.top + 0.3 && tall.aspect < base.aspect, "{tall:?}");
+    assert!(
+        tall.top > base.top + 0.3 && tall.aspect < base.aspect,
+        "{tall:?}"
+    );
     let pet = layout::character_size(false);
     let sizes: Vec<(f64, f64)> = [tall, base, wide]
         .iter()
         .map(|f| framing::window_size(pet, f.aspect))
         .collect();
-    assert!(sizes[0].0 < sizes[1].0 && sizes[1].0 < sizes[2].0, "{sizes:?}");
+    assert!(
+        sizes[0].0 < sizes[1].0 && sizes[1].0 < sizes[2].0,
+        "{sizes:?}"
+    );
     assert!(sizes.iter().all(|s| s.1 == pet.1));
     // Never narrower than a fifth less nor a third wider than the drawn window.
     for aspect in [0.1, 0.6, 1.1, 5.0] {
         let (w, _) = framing::window_size(pet, aspect);
-        assert!(w >= (pet.0 * 0.8).round() && w <= (pet.0 * 1.3).round(), "{aspect}: {w}");
+        assert!(
+            w >= (pet.0 * 0.8).round() && w <= (pet.0 * 1.3).round(),
+            "{aspect}: {w}"
+        );
     }
 }
 
@@ -120,6 +136,8 @@ fn a_vrm_character_window_takes_its_models_size_and_a_drawn_one_keeps_its_own() 
     // The VRM specification's sample is framed too.
     let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/vrm/expressions_isBinary_Overrides.vrm");
-    let f = vrm::framing_of(&sample).unwrap().expect("the sample is framed");
+    let f = vrm::framing_of(&sample)
+        .unwrap()
+        .expect("the sample is framed");
     assert!(f.top > f.bottom && f.width > 0.0, "{f:?}");
 }

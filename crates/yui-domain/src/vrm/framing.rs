@@ -157,7 +157,10 @@ fn mesh_top(json: &Value, worlds: &[Mat]) -> Option<f64> {
             else {
                 continue;
             };
-            let (lo, hi) = (nums(acc.get("min"), [0.0; 3]), nums(acc.get("max"), [0.0; 3]));
+            let (lo, hi) = (
+                nums(acc.get("min"), [0.0; 3]),
+                nums(acc.get("max"), [0.0; 3]),
+            );
             if acc.get("min").is_none() || acc.get("max").is_none() {
                 continue;
             }
@@ -191,11 +194,7 @@ pub fn framing(json: &Value, version: VrmVersion, ext: &Value) -> Option<Framing
     let head = at("head")?;
     let hips = at("hips")?;
     // Sizes in proportion to the figure: 1.0 for hips 0.9 m high (VRoid Studio's proportions).
-    let scale = if hips[1] > 0.2 {
-        hips[1] / 0.9
-    } else {
-        1.0
-    };
+    let scale = if hips[1] > 0.2 { hips[1] / 0.9 } else { 1.0 };
     let chest = at("upperChest")
         .or_else(|| at("chest"))
         .or_else(|| at("spine"))
