@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The UI's vendored browser modules (ui/vendor/, not committed): three.js, its glTF loader and
-# three-vrm from the npm registry (scripts/ui-vendor/package.json, exact versions, its lock),
+# The UI's vendored browser modules (ui/vendor/, not committed): three.js, its glTF loader,
+# three-vrm and three-vrm-animation from the npm registry (scripts/ui-vendor/package.json, exact versions, its lock),
 # tree-shaken and minified by esbuild into one ES module, ui/vendor/vrm.js, that only VRM
 # character windows import (docs/vrm.md). Nothing is fetched at run time. scripts/dev.sh runs
 # this before every build: Tauri embeds ui/ into the app when it compiles.
@@ -18,6 +18,6 @@ fi
 mkdir -p ui/vendor
 "$src/node_modules/.bin/esbuild" "$src/vrm-entry.js" --bundle --format=esm --minify \
   --target=safari16 --legal-comments=eof --log-level=warning --outfile="$out"
-for lic in three/LICENSE @pixiv/three-vrm/LICENSE; do
+for lic in three/LICENSE @pixiv/three-vrm/LICENSE @pixiv/three-vrm-animation/LICENSE; do
   [ -f "$src/node_modules/$lic" ] && cp "$src/node_modules/$lic" "ui/vendor/LICENSE.$(basename "$(dirname "$lic")")"
 done

@@ -34,6 +34,7 @@ mod typing;
 mod voice;
 mod voice_listen;
 mod vrm;
+mod vrm_motion;
 mod webdriver;
 mod windows;
 mod xinput;

@@ -12,6 +12,7 @@
 import * as V from '../vendor/vrm.js';
 import { createLipSync } from './lipsync.js';
 import { MOTIONS, REST, STATE_POSE } from './vrm-motion.js';
+import { createClipPlayer } from './vrm-animation.js';
 
 // Observable for tests and the curious: this window loaded the 3D renderer.
 document.documentElement.dataset.vrmRenderer = 'loaded';
@@ -34,13 +35,16 @@ export const NO_WEBGL2 = 'WebGL2 is not available in this window';
 
 /**
  * Draw the model `bytes` (an ArrayBuffer) into `container` with the decisions of `look` (the
- * core's vrm::Look). Resolves to the character's api once the first frame is drawn; rejects
- * (nothing left in the container) when WebGL2 is missing, the model cannot be drawn, or the
- * first frame takes far too long.
+ * core's vrm::Look). `motionBytes(id)`: a Promise of the `.vrma` file's bytes of a motion the
+ * look lists in `motions` (loaded the first time it plays). Resolves to the character's api
+ * once the first frame is drawn; rejects (nothing left in the container) when WebGL2 is
+ * missing, the model cannot be drawn, or the first frame takes far too long.
  */
-export async function createVrmCharacter(container, { look, bytes, size = 200 }) {
+export async function createVrmCharacter(container, { look, bytes, size = 200, motionBytes = null }) {
+  // The core's framing says the canvas's proportions (the shell sized the window to match);
+  // without one, the drawn character's box.
   const height = size;
-  const width = Math.round((size * 200) / 240);
+  const width = Math.round(size * (look?.framing?.aspect ?? 200 / 240));
   const root = document.createElement('div');
   root.className = 'yui-char yui-vrm';
   Object.assign(root.style, { width: `${width}px`, height: `${height}px`, position: 'relative' });
@@ -65,7 +69,7 @@ export async function createVrmCharacter(container, { look, bytes, size = 200 })
     const gltf = await loader.parseAsync(bytes, '');
     const vrm = gltf.userData.vrm;
     if (!vrm) throw new Error('the file has no VRM data three-vrm can read');
-    const api = build(root, renderer, vrm, look, width, height);
+    const api = build(root, renderer, vrm, look, width, height, motionBytes);
     const t0 = performance.now();
     api.drawNow();
     const first = performance.now() - t0;
@@ -82,7 +86,7 @@ export async function createVrmCharacter(container, { look, bytes, size = 200 })
   }
 }
 
-function build(root, renderer, vrm, look, width, height) {
+function build(root, renderer, vrm, look, width, height, motionBytes) {
   const scene = new V.Scene();
   scene.add(new V.AmbientLight(0xffffff, 1.6));
   const sun = new V.DirectionalLight(0xffffff, 1.4);
@@ -93,7 +97,7 @@ function build(root, renderer, vrm, look, width, height) {
   scene.add(vrm.scene);
   vrm.scene.traverse((o) => { o.frustumCulled = false; });
   const bone = (name) => vrm.humanoid?.getNormalizedBoneNode(name) ?? null;
-  const camera = frame(vrm, bone, width / height);
+  const camera = frame(vrm, bone, width / height, look?.framing);
   const gaze = new V.Object3D();
   scene.add(gaze);
   const head = bone('head');
@@ -116,7 +120,9 @@ function build(root, renderer, vrm, look, width, height) {
   let plainTalk = false;
   let speaking = false;
   let blinkAt = -1; // when the running blink started
-  let motion = null; // {id, start, ms, pose}
+  let motion = null; // {id, start, ms, pose} or, from a .vrma, {id, start, ms, clip}
+  let motionAsk = 0; // the latest playMotion: a file that loads late does not cut a newer motion
+  const clips = createClipPlayer(vrm, motionBytes ? look?.motions : [], (id) => motionBytes(id));
   let state = 'idle';
   let asleep = false;
   let offScreen = false;
@@ -236,9 +242,10 @@ function build(root, renderer, vrm, look, width, height) {
     if (motion) {
       const k = (t - motion.start) / motion.ms;
       if (k >= 1) {
-        motion = null;
-        root.dataset.motion = '';
+        endMotion();
         busyUntil = Math.max(busyUntil, t + SETTLE_MS);
+      } else if (motion.clip) {
+        moving = true;
       } else {
         const p = motion.pose(k);
         put(p.bones);
@@ -260,6 +267,8 @@ function build(root, renderer, vrm, look, width, height) {
       hips.position.set(hipsHome.x, hipsHome.y + lift, hipsHome.z);
       hips.rotation.y += turn;
     }
+    // A .vrma motion poses the bones it moves over the rest pose, at the wall clock's moment.
+    if (motion?.clip) clips.poseAt((t - motion.start) / 1000);
     return moving;
   }
 
@@ -276,12 +285,37 @@ function build(root, renderer, vrm, look, width, height) {
   function playMotion(id) {
     // Nobody sees a motion of a hidden window, and asleep it does not move.
     if (destroyed || asleep || offScreen) return;
-    const m = MOTIONS[id];
-    if (!m) return;
-    motion = { id, start: performance.now(), ms: m.ms, pose: m.pose };
-    root.dataset.motion = id;
+    const ask = ++motionAsk;
+    if (clips.has(id)) {
+      // From its .vrma file (loaded the first time); a file that cannot play: procedural.
+      clips.clip(id).then((clip) => {
+        if (ask !== motionAsk || destroyed || asleep || offScreen) return;
+        if (clip) startMotion({ id, ms: clip.duration * 1000, clip });
+        else if (MOTIONS[id]) startMotion({ id, ...MOTIONS[id] });
+      });
+      return;
+    }
+    if (MOTIONS[id]) startMotion({ id, ...MOTIONS[id] });
+  }
+
+  function startMotion(m) {
+    endMotion();
+    motion = { ...m, start: performance.now() };
+    if (m.clip) clips.start(m.clip);
+    root.dataset.motion = m.id;
+    root.dataset.motionFrom = m.clip ? 'vrma' : 'procedural'; // observable for tests
     bodyMoves();
     invalidate(m.ms + SETTLE_MS);
+  }
+
+  /** The motion ends or is cut: a clip hands the bones and its expressions back. */
+  function endMotion() {
+    if (motion?.clip) {
+      clips.stop();
+      for (const [name, w] of now) vrm.expressionManager?.setValue(name, w);
+    }
+    motion = null;
+    root.dataset.motion = '';
   }
 
   /** Look toward a point of the window (x, y in 0..1 of its size), or straight ahead (null). */
@@ -366,8 +400,7 @@ function build(root, renderer, vrm, look, width, height) {
       if (destroyed || asleep === !!on) return;
       asleep = !!on;
       root.dataset.asleep = String(asleep);
-      motion = null;
-      root.dataset.motion = '';
+      endMotion();
       // One short burst to show the eyes shut (or open), then nothing.
       busyUntil = 0;
       invalidate(FADE_MS + FRAME_MS);
@@ -389,13 +422,14 @@ function build(root, renderer, vrm, look, width, height) {
     setVocab(vocab) {
       const next = {};
       for (const m of vocab?.motions ?? []) {
-        if (m?.reactive && MOTIONS[m.id]) (next[m.trigger || 'clicked'] ??= []).push(m.id);
+        if (m?.reactive && (MOTIONS[m.id] || clips.has(m.id))) (next[m.trigger || 'clicked'] ??= []).push(m.id);
       }
       if (Object.keys(next).length) reactions = next;
     },
     setSprites() {},
     /** The core's look again (the vocabulary changed): faces per emotion. */
     setLook(next) {
+      clips.setIds(motionBytes ? next?.motions : []);
       faces.clear();
       for (const f of next?.faces ?? []) faces.set(f.emotion, f.expressions ?? []);
       setEmotion(emotion);
@@ -451,8 +485,11 @@ function build(root, renderer, vrm, look, width, height) {
   return api;
 }
 
-/** A camera that fills the window with the head and upper body. */
-function frame(vrm, bone, aspect) {
+/**
+ * A camera that fills the window with the head and upper body: `framing` (the core's, in the
+ * model's metres: top, bottom, width) when there is one, else from the bones.
+ */
+function frame(vrm, bone, aspect, framing) {
   const at = (name) => {
     const v = new V.Vector3();
     const b = bone(name);
@@ -467,12 +504,13 @@ function frame(vrm, bone, aspect) {
   // hips are 0.9 m high (VRoid Studio's proportions), scaled to this model.
   const hips = at('hips');
   const scale = hips && hips.y > 0.2 ? hips.y / 0.9 : Math.max(0.5, (head.y - neck.y) / 0.09);
-  const headTop = head.y + 0.27 * scale;
-  const bottom = chest.y - (head.y - chest.y) * 0.9;
+  const headTop = framing?.top ?? head.y + 0.27 * scale;
+  const bottom = framing?.bottom ?? chest.y - (head.y - chest.y) * 0.9;
   const tall = headTop - bottom;
+  const wide = framing?.width ?? tall * 0.8;
   const fov = 28;
   const camera = new V.PerspectiveCamera(fov, aspect, 0.05, 50);
-  const fit = Math.max(tall, (tall * 0.8) / aspect);
+  const fit = Math.max(tall, wide / aspect);
   const dist = fit / 2 / Math.tan((fov * Math.PI) / 360);
   const cy = (headTop + bottom) / 2;
   camera.position.set(head.x, cy, head.z + dist);

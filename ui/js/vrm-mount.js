@@ -24,7 +24,9 @@ export async function mountVrm(host, size) {
       invoke("vrm_look"),
       invoke("vrm_model"),
     ]);
-    const character = await createVrmCharacter(host, { look, bytes, size });
+    // A motion's .vrma file (look.motions), asked for the first time the motion plays.
+    const motionBytes = (motion) => invoke("vrm_model", { motion });
+    const character = await createVrmCharacter(host, { look, bytes, size, motionBytes });
     character.element.dataset.loadMs = String(Math.round(performance.now() - t0));
     return character;
   } catch (e) {

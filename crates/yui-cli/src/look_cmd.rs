@@ -11,14 +11,19 @@ use yui_core::{presets, vocab, vrm, CoreError, Store};
 pub enum LookCmd {
     /// Give a character a VRM model as its look: the file is copied (textures scaled) into the
     /// data dir; its current look is kept as the fallback. Prints the preset, `model` and
-    /// `licence` (the model's own terms).
+    /// `licence` (the model's own terms), and `motions` set with `--vrm-motion`.
     Set {
         /// The character's id.
         #[arg(long)]
         preset: String,
         /// The VRM model (.vrm, VRM 1.0 or 0.x).
-        #[arg(long, value_name = "MODEL.vrm")]
-        vrm: PathBuf,
+        #[arg(long, value_name = "MODEL.vrm", required_unless_present = "vrm_motion")]
+        vrm: Option<PathBuf>,
+        /// Play a VRM animation file for a motion of the vocabulary instead of its procedural
+        /// one (the file is copied beside the model); `MOTION=` plays the procedural one again.
+        /// May be repeated. Every file is checked before anything changes.
+        #[arg(long = "vrm-motion", value_name = "MOTION=FILE.vrma", value_parser = vrm::motions::MotionChange::parse)]
+        vrm_motion: Vec<vrm::motions::MotionChange>,
     },
     /// A character's VRM look: its meta, licence, expressions, and each emotion's face
     /// (`faces`: the expressions set and where they come from), mouth shapes and blink.
@@ -30,8 +35,24 @@ pub enum LookCmd {
 
 pub fn run(store: &Store, data_dir: &std::path::Path, cmd: &LookCmd) -> Result<Value, CoreError> {
     Ok(match cmd {
-        LookCmd::Set { preset, vrm: file } => {
-            serde_json::to_value(vrm::look::set_for(store, data_dir, preset, file)?)?
+        LookCmd::Set {
+            preset,
+            vrm: file,
+            vrm_motion,
+        } => {
+            // Every motion file is checked before the model or anything else changes.
+            let motions = vrm::motions::check(store, vrm_motion)?;
+            let mut out = match file {
+                Some(file) => {
+                    serde_json::to_value(vrm::look::set_for(store, data_dir, preset, file)?)?
+                }
+                None => serde_json::to_value(presets::get(store, preset)?)?,
+            };
+            if !motions.is_empty() {
+                out["motions"] =
+                    serde_json::to_value(vrm::motions::apply(store, data_dir, preset, motions)?)?;
+            }
+            out
         }
         LookCmd::Show { id } => {
             let preset = presets::get(store, id)?;

@@ -118,3 +118,90 @@ fn look_set_gives_a_character_a_model_and_a_bad_file_changes_nothing() {
     assert_eq!(inspected["meta"]["name"], "Fixture One");
     assert_eq!(inspected["expressions"].as_array().unwrap().len(), 18);
 }
+
+#[test]
+fn look_set_maps_a_motion_to_a_vrma_and_a_bad_one_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let model = dir.join("one.vrm");
+    std::fs::write(&model, Fixture::full(Version::V1).build()).unwrap();
+    let vrma =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../yui-core/tests/fixtures/vrm/test.vrma");
+    let bad = dir.join("bad.vrma");
+    std::fs::write(&bad, b"not an animation").unwrap();
+    let ren = ok(dir, &["preset", "add", "Ren", "--palette", "mint"]);
+    let id = ren["id"].as_str().unwrap();
+    let (model, vrma, bad) = (
+        model.to_str().unwrap(),
+        vrma.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    );
+    // A bad .vrma beside a model: one sentence, neither the model nor the motion is kept.
+    let wave_bad = format!("wave={bad}");
+    let e = err(
+        dir,
+        &[
+            "look",
+            "set",
+            "--preset",
+            id,
+            "--vrm",
+            model,
+            "--vrm-motion",
+            &wave_bad,
+        ],
+    );
+    assert_eq!(
+        e["message"],
+        "bad.vrma is not a VRM animation: it does not start like a glTF binary file"
+    );
+    let shown = err(dir, &["look", "show", id]);
+    assert!(shown["message"]
+        .as_str()
+        .unwrap()
+        .contains("is not drawn with a VRM model"));
+    // The model and a motion at once.
+    let wave = format!("wave={vrma}");
+    let set = ok(
+        dir,
+        &[
+            "look",
+            "set",
+            "--preset",
+            id,
+            "--vrm",
+            model,
+            "--vrm-motion",
+            &wave,
+        ],
+    );
+    assert_eq!(set["avatar"]["kind"], "vrm");
+    assert_eq!(set["motions"][0]["motion"], "wave");
+    assert_eq!(set["motions"][0]["animation"]["seconds"], 3.0);
+    let kept = set["motions"][0]["file"].as_str().unwrap();
+    assert!(kept.starts_with(dir.to_str().unwrap()) && kept.ends_with("motions/wave.vrma"));
+    assert_eq!(
+        ok(dir, &["look", "show", id])["motions"],
+        serde_json::json!(["wave"])
+    );
+    // A motion the vocabulary does not have.
+    let e = err(
+        dir,
+        &["look", "set", "--preset", id, "--vrm-motion", "hop=x.vrma"],
+    );
+    assert!(e["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("there is no motion \"hop\" in the vocabulary"));
+    // `wave=`: the procedural wave again.
+    let set = ok(
+        dir,
+        &["look", "set", "--preset", id, "--vrm-motion", "wave="],
+    );
+    assert_eq!(set["motions"][0]["file"], Value::Null);
+    assert_eq!(
+        ok(dir, &["look", "show", id])["motions"],
+        serde_json::json!([])
+    );
+    assert!(!Path::new(kept).exists());
+}

@@ -63,4 +63,6 @@ mod voice;
 mod voice_panel;
 mod voice_test_listen;
 mod vrm;
+mod vrm_framing;
+mod vrm_motions;
 mod wording;

@@ -1,6 +1,6 @@
 //! VRM looks (docs/vrm.md): what a character window draws for its model (the faces of the
-//! emotions, mouth shapes, blink: `vrm_look`) and the model's bytes (`vrm_model`, sent as raw
-//! bytes, not JSON); the look picker's preview of a VRM look (`look_vrm_preview`). Each
+//! emotions, mouth shapes, blink, motions with a `.vrma`: `vrm_look`) and the model's bytes or
+//! a motion's `.vrma` (`vrm_model`, sent as raw bytes, not JSON); the look picker's preview of a VRM look (`look_vrm_preview`). Each
 //! delegates to the core (`yui_core::vrm`).
 
 use crate::error::CmdResult;
@@ -11,23 +11,31 @@ use tauri::ipc::Response;
 use tauri::{Runtime, State, WebviewWindow};
 use yui_core::vrm::{self, Look};
 
-/// The calling character window's VRM look.
+/// The calling character window's VRM look; the window takes the size its framing asks.
 #[tauri::command]
 pub async fn vrm_look<R: Runtime>(
     window: WebviewWindow<R>,
     state: State<'_, AppState>,
 ) -> CmdResult<Look> {
-    vrm::look::look_for_avatar(
-        &state.store,
-        &windows::calling_preset(&window, "a VRM look belongs to a character window")?.avatar,
+    windows::fit_character(
+        &window,
+        vrm::look::look_for_avatar(
+            &state.store,
+            &windows::calling_preset(&window, "a VRM look belongs to a character window")?.avatar,
+        ),
     )
 }
 
-/// The calling character window's model file, as bytes (an ArrayBuffer in the window).
+/// The calling character window's model file, or (`motion`) the `.vrma` file that motion
+/// plays, as bytes (an ArrayBuffer in the window).
 #[tauri::command]
-pub async fn vrm_model<R: Runtime>(window: WebviewWindow<R>) -> CmdResult<Response> {
-    vrm::look::model_bytes(
+pub async fn vrm_model<R: Runtime>(
+    window: WebviewWindow<R>,
+    motion: Option<String>,
+) -> CmdResult<Response> {
+    vrm::look::window_bytes(
         &windows::calling_preset(&window, "a VRM model belongs to a character window")?.avatar,
+        motion.as_deref(),
     )
     .map(Response::new)
 }

@@ -73,7 +73,7 @@ fn character_builder<'a, R: Runtime>(
     app: &'a AppHandle<R>,
     preset: &Preset,
 ) -> WebviewWindowBuilder<'a, R, AppHandle<R>> {
-    let (w, h) = layout::character_size(preset.is_main);
+    let (w, h) = yui_core::vrm::look::window_size(preset);
     WebviewWindowBuilder::new(
         app,
         label_for(preset).as_label(),
@@ -99,7 +99,7 @@ fn place_and_show<R: Runtime>(
     (x, y): (i32, i32),
 ) -> Result<WebviewWindow<R>, CoreError> {
     if super::layer::on() {
-        let size = layout::character_size(preset.is_main);
+        let size = yui_core::vrm::look::window_size(preset);
         super::layer::place(app, &window, label_for(preset), (x, y), size)?;
     } else {
         window
@@ -318,4 +318,26 @@ pub fn character_window<R: Runtime>(
     preset: &Preset,
 ) -> Option<WebviewWindow<R>> {
     app.get_webview_window(&label_for(preset).as_label())
+}
+
+/// A VRM character window read its look: give the window the size the model's framing asks
+/// (`yui_core::vrm::look::window_size`), in case the look changed since the window was built
+/// (a model chosen in the look picker reloads the page, not the window). The overlay layer
+/// keeps the size it was placed with.
+pub fn fit_character<R: Runtime, T>(
+    window: &WebviewWindow<R>,
+    look: Result<T, CoreError>,
+) -> Result<T, CoreError> {
+    let look = look?;
+    let preset = super::calling_preset(window, "a VRM look belongs to a character window")?;
+    let (w, h) = yui_core::vrm::look::window_size(&preset);
+    if !super::layer::on() {
+        let now = super::input_region::logical_size(window)?;
+        if (now.0 - w).abs() > 0.5 || (now.1 - h).abs() > 0.5 {
+            window
+                .set_size(tauri::LogicalSize::new(w, h))
+                .map_err(tauri_err)?;
+        }
+    }
+    Ok(look)
 }

@@ -172,6 +172,27 @@ pub fn model_bytes(avatar: &Value) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The logical size of `preset`'s character window: the drawn character's (the main one's or a
+/// pet's), or for a VRM look the same height and the width the model's framing asks
+/// ([`super::framing::window_size`]). A model that cannot be read keeps the drawn size.
+pub fn window_size(preset: &Preset) -> (f64, f64) {
+    let default = crate::layout::character_size(preset.is_main);
+    model_file(&preset.avatar)
+        .and_then(|file| super::framing_of(&file))
+        .ok()
+        .flatten()
+        .map_or(default, |f| super::framing::window_size(default, f.aspect))
+}
+
+/// What a character window loads for a VRM avatar: the model's bytes, or (`motion`) the
+/// `.vrma` file that motion plays.
+pub fn window_bytes(avatar: &Value, motion: Option<&str>) -> Result<Vec<u8>> {
+    match motion {
+        None => model_bytes(avatar),
+        Some(m) => super::motions::bytes_for(&model_file(avatar)?, m),
+    }
+}
+
 /// A window could not draw `preset`'s model and shows its previous look: the log says why.
 pub fn report_failure(preset: &Preset, reason: &str) -> Result<()> {
     let reason: String = reason.chars().take(500).collect();

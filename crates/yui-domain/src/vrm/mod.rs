@@ -5,15 +5,21 @@
 //!
 //! - `glb` — the container; `meta` — name, authors, licence; `expressions` — the model's
 //!   expressions and [`expressions::face_for`]; `textures` — measuring and scaling;
-//!   `look` — the model in the data dir: a new character from a model, a model for a character.
+//!   `look` — the model in the data dir: a new character from a model, a model for a character;
+//!   `framing` — the head and upper body a window shows, and the window's proportions;
+//!   `animation` — `.vrma` files read and checked; `motions` — the vocabulary's motions that play
+//!   one, kept beside the model.
 //!
 //! The avatar of a character with a VRM look is
 //! `{"kind": "vrm", "file": "<data dir>/looks/<id>/model.vrm", "fallback": <the previous look>}`.
 
+pub mod animation;
 pub mod expressions;
+pub mod framing;
 pub mod glb;
 pub mod look;
 pub mod meta;
+pub mod motions;
 pub mod textures;
 
 use crate::error::{CoreError, Result};
@@ -40,6 +46,8 @@ pub struct Model {
     pub textures: Vec<Texture>,
     /// The file's size in bytes.
     pub bytes: u64,
+    /// The head and upper body a window shows (none: the humanoid has too few bones to say).
+    pub framing: Option<framing::Framing>,
 }
 
 /// What a window needs to draw a model: the file, and every decision made for it.
@@ -54,6 +62,11 @@ pub struct Look {
     pub visemes: Vec<String>,
     /// The expressions that close the eyes (`blink`, or the two eyes apart; empty: none).
     pub blink: Vec<String>,
+    /// The vocabulary's motions that play a `.vrma` file (`motions`) instead of their
+    /// procedural animation.
+    pub motions: Vec<String>,
+    /// The head and upper body the window shows, in the model's metres (docs/vrm.md).
+    pub framing: Option<framing::Framing>,
 }
 
 fn mb(n: u64) -> String {
@@ -76,8 +89,8 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>> {
         .map_err(|e| CoreError::not_found(format!("cannot read {name}: {e}")).with_source(e))
 }
 
-/// The meta of the model at `path`, reading only the file's JSON part (the look picker's label).
-pub fn meta_of(path: &Path) -> Result<Meta> {
+/// The glTF document of the file at `path`, reading only its JSON part.
+fn json_of(path: &Path) -> Result<Value> {
     use std::io::Read;
     let name = path.display();
     let cannot =
@@ -91,8 +104,14 @@ pub fn meta_of(path: &Path) -> Result<Meta> {
     }
     let mut json = vec![0u8; len as usize];
     f.read_exact(&mut json).map_err(cannot)?;
-    let json: Value = serde_json::from_slice(&json)
-        .map_err(|e| CoreError::invalid(format!("{name} is not a VRM model: {e}")))?;
+    serde_json::from_slice(&json)
+        .map_err(|e| CoreError::invalid(format!("{name} is not a VRM model: {e}")))
+}
+
+/// The meta of the model at `path`, reading only the file's JSON part (the look picker's label).
+pub fn meta_of(path: &Path) -> Result<Meta> {
+    let name = path.display();
+    let json = json_of(path)?;
     let (version, ext) =
         extension(&json).ok_or_else(|| CoreError::invalid(format!("{name} is not a VRM model")))?;
     let m = ext.get("meta").cloned().unwrap_or(Value::Null);
@@ -100,6 +119,14 @@ pub fn meta_of(path: &Path) -> Result<Meta> {
         VrmVersion::V1 => meta::v1(&m),
         VrmVersion::V0 => meta::v0(&m),
     })
+}
+
+/// The framing of the model at `path`, reading only the file's JSON part (the window's size).
+pub fn framing_of(path: &Path) -> Result<Option<framing::Framing>> {
+    let json = json_of(path)?;
+    let (version, ext) = extension(&json)
+        .ok_or_else(|| CoreError::invalid(format!("{} is not a VRM model", path.display())))?;
+    Ok(framing::framing(&json, version, ext))
 }
 
 /// The VRM extension of a glTF document, and which VRM it is.
@@ -173,6 +200,7 @@ pub fn read(bytes: &[u8], label: &str) -> Result<(glb::Glb, Model)> {
         bones: bones.len(),
         textures,
         bytes: bytes.len() as u64,
+        framing: framing::framing(&glb.json, version, ext),
     };
     Ok((glb, model))
 }
@@ -213,6 +241,8 @@ pub fn look_for(path: &Path, model: Model, vocab: &Vocab) -> Look {
         file: path.display().to_string(),
         visemes: expressions::visemes(&model.expressions),
         blink: expressions::blink(&model.expressions),
+        motions: motions::list(path),
+        framing: model.framing,
         faces,
         meta: model.meta,
         expressions: model.expressions,
