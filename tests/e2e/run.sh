@@ -27,6 +27,8 @@ PIDS=()
 . tests/e2e/pulse.sh
 
 cleanup() {
+  # Children first: tauri-driver's WebKitWebDriver outlives it and would keep its port.
+  for pid in "${PIDS[@]}"; do pkill -TERM -P "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
 }
