@@ -13,6 +13,9 @@ pub mod input_region;
 pub mod places;
 #[cfg(target_os = "linux")]
 pub mod portal;
+pub mod shortcuts;
+#[cfg(target_os = "linux")]
+pub mod shortcuts_portal;
 pub mod xwayland;
 
 use crate::avatar::geometry::Rect;
