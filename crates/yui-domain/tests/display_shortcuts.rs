@@ -114,7 +114,13 @@ impl Portal {
         // `session_handle` is an `s`, as the interface documents.
         let mut results: HashMap<&str, Value<'_>> = HashMap::new();
         results.insert("session_handle", Value::from(session.as_str()));
-        respond(conn, sender, request.clone(), 0, Value::from(results).try_into().unwrap());
+        respond(
+            conn,
+            sender,
+            request.clone(),
+            0,
+            Value::from(results).try_into().unwrap(),
+        );
         Ok(OwnedObjectPath::try_from(request).unwrap())
     }
 
@@ -164,7 +170,13 @@ impl Portal {
         };
         let mut results: HashMap<&str, Value<'_>> = HashMap::new();
         results.insert("shortcuts", Value::from(answer));
-        respond(conn, sender, request.clone(), code, Value::from(results).try_into().unwrap());
+        respond(
+            conn,
+            sender,
+            request.clone(),
+            code,
+            Value::from(results).try_into().unwrap(),
+        );
         Ok(OwnedObjectPath::try_from(request).unwrap())
     }
 
@@ -193,7 +205,13 @@ async fn serve(bus: &Bus, bind: Bind) -> (zbus::Connection, Arc<Mutex<Seen>>) {
 }
 
 /// The portal's key signal for `session`'s shortcut `id`.
-async fn key(conn: &zbus::Connection, seen: &Arc<Mutex<Seen>>, down: bool, session: &str, id: &str) {
+async fn key(
+    conn: &zbus::Connection,
+    seen: &Arc<Mutex<Seen>>,
+    down: bool,
+    session: &str,
+    id: &str,
+) {
     let caller = seen.lock().unwrap().caller.clone();
     let member = if down { "Activated" } else { "Deactivated" };
     let path = zbus::zvariant::ObjectPath::try_from(session).unwrap();
@@ -254,21 +272,39 @@ async fn the_portal_s_activated_and_deactivated_are_the_push_to_talk_press_and_r
         s.sessions[0].clone()
     };
     key(&portal, &seen, true, &session, SHORTCUT_ID).await;
-    until("the press reaches push-to-talk", || *got.lock().unwrap() == [true]).await;
+    until("the press reaches push-to-talk", || {
+        *got.lock().unwrap() == [true]
+    })
+    .await;
     // A repeat while held, another session's and another shortcut's signals change nothing.
     key(&portal, &seen, true, &session, SHORTCUT_ID).await;
-    key(&portal, &seen, false, "/org/freedesktop/portal/desktop/session/1_1/other", SHORTCUT_ID).await;
+    key(
+        &portal,
+        &seen,
+        false,
+        "/org/freedesktop/portal/desktop/session/1_1/other",
+        SHORTCUT_ID,
+    )
+    .await;
     key(&portal, &seen, false, &session, "something-else").await;
     key(&portal, &seen, false, &session, SHORTCUT_ID).await;
-    until("the release reaches push-to-talk", || got.lock().unwrap().len() == 2).await;
+    until("the release reaches push-to-talk", || {
+        got.lock().unwrap().len() == 2
+    })
+    .await;
     assert_eq!(*got.lock().unwrap(), [true, false]);
     // Held when given back: released, and the session closed.
     key(&portal, &seen, true, &session, SHORTCUT_ID).await;
     until("the second press", || got.lock().unwrap().len() == 3).await;
     let c = client.clone();
-    tokio::task::spawn_blocking(move || c.give_back()).await.unwrap();
+    tokio::task::spawn_blocking(move || c.give_back())
+        .await
+        .unwrap();
     assert_eq!(*got.lock().unwrap(), [true, false, true, false]);
-    until("the session is closed", || seen.lock().unwrap().closed == [session.clone()]).await;
+    until("the session is closed", || {
+        seen.lock().unwrap().closed == [session.clone()]
+    })
+    .await;
     // Nothing reaches push-to-talk after it was given back.
     key(&portal, &seen, true, &session, SHORTCUT_ID).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -280,7 +316,9 @@ async fn no_portal_a_declined_shortcut_and_a_bad_one_are_one_plain_line() {
     let Some(bus) = Bus::start() else { return };
     let client = Arc::new(ShortcutsPortal::new(Some(bus.address.clone())));
     // Nobody owns the portal's name.
-    let e = take(&client, "Ctrl+Alt+Space", recorder().0).await.unwrap_err();
+    let e = take(&client, "Ctrl+Alt+Space", recorder().0)
+        .await
+        .unwrap_err();
     assert_eq!(e, "this desktop offers no global shortcuts portal");
     // A portal without the interface (a desktop whose backends lack GlobalShortcuts).
     {
@@ -298,16 +336,26 @@ async fn no_portal_a_declined_shortcut_and_a_bad_one_are_one_plain_line() {
             .build()
             .await
             .unwrap();
-        let e = take(&client, "Ctrl+Alt+Space", recorder().0).await.unwrap_err();
+        let e = take(&client, "Ctrl+Alt+Space", recorder().0)
+            .await
+            .unwrap_err();
         assert_eq!(e, "this desktop offers no global shortcuts portal");
     }
     let (_portal, seen) = serve(&bus, Bind::Declined).await;
-    let e = take(&client, "Ctrl+Alt+Space", recorder().0).await.unwrap_err();
+    let e = take(&client, "Ctrl+Alt+Space", recorder().0)
+        .await
+        .unwrap_err();
     assert_eq!(e, "the desktop declined the shortcut");
     let s = seen.lock().unwrap().sessions.clone();
-    until("the declined session is closed", || seen.lock().unwrap().closed == s).await;
+    until("the declined session is closed", || {
+        seen.lock().unwrap().closed == s
+    })
+    .await;
     let e = take(&client, "Ctrl+Nope", recorder().0).await.unwrap_err();
-    assert_eq!(e, "\"Ctrl+Nope\" is not a key combination such as Ctrl+Alt+Space");
+    assert_eq!(
+        e,
+        "\"Ctrl+Nope\" is not a key combination such as Ctrl+Alt+Space"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,7 +5,6 @@
 //! issue 46). Taken only while the app asks for it: while push-to-talk with a shortcut is on.
 
 use crate::{xerr, X11Desktop};
-use std::sync::Arc;
 use x11rb::connection::Connection;
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xkb::{self, ConnectionExt as _};

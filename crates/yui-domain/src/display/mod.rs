@@ -10,6 +10,8 @@
 //! window takes clicks (click-through elsewhere).
 
 pub mod input_region;
+pub mod layer_desktop;
+pub mod noted;
 pub mod places;
 #[cfg(target_os = "linux")]
 pub mod portal;

@@ -29,6 +29,10 @@ pub(crate) const PATH: &str = "/org/freedesktop/portal/desktop";
 #[derive(Debug, Clone, Default)]
 pub struct ScreenshotPortal {
     pub address: Option<String>,
+    /// The compositor's layout the picture shows (the outputs' bounding box, logical pixels):
+    /// areas are then in its coordinates and scaled to the picture (a scaled output's picture
+    /// is larger than its logical size). `None`: areas are the picture's pixels (XWayland).
+    pub layout: Option<Rect>,
 }
 
 fn fail(why: impl Into<String>) -> HostError {
@@ -49,7 +53,36 @@ impl ScreenshotPortal {
         let img = image::load_from_memory(&bytes)
             .map_err(|e| HostError::platform("decoding the portal's screenshot", e))?
             .to_rgb8();
+        let area = match self.layout {
+            Some(l) => to_picture(area, l, img.dimensions()),
+            None => area,
+        };
         crop(&img, area)
+    }
+
+    /// [`Self::capture`] from blocking code (the tools call hosts off the async threads): on a
+    /// thread and runtime of its own, so it never blocks inside the caller's runtime. A failure
+    /// says `reason` first, then the portal's own words.
+    pub fn capture_blocking(&self, area: Rect, reason: &str) -> Result<Capture, HostError> {
+        let portal = self.clone();
+        let shot = std::thread::scope(|s| {
+            s.spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| HostError::platform("starting the portal call", e))?;
+                rt.block_on(portal.capture(area))
+            })
+            .join()
+        });
+        match shot {
+            Ok(Ok(c)) => Ok(c),
+            Ok(Err(e @ HostError::Unsupported(_))) => {
+                Err(HostError::Unsupported(format!("{reason}: {e}")))
+            }
+            Ok(Err(e)) => Err(HostError::unavailable(format!("{reason}: {e}"))),
+            Err(_) => Err(HostError::unavailable(reason)),
+        }
     }
 
     /// Ask for a screenshot; the file it was written to.
@@ -177,6 +210,18 @@ where
         .map_err(|e| RequestError::Bus("reading the portal's answer", e))
 }
 
+/// `area` in `layout`'s coordinates as pixels of a picture of `layout` sized `(w, h)`.
+fn to_picture(area: Rect, layout: Rect, (w, h): (u32, u32)) -> Rect {
+    let sx = f64::from(w) / f64::from(layout.w.max(1));
+    let sy = f64::from(h) / f64::from(layout.h.max(1));
+    Rect::new(
+        (f64::from(area.x - layout.x) * sx).round() as i32,
+        (f64::from(area.y - layout.y) * sy).round() as i32,
+        (f64::from(area.w) * sx).round() as u32,
+        (f64::from(area.h) * sy).round() as u32,
+    )
+}
+
 /// `area` of `img` (clamped), as the capture the tools encode.
 fn crop(img: &image::RgbImage, area: Rect) -> Result<Capture, HostError> {
     let (w, h) = img.dimensions();
@@ -213,5 +258,17 @@ mod tests {
         let c = crop(&img, Rect::new(8, 8, 5, 5)).unwrap();
         assert_eq!((c.width, c.height, c.rgb.len()), (2, 2, 12));
         assert!(crop(&img, Rect::new(20, 20, 5, 5)).is_err());
+    }
+
+    #[test]
+    fn layout_areas_are_scaled_to_the_picture() {
+        // Two outputs side by side (logical), shot at scale 2.
+        let layout = Rect::new(0, 0, 2560, 720);
+        let second = Rect::new(1280, 0, 1280, 720);
+        assert_eq!(
+            to_picture(second, layout, (5120, 1440)),
+            Rect::new(2560, 0, 2560, 1440)
+        );
+        assert_eq!(to_picture(second, layout, (2560, 720)), second);
     }
 }

@@ -125,7 +125,10 @@ fn key_name(name: &str) -> Option<&'static str> {
             _ => return None,
         });
     }
-    if let Some(n) = upper.strip_prefix('F').and_then(|n| n.parse::<usize>().ok()) {
+    if let Some(n) = upper
+        .strip_prefix('F')
+        .and_then(|n| n.parse::<usize>().ok())
+    {
         return FKEYS.get(n.checked_sub(1)?).copied();
     }
     Some(match upper {
@@ -198,16 +201,24 @@ mod tests {
     fn a_way_this_desktop_lacks_hands_over_to_the_next_and_a_refusal_is_the_answer() {
         let way = |r| Arc::new(Way(r, Mutex::new((0, 0))));
         let on: OnKey = Arc::new(|_| {});
-        let (none, grab) = (way(Err(HostError::Unsupported("no portal".into()))), way(Ok(())));
+        let (none, grab) = (
+            way(Err(HostError::Unsupported("no portal".into()))),
+            way(Ok(())),
+        );
         let both = FirstOf(vec![none.clone(), grab.clone()]);
         assert!(both.take("F9", on.clone()).is_ok());
         both.give_back();
         assert_eq!(*none.1.lock().unwrap(), (1, 1));
         assert_eq!(*grab.1.lock().unwrap(), (1, 1));
-        let declined = way(Err(HostError::unavailable("the desktop declined the shortcut")));
+        let declined = way(Err(HostError::unavailable(
+            "the desktop declined the shortcut",
+        )));
         let grab = way(Ok(()));
         let e = FirstOf(vec![declined, grab.clone()]).take("F9", on.clone());
-        assert_eq!(e.unwrap_err().to_string(), "the desktop declined the shortcut");
+        assert_eq!(
+            e.unwrap_err().to_string(),
+            "the desktop declined the shortcut"
+        );
         assert_eq!(grab.1.lock().unwrap().0, 0, "a refusal is not overridden");
         let e = FirstOf(vec![way(Err(HostError::Unsupported("no portal".into())))]).take("F9", on);
         assert_eq!(e.unwrap_err().to_string(), "no portal");
@@ -224,7 +235,15 @@ mod tests {
         assert_eq!(t("CommandOrControl+Enter"), "CTRL+Return");
         assert_eq!(t("F12"), "F12");
         assert_eq!(t("Ctrl+PageDown"), "CTRL+Next");
-        for bad in ["", "Ctrl+", "Ctrl+Alt", "Ctrl+Space+A", "Ctrl+Nope", "F25", "F0"] {
+        for bad in [
+            "",
+            "Ctrl+",
+            "Ctrl+Alt",
+            "Ctrl+Space+A",
+            "Ctrl+Nope",
+            "F25",
+            "F0",
+        ] {
             assert_eq!(
                 Combo::parse(bad).unwrap_err(),
                 format!("{bad:?} is not a key combination such as Ctrl+Alt+Space")

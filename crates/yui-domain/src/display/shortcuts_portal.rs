@@ -279,7 +279,15 @@ async fn bind(address: Option<&str>, trigger: &str) -> Result<Bound, HostError> 
     let mut options: HashMap<&str, Value<'_>> = HashMap::new();
     options.insert("handle_token", Value::from(handle.as_str()));
     let body = (&session, vec![(SHORTCUT_ID, wanted)], "", options);
-    let bound = request(&conn, INTERFACE, "BindShortcuts", &body, &handle, ANSWER_WAIT).await;
+    let bound = request(
+        &conn,
+        INTERFACE,
+        "BindShortcuts",
+        &body,
+        &handle,
+        ANSWER_WAIT,
+    )
+    .await;
     let b = Bound {
         conn,
         session,
@@ -340,7 +348,11 @@ fn bound_trigger(results: &HashMap<String, OwnedValue>) -> Option<String> {
 }
 
 /// The portal's signals of `interface` on `path`, listened for.
-async fn signals(conn: &Connection, interface: &str, path: &str) -> Result<MessageStream, HostError> {
+async fn signals(
+    conn: &Connection,
+    interface: &str,
+    path: &str,
+) -> Result<MessageStream, HostError> {
     let listen = |e| HostError::platform("listening for the shortcuts portal's signals", e);
     let rule = MatchRule::builder()
         .msg_type(zbus::message::Type::Signal)
