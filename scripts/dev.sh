@@ -49,6 +49,9 @@ TEST_PKGS+=(espeak-ng)
 # tests/e2e/wayland.sh): sway (the overlay layer), weston with Xwayland, grim for sway's screenshots,
 # xhost (x11-xserver-utils) to let the tests (root in CI) onto the plain user's Xwayland.
 TEST_PKGS+=(sway weston xwayland grim x11-xserver-utils)
+# WAYLAND: the real screenshot portal on sway (crates/yui-wayland/tests/portal.rs): xdg-desktop-portal
+# with its wlroots backend (which brings PipeWire, and shoots with grim).
+TEST_PKGS+=(xdg-desktop-portal-wlr)
 
 missing() {
   local out=() p

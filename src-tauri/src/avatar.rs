@@ -11,6 +11,7 @@ use crate::state::{AppState, Fact};
 use std::sync::Arc;
 use tauri::{AppHandle, Manager, PhysicalPosition, Runtime, WebviewWindow};
 use yui_core::avatar::{self, Avatar, BodyState, BodyWindow, DesktopHost, HostError};
+use yui_core::display::shortcuts::GlobalShortcut;
 use yui_core::presence::InputIdle;
 
 /// The main character's window.
@@ -35,6 +36,9 @@ impl<R: Runtime> BodyWindow for MainBody<R> {
             .unwrap_or((220, 300))
     }
     fn position(&self) -> Option<(i32, i32)> {
+        if crate::windows::layer::on() {
+            return crate::windows::layer::position(&WindowLabel::Main);
+        }
         let p = self.window()?.outer_position().ok()?;
         Some((p.x, p.y))
     }
@@ -42,6 +46,15 @@ impl<R: Runtime> BodyWindow for MainBody<R> {
         let w = self
             .window()
             .ok_or_else(|| HostError::unavailable("the main window is closed"))?;
+        if crate::windows::layer::on() {
+            // A layer surface is placed by its margins on an output, not by a position.
+            let size = w
+                .inner_size()
+                .map(|s| (f64::from(s.width), f64::from(s.height)))
+                .unwrap_or((220.0, 300.0));
+            return crate::windows::layer::place(&self.app, &w, WindowLabel::Main, pos, size)
+                .map_err(|e| HostError::unavailable(e.message));
+        }
         expect_move(&self.app, &WindowLabel::Main, pos);
         // set_position never focuses the window: the user's focus stays where it is.
         w.set_position(PhysicalPosition::new(pos.0, pos.1))
@@ -145,65 +158,61 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) {
     avatar::install(Arc::new(Avatar::new(desktop, Some(body), Some(store))));
 }
 
-/// What the settings say where no global shortcut can be grabbed.
+/// What the settings say where no global shortcut can be taken.
 pub const SHORTCUT_UNAVAILABLE: &str = "the global shortcut is not available on this desktop";
 
-/// Where the shortcut is grabbed: the X11 desktop host (none on Wayland, without X, or off
-/// Linux). Managed here by `install`, which makes the host; `shortcut.rs` grabs on it.
-pub struct Keys(pub Option<Arc<Host>>);
+/// Where the global shortcut is taken: the X11 grab on the desktop host's connection (X11), the
+/// desktop's GlobalShortcuts portal (the Wayland backends; under XWayland first, the grab where
+/// no portal answers), none off Linux. Managed here by `install`, which makes the host;
+/// `shortcut.rs` takes the shortcut through it.
+pub struct Keys(pub Option<Arc<dyn GlobalShortcut>>);
 
-#[cfg(target_os = "linux")]
-pub type Host = yui_x11::X11Desktop;
-
-/// No global shortcut off Linux.
-#[cfg(not(target_os = "linux"))]
-pub struct Host;
-
-#[cfg(not(target_os = "linux"))]
-impl Host {
-    pub fn take_shortcut(
-        &self,
-        _: &str,
-        _: Arc<dyn Fn(bool) + Send + Sync>,
-    ) -> Result<(), yui_core::avatar::HostError> {
-        Err(yui_core::avatar::HostError::unavailable(
-            SHORTCUT_UNAVAILABLE,
-        ))
-    }
-    pub fn give_back_shortcut(&self) {}
-}
-
-/// The desktop host, the user's idle time and where the global shortcut is grabbed, where the
+/// The desktop host, the user's idle time and where the global shortcut is taken, where the
 /// platform has them.
 type Hosts = (
     Option<Arc<dyn DesktopHost>>,
     Option<Arc<dyn InputIdle>>,
-    Option<Arc<Host>>,
+    Option<Arc<dyn GlobalShortcut>>,
 );
 
 #[cfg(target_os = "linux")]
 fn desktop_host() -> Hosts {
+    use yui_core::display::layer_desktop::LayerShellDesktop;
+    use yui_core::display::shortcuts::FirstOf;
+    use yui_core::display::shortcuts_portal::ShortcutsPortal;
     use yui_core::display::{xwayland::XwaylandDesktop, Backend};
     let pid = Some(std::process::id());
-    if crate::display::backend() == Backend::Xwayland {
+    let portal = || Arc::new(ShortcutsPortal::default()) as Arc<dyn GlobalShortcut>;
+    match crate::display::backend() {
         // YUI's windows are X11 windows here: the body sits on X11 and XWayland windows. The
-        // screen through the portal (an X11 capture would miss the Wayland windows); no idle time (XWayland counts only
-        // input to X11 windows: the characters would fall asleep while the user types).
-        return match yui_x11::X11Desktop::connect(None, pid) {
-            Ok(h) => (
-                Some(Arc::new(XwaylandDesktop::new(h.clone()))),
-                None,
-                Some(h),
-            ),
+        // screen through the portal (an X11 capture would miss the Wayland windows); no idle
+        // time (XWayland counts only input to X11 windows: the characters would fall asleep
+        // while the user types). The shortcut through the portal, which hears it over every
+        // window; the X11 grab (heard only while an X11 window has the focus) where none is.
+        Backend::Xwayland => match yui_x11::X11Desktop::connect(None, pid) {
+            Ok(h) => {
+                let grab: Arc<dyn GlobalShortcut> = h.clone();
+                let keys = Arc::new(FirstOf(vec![portal(), grab]));
+                (Some(Arc::new(XwaylandDesktop::new(h))), None, Some(keys))
+            }
             Err(e) => {
                 tracing::info!(error = %e, "no X11 desktop host under XWayland");
-                (None, None, None)
+                (None, None, Some(portal()))
             }
-        };
-    }
-    match yui_x11::X11Desktop::for_session(pid) {
-        Some(h) => (Some(h.clone()), Some(h.clone()), Some(h)),
-        None => (None, None, None),
+        },
+        // The overlay layer: its outputs and the characters' places, the screen through the
+        // portal; no other app's window is seen. No client may grab keys: the portal is the way.
+        Backend::LayerShell => {
+            let outputs = crate::display::choice().map_or(&[][..], |c| &c.outputs[..]);
+            let host = Arc::new(LayerShellDesktop::new(outputs));
+            (Some(host), None, Some(portal()))
+        }
+        // Native Wayland windows the compositor places: nothing to move or see.
+        Backend::Wayland => (None, None, Some(portal())),
+        Backend::X11 => match yui_x11::X11Desktop::for_session(pid) {
+            Some(h) => (Some(h.clone()), Some(h.clone()), Some(h)),
+            None => (None, None, None),
+        },
     }
 }
 

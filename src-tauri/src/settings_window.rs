@@ -114,6 +114,10 @@ pub async fn save_listen<R: Runtime>(
 ) -> Result<ListenView, CoreError> {
     yui_core::settings::set(store, config::LISTEN_KEY, listen)?;
     yui_core::settings::set(store, config::STT_KEY, stt)?;
-    crate::shortcut::follow_settings(app);
+    // Off the async threads: the desktop's portal may ask the user before it answers.
+    let a = app.clone();
+    tauri::async_runtime::spawn_blocking(move || crate::shortcut::follow_settings(&a))
+        .await
+        .map_err(|e| CoreError::internal(format!("applying the shortcut failed: {e}")))?;
     listen_view(app, store, false).await
 }

@@ -1,11 +1,14 @@
 //! The global push-to-talk shortcut (`yui.voice.listen` `shortcut`, e.g. `Ctrl+Alt+Space`):
 //! held anywhere on the desktop, the main character listens (the core's `Stage::mic_press`, then
-//! `mic_release` when it is let go). Taken on the X11 desktop host's own connection
-//! (`yui_x11::hotkey`: XGrabKey, its press and release read by the host's event thread, which
-//! sleeps in the connection's file descriptor: no polling), and only while push-to-talk with a
-//! shortcut is on. A shortcut that cannot be taken (bad name, another program holds it, Wayland
-//! or no X) is reported in Settings → Voice and logged, and the in-window push-to-talk still
-//! works.
+//! `mic_release` when it is let go). Taken through the domain's `GlobalShortcut` seam, which
+//! `avatar.rs` picks per display backend: on an X11 session the X11 desktop host's own
+//! connection (`yui_x11::hotkey`: XGrabKey, read by the host's event thread, which sleeps in the
+//! connection's file descriptor: no polling); on the Wayland backends the desktop's
+//! GlobalShortcuts portal (`display::shortcuts_portal`: `Activated`/`Deactivated` are the press
+//! and release), under XWayland the portal first and the grab where no portal answers. Taken
+//! only while push-to-talk with a shortcut is on. A shortcut that cannot be taken (bad name,
+//! another program holds it, no portal, the desktop declined, no X) is one plain line in
+//! Settings → Voice and in the log, and the in-window push-to-talk still works.
 
 use crate::avatar::{Keys, SHORTCUT_UNAVAILABLE as UNAVAILABLE};
 use crate::state::AppState;
@@ -15,16 +18,31 @@ use yui_core::stage::Window;
 use yui_core::voice::config::{self, ListenSettings, MicMode};
 use yui_core::Store;
 
-/// The shortcut taken last and how that went.
+/// The shortcut taken last and how that went; `applying` lets one apply run at a time without
+/// holding the state while the desktop answers (the portal may ask the user first), so Settings
+/// can show "waiting" meanwhile.
 #[derive(Default)]
-struct Taken(Mutex<Option<(String, Result<(), String>)>>);
+struct Taken {
+    state: Mutex<Option<(String, Result<(), String>)>>,
+    applying: Mutex<()>,
+}
 
-/// What the shortcut's press and release do (called on the X event thread).
+impl Taken {
+    fn state(&self) -> std::sync::MutexGuard<'_, Option<(String, Result<(), String>)>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What Settings → Voice says while the desktop has not answered yet.
+const WAITING: &str = "waiting for the desktop to bind the shortcut";
+
+/// What the shortcut's press and release do (called, in order, on the thread that hears them:
+/// the X event thread, the portal session's thread).
 fn handler<R: Runtime>(app: &AppHandle<R>) -> Arc<dyn Fn(bool) + Send + Sync> {
     let app = app.clone();
     Arc::new(move |down| {
-        // The stage starts its microphone task on the async runtime: enter it (the X event
-        // thread calls in order, so a release never overtakes its press).
+        // The stage starts its microphone task on the async runtime: enter it (the caller
+        // calls in order, so a release never overtakes its press).
         let rt = tauri::async_runtime::handle();
         let _in_runtime = rt.inner().enter();
         if down {
@@ -56,26 +74,29 @@ pub fn apply<R: Runtime>(app: &AppHandle<R>, store: &Store) {
     let Some(taken) = app.try_state::<Taken>() else {
         return;
     };
-    let mut taken = taken.0.lock().unwrap_or_else(|p| p.into_inner());
-    if taken.as_ref().map(|(k, _)| k) == want.as_ref() {
+    let _one = taken.applying.lock().unwrap_or_else(|p| p.into_inner());
+    if taken.state().as_ref().map(|(k, _)| k) == want.as_ref() {
         return;
     }
     if let Some(h) = &host {
-        h.give_back_shortcut();
+        h.give_back();
     }
-    *taken = want.map(|key| {
-        let r = match &host {
-            None => Err(UNAVAILABLE.to_string()),
-            Some(h) => h
-                .take_shortcut(&key, handler(app))
-                .map_err(|e| format!("the shortcut {key} cannot be used: {e}")),
-        };
-        match &r {
-            Ok(()) => tracing::info!(%key, "push-to-talk shortcut taken"),
-            Err(e) => tracing::warn!("{e}"),
-        }
-        (key, r)
-    });
+    let Some(key) = want else {
+        *taken.state() = None;
+        return;
+    };
+    *taken.state() = Some((key.clone(), Err(WAITING.into())));
+    let r = match &host {
+        None => Err(UNAVAILABLE.to_string()),
+        Some(h) => h
+            .take(&key, handler(app))
+            .map_err(|e| format!("the shortcut {key} cannot be used: {e}")),
+    };
+    match &r {
+        Ok(()) => tracing::info!(%key, "push-to-talk shortcut taken"),
+        Err(e) => tracing::warn!("{e}"),
+    }
+    *taken.state() = Some((key, r));
 }
 
 /// Whether the stored shortcut is taken (`None`: none is set, or push-to-talk is off).
@@ -84,7 +105,7 @@ pub fn state<R: Runtime>(
     listen: &ListenSettings,
 ) -> Option<Result<(), String>> {
     let taken = app.try_state::<Taken>()?;
-    let taken = taken.0.lock().unwrap_or_else(|p| p.into_inner());
+    let taken = taken.state();
     match (&*taken, &listen.shortcut) {
         (Some((k, r)), Some(want)) if k == want => Some(r.clone()),
         (_, Some(_)) if listen.mode == MicMode::PushToTalk => Some(Err(UNAVAILABLE.into())),
@@ -93,13 +114,12 @@ pub fn state<R: Runtime>(
 }
 
 /// Follow the stored settings from start (after `avatar::install`, which makes the host), off
-/// the main thread (the grab waits for the X server's answer).
+/// the main thread and the async ones (the grab waits for the X server's answer, the portal
+/// for the desktop's, which may ask the user).
 pub fn install<R: Runtime>(app: &AppHandle<R>) {
     app.manage(Taken::default());
     let app = app.clone();
-    tauri::async_runtime::spawn(async move {
-        follow_settings(&app);
-    });
+    tauri::async_runtime::spawn_blocking(move || follow_settings(&app));
 }
 
 /// Apply the stored mode and shortcut (at start and after a save).

@@ -92,9 +92,17 @@ D=$WORK/data-sway
 mkdir -p "$D"
 "$CLI" --data-dir "$D" settings get yui.display.backend >/dev/null
 seed "$D" "{\"xwayland\":$XW_SEED,\"layer-shell\":$LS_SEED}"
+# Push-to-talk with a global shortcut: no client may grab keys here, so the portal is asked (this
+# session has no bus, so none answers: crates/yui-wayland/tests/portal.rs asks the real one).
+"$CLI" --data-dir "$D" settings set yui.voice.listen '{"mode":"push_to_talk","shortcut":"Ctrl+Alt+Space"}' >/dev/null
 start_app "$D" "${SWAY_ENV[@]}"
 check "sway: the choice is logged (overlay layer, and why)" \
   grep -q 'display backend: Native Wayland windows on the overlay layer backend="layer-shell" setting="auto" reason=the compositor offers the overlay layer (zwlr_layer_shell_v1) outputs=\["HEADLESS-1 1280x720+0+0"\]' "$D"/logs/yui.log*
+wait_for 10 grep -q "the shortcut Ctrl+Alt+Space cannot be used" "$D"/logs/yui.log*
+check "sway: the shortcut goes to the shortcuts portal, and its absence is one plain line" \
+  grep -q "the shortcut Ctrl+Alt+Space cannot be used: there is no session bus to reach a global shortcuts portal" "$D"/logs/yui.log*
+check "sway: no XWayland note in the bubble (none is due)" \
+  test "$("$CLI" --data-dir "$D" settings get yui.display.noted | jq -c .)" = "[]"
 check "sway: the characters are layer surfaces, not toplevels" \
   bash -c "! env ${SWAY_ENV[*]} SWAYSOCK=\$(ls $SWAY_RT/sway-ipc.*.sock) swaymsg -t get_tree | grep -q YUI"
 sway_shot sway-1.png
@@ -160,6 +168,8 @@ check "weston: the choice is logged (XWayland, and why)" \
   grep -q 'display backend: XWayland (X11 windows in the Wayland session) backend="xwayland" setting="auto" reason=the compositor offers no overlay layer (zwlr_layer_shell_v1)' "$D2"/logs/yui.log*
 check "weston: the note about native Wayland windows is logged" \
   grep -q 'the characters cannot sit on or look at windows of native Wayland apps' "$D2"/logs/yui.log*
+check "weston: the note went to the main character's bubble once, and is remembered" \
+  test "$("$CLI" --data-dir "$D2" settings get yui.display.noted | jq -c .)" = '["xwayland"]'
 weston_shot weston-1.png
 # weston's own X window manager neither places a mapped X11 window where its client asks nor
 # keeps one above (it frames every X11 window at its own place; GNOME's Mutter and KWin do both):

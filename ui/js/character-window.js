@@ -117,7 +117,8 @@ function showBubble(text, { error = false, linger = true, action = null, extra =
 const openBackendSettings = () =>
   invoke("window_open", { which: "settings" }).catch((err) => showBubble(err.message, { error: true }));
 
-/** First run (main window only): the character's first words, from the core (firstrun.rs). */
+/** First run (main window only): the character's first words, from the core (firstrun.rs), and
+ * the display choice's note the first time YUI runs through XWayland (said once, ever). */
 async function greetOnFirstRun() {
   let g = null;
   try {
@@ -127,6 +128,13 @@ async function greetOnFirstRun() {
   }
   // A turn the user already started owns the bubble.
   if (!g || turnRunning) return;
+  // The display's one-time note (the core remembers it was said): alone on a later run.
+  if (g.note) stage.dataset.displayNote = "shown";
+  if (!g.text && g.note) {
+    showBubble(g.note, { linger: true });
+    return;
+  }
+  if (g.note) g.text = `${g.text}\n\n${g.note}`;
   if (g.offer) {
     // No server found: the built-in model (model-offer.js draws it; the core runs it).
     offerModel(g, {

@@ -34,6 +34,10 @@ pub struct Greeting {
     /// None answered: the built-in model the bubble offers, with its one button.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offer: Option<Offer>,
+    /// The display choice's one-time note (`display::noted`), said after the greeting, or
+    /// alone (`text` empty) on a later run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// What the offer's button does.
@@ -83,16 +87,34 @@ pub fn is_first_run(store: &Store) -> Result<bool> {
 }
 
 /// [`greet`], asked by a window of `kind`: only the main character greets (`None` elsewhere).
+/// The display `choice`'s one-time note (`display::noted`) rides along the first time: after
+/// the greeting on a first run, alone on a later one.
 pub async fn greet_in(
     store: &Store,
     paths: &Paths,
     kind: Option<crate::window::WindowKind>,
     candidates: &[Candidate],
+    choice: Option<&crate::display::Choice>,
 ) -> Result<Option<Greeting>> {
     if kind != Some(crate::window::WindowKind::Main) {
         return Ok(None);
     }
-    greet(store, paths, candidates).await
+    let greeting = greet(store, paths, candidates).await?;
+    let note = match choice {
+        Some(c) => crate::display::noted::take(store, c)?.map(str::to_string),
+        None => None,
+    };
+    Ok(match (greeting, note) {
+        (g, None) => g,
+        (Some(g), note) => Some(Greeting { note, ..g }),
+        (None, note) => Some(Greeting {
+            text: String::new(),
+            open_backend: false,
+            found: Vec::new(),
+            offer: None,
+            note,
+        }),
+    })
 }
 
 /// On first run: mark it done, probe `candidates`, use the one server found (or offer the
@@ -138,6 +160,7 @@ pub async fn greet(
         open_backend,
         found,
         offer,
+        note: None,
     }))
 }
 

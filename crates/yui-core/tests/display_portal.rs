@@ -107,6 +107,7 @@ async fn the_portal_screenshot_is_cut_to_the_area_and_its_file_deleted() {
     let (_portal, calls) = serve(&bus, 0, dir.path().to_path_buf()).await;
     let client = ScreenshotPortal {
         address: Some(bus.address.clone()),
+        layout: None,
     };
     // 8 px of the red half and 8 of the blue one.
     let shot = client.capture(Rect::new(24, 10, 16, 4)).await.unwrap();
@@ -133,6 +134,7 @@ async fn a_declined_screenshot_and_a_desktop_without_a_portal_are_plain_words() 
     let Some(bus) = Bus::start() else { return };
     let client = ScreenshotPortal {
         address: Some(bus.address.clone()),
+        layout: None,
     };
     let e = client
         .capture(Rect::new(0, 0, 8, 8))

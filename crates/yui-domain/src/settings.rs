@@ -210,6 +210,13 @@ pub const KNOWN: &[Known] = &[
         doc: "Written by the app: where each character was put in Wayland sessions, per backend (xwayland, layer-shell) and per output name (docs/wayland.md).",
     },
     Known {
+        key: crate::display::noted::KEY,
+        kind: "list of backend names (written by the app)",
+        default: crate::display::noted::default_value,
+        validate: |v| crate::display::noted::from_value(v).map(drop),
+        doc: "Written by the app: the display backends (xwayland, wayland) whose one-time note the main character has said in its bubble, so it is never said again (docs/wayland.md). The log and Settings → General keep saying it.",
+    },
+    Known {
         key: crate::display::input_region::KEY,
         kind: SWITCH_KIND,
         default: crate::display::input_region::default_value,

@@ -5,16 +5,16 @@
 //! issue 46). Taken only while the app asks for it: while push-to-talk with a shortcut is on.
 
 use crate::{xerr, X11Desktop};
-use std::sync::Arc;
 use x11rb::connection::Connection;
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xkb::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{ConnectionExt as _, GrabMode, Keycode, ModMask};
 use x11rb::protocol::ErrorKind;
 use yui_domain::avatar::HostError;
+use yui_domain::display::shortcuts::{Combo, GlobalShortcut};
 
 /// What the shortcut's press (`true`) and release (`false`) call, on the X event thread.
-pub type OnKey = Arc<dyn Fn(bool) + Send + Sync>;
+pub use yui_domain::display::shortcuts::OnKey;
 
 /// A key combination: the modifiers (X's mask bits) and the key's keysym.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,84 +36,64 @@ pub(crate) struct Grab {
 /// CapsLock and NumLock count as modifiers while they are on: the grab is made for each way.
 const LOCKS: [u16; 4] = [0, 1 << 1, 1 << 4, (1 << 1) | (1 << 4)];
 
-/// `Ctrl+Alt+Space`-style text (modifiers `Ctrl`/`Control`, `Alt`/`Option`, `Shift`,
-/// `Super`/`Cmd`/`Command`/`Meta`, `CommandOrControl`; then one key), in plain words when it is
-/// not one.
+/// `Ctrl+Alt+Space`-style text (read by the domain's [`Combo::parse`]) as X's modifier bits
+/// and keysym, in plain words when it is not a key combination.
 pub(crate) fn parse(spec: &str) -> Result<Shortcut, String> {
-    let bad = || format!("{spec:?} is not a key combination such as Ctrl+Alt+Space");
-    let mut mods = 0u16;
-    let mut key = None;
-    for token in spec.split('+').map(str::trim) {
-        if token.is_empty() || key.is_some() {
-            return Err(bad());
-        }
-        let bit = match token.to_ascii_uppercase().as_str() {
-            "CTRL" | "CONTROL" | "COMMANDORCONTROL" | "CMDORCTRL" | "COMMANDORCTRL"
-            | "CMDORCONTROL" => u16::from(ModMask::CONTROL),
-            "ALT" | "OPTION" => u16::from(ModMask::M1),
-            "SHIFT" => u16::from(ModMask::SHIFT),
-            "SUPER" | "CMD" | "COMMAND" | "META" => u16::from(ModMask::M4),
-            _ => {
-                key = Some(keysym(token).ok_or_else(bad)?);
-                continue;
-            }
-        };
-        mods |= bit;
-    }
-    Ok(Shortcut {
-        mods,
-        keysym: key.ok_or_else(bad)?,
-    })
+    let combo = Combo::parse(spec)?;
+    let m = combo.mods;
+    let mods = [
+        (m.ctrl, ModMask::CONTROL),
+        (m.alt, ModMask::M1),
+        (m.shift, ModMask::SHIFT),
+        (m.logo, ModMask::M4),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .fold(0u16, |acc, (_, bit)| acc | u16::from(bit));
+    let keysym = keysym(combo.key)
+        .ok_or_else(|| format!("{spec:?} is not a key combination such as Ctrl+Alt+Space"))?;
+    Ok(Shortcut { mods, keysym })
 }
 
-/// A key's keysym by the names the settings use (`Space`, `A`, `7`, `F5`, `Enter`, `Up`…).
+/// The keysym of an xkbcommon key name as [`Combo`] spells it.
 fn keysym(name: &str) -> Option<u32> {
-    let upper = name.to_ascii_uppercase();
-    let upper = upper
-        .strip_prefix("KEY")
-        .filter(|r| r.len() == 1)
-        .or_else(|| upper.strip_prefix("DIGIT").filter(|r| r.len() == 1))
-        .unwrap_or(&upper);
-    if let [c] = upper.as_bytes() {
-        return match c {
-            b'A'..=b'Z' => Some(u32::from(c.to_ascii_lowercase())),
-            b'0'..=b'9'
-            | b'`'
-            | b'\\'
-            | b'['
-            | b']'
-            | b','
-            | b'='
-            | b'-'
-            | b'.'
-            | b'\''
-            | b';'
-            | b'/' => Some(u32::from(*c)),
-            _ => None,
-        };
+    if let [c] = name.as_bytes() {
+        // Letters (lower case) and digits are their own ASCII code.
+        return c.is_ascii_alphanumeric().then_some(u32::from(*c));
     }
-    if let Some(n) = upper.strip_prefix('F').and_then(|n| n.parse::<u32>().ok()) {
+    if let Some(n) = name.strip_prefix('F').and_then(|n| n.parse::<u32>().ok()) {
         return (1..=24).contains(&n).then_some(0xffbe + n - 1);
     }
-    Some(match upper {
-        "SPACE" => 0x20,
-        "ENTER" | "RETURN" => 0xff0d,
-        "TAB" => 0xff09,
-        "ESCAPE" | "ESC" => 0xff1b,
-        "BACKSPACE" => 0xff08,
-        "DELETE" => 0xffff,
-        "INSERT" => 0xff63,
-        "HOME" => 0xff50,
-        "END" => 0xff57,
-        "PAGEUP" => 0xff55,
-        "PAGEDOWN" => 0xff56,
-        "LEFT" | "ARROWLEFT" => 0xff51,
-        "UP" | "ARROWUP" => 0xff52,
-        "RIGHT" | "ARROWRIGHT" => 0xff53,
-        "DOWN" | "ARROWDOWN" => 0xff54,
-        "PAUSE" => 0xff13,
-        "PRINTSCREEN" => 0xff61,
-        "SCROLLLOCK" => 0xff14,
+    Some(match name {
+        "grave" => u32::from(b'`'),
+        "backslash" => u32::from(b'\\'),
+        "bracketleft" => u32::from(b'['),
+        "bracketright" => u32::from(b']'),
+        "comma" => u32::from(b','),
+        "equal" => u32::from(b'='),
+        "minus" => u32::from(b'-'),
+        "period" => u32::from(b'.'),
+        "apostrophe" => u32::from(b'\''),
+        "semicolon" => u32::from(b';'),
+        "slash" => u32::from(b'/'),
+        "space" => 0x20,
+        "Return" => 0xff0d,
+        "Tab" => 0xff09,
+        "Escape" => 0xff1b,
+        "BackSpace" => 0xff08,
+        "Delete" => 0xffff,
+        "Insert" => 0xff63,
+        "Home" => 0xff50,
+        "End" => 0xff57,
+        "Prior" => 0xff55,
+        "Next" => 0xff56,
+        "Left" => 0xff51,
+        "Up" => 0xff52,
+        "Right" => 0xff53,
+        "Down" => 0xff54,
+        "Pause" => 0xff13,
+        "Print" => 0xff61,
+        "Scroll_Lock" => 0xff14,
         _ => return None,
     })
 }
@@ -231,6 +211,16 @@ impl X11Desktop {
             .position(|syms| syms.contains(&keysym))
             .and_then(|i| u8::try_from(i).ok())
             .map(|i| min + i))
+    }
+}
+
+/// The X11 grab behind the domain's seam (X11 sessions and XWayland).
+impl GlobalShortcut for X11Desktop {
+    fn take(&self, spec: &str, on: OnKey) -> Result<(), HostError> {
+        self.take_shortcut(spec, on)
+    }
+    fn give_back(&self) {
+        self.give_back_shortcut();
     }
 }
 

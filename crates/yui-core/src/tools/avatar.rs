@@ -262,6 +262,18 @@ impl LookTool {
             Ok(d) => d,
             Err(e) => return unsupported(&format!("the desktop cannot be read: {e}")),
         };
+        if let Some(why) = avatar.desktop_host().and_then(|h| h.windows_reason()) {
+            // No window is seen (the overlay layer): say why, and where the body can go.
+            let monitors: Vec<Value> = desk
+                .monitors
+                .iter()
+                .map(|m| json!({"monitor": m.number, "name": m.name}))
+                .collect();
+            return ToolOutput::text(
+                json!({"supported": false, "reason": why, "windows": [], "monitors": monitors})
+                    .to_string(),
+            );
+        }
         let size = avatar
             .body_window()
             .map(|b| b.size())

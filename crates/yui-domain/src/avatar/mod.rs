@@ -80,6 +80,11 @@ pub trait DesktopHost: Send + Sync {
     fn changes(&self) -> tokio::sync::watch::Receiver<u64>;
     /// The pixels of `area` of the virtual desktop, in memory only.
     fn capture(&self, area: Rect) -> Result<Capture, HostError>;
+    /// Why no other app's window is ever seen here (a Wayland session's overlay layer), for
+    /// `look at: perch_targets`; `None` where windows are seen.
+    fn windows_reason(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The main character's window, as the shell moves it.

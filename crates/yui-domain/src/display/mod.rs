@@ -10,9 +10,14 @@
 //! window takes clicks (click-through elsewhere).
 
 pub mod input_region;
+pub mod layer_desktop;
+pub mod noted;
 pub mod places;
 #[cfg(target_os = "linux")]
 pub mod portal;
+pub mod shortcuts;
+#[cfg(target_os = "linux")]
+pub mod shortcuts_portal;
 pub mod xwayland;
 
 use crate::avatar::geometry::Rect;

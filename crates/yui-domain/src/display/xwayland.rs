@@ -40,30 +40,11 @@ impl DesktopHost for XwaylandDesktop {
     fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.inner.changes()
     }
-    /// Blocking (the tools call it off the async threads): the portal's call runs on a thread
-    /// and runtime of its own, so it never blocks inside whatever runtime the caller is in.
+    /// Blocking (the tools call it off the async threads): through the portal.
     fn capture(&self, area: Rect) -> Result<Capture, HostError> {
         #[cfg(target_os = "linux")]
         {
-            let portal = self.portal.clone();
-            let shot = std::thread::scope(|s| {
-                s.spawn(move || {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .map_err(|e| HostError::platform("starting the portal call", e))?;
-                    rt.block_on(portal.capture(area))
-                })
-                .join()
-            });
-            match shot {
-                Ok(Ok(c)) => Ok(c),
-                Ok(Err(e @ HostError::Unsupported(_))) => {
-                    Err(HostError::Unsupported(format!("{CAPTURE_REASON}: {e}")))
-                }
-                Ok(Err(e)) => Err(HostError::unavailable(format!("{CAPTURE_REASON}: {e}"))),
-                Err(_) => Err(HostError::unavailable(CAPTURE_REASON)),
-            }
+            self.portal.capture_blocking(area, CAPTURE_REASON)
         }
         #[cfg(not(target_os = "linux"))]
         {
