@@ -329,7 +329,7 @@ pub fn fit_character<R: Runtime, T>(
     look: Result<T, CoreError>,
 ) -> Result<T, CoreError> {
     let look = look?;
-    let preset = super::calling_preset(window, "a VRM look belongs to a character window")?;
+    let preset = super::labels::calling_preset(window, "a VRM look belongs to a character window")?;
     let (w, h) = yui_core::vrm::look::window_size(&preset);
     if !super::layer::on() {
         let now = super::input_region::logical_size(window)?;
