@@ -85,15 +85,7 @@ impl DesktopHost for LayerShellDesktop {
     }
     /// Blocking (the tools call it off the async threads): through the portal.
     fn capture(&self, area: Rect) -> Result<Capture, HostError> {
-        #[cfg(target_os = "linux")]
-        {
-            self.portal.capture_blocking(area, CAPTURE_REASON)
-        }
-        #[cfg(not(target_os = "linux"))]
-        {
-            let _ = area;
-            Err(HostError::unavailable(CAPTURE_REASON))
-        }
+        self.portal.capture_blocking(area, CAPTURE_REASON)
     }
 }
 
