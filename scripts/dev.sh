@@ -383,13 +383,14 @@ case "$cmd" in
     # No fuzz build here: on a fresh 2-core machine its ~19 CPU-minutes beside clippy and the test
     # build made this command 22 minutes. The unit tests replay every committed fuzz input
     # (crates/yui-core/tests/fuzz_replay.rs); the fuzzing itself is `scripts/dev.sh fuzz`.
-    # Clippy beside the test build and the tests, at the lowest priority: it takes the CPU they
-    # leave (the build's serial links, the tests' waits on apps starting, timers, servers). Its
-    # own target dir, because cargo holds a target dir's lock for a whole build.
+    # Clippy beside the test build, at the lowest priority: it takes the CPU the build leaves
+    # (its serial links). Its own target dir, because cargo holds a target dir's lock for a whole
+    # build. Done before the tests start: beside them, their timing bounds failed.
     bg_start "cargo clippy (beside, nice 19)" env CARGO_TARGET_DIR="$PWD/target/clippy" \
       nice -n 19 cargo clippy --workspace --all-targets --locked -- -D warnings
     phase "build the tests (cargo test --no-run)" cargo test --workspace --locked --no-run
     bg_wait "the tests' packages, MCP servers and tools"
+    bg_wait "cargo clippy (beside, nice 19)"
     phase "unit and integration tests" unit_tests
     phase "UI checks in headless Chromium (tests/ui)" ui_checks
     # The Wayland sessions beside the X11 lanes: their compositors and app are separate
@@ -398,7 +399,6 @@ case "$cmd" in
       bash tests/e2e/wayland.sh
     phase "end-to-end tests (Xvfb + tauri-driver, four lanes)" bash tests/e2e/run.sh
     bg_wait "Wayland sessions: headless sway and weston + Xwayland (tests/e2e/wayland.sh)"
-    bg_wait "cargo clippy (beside, nice 19)"
     # After the e2e suite, not beside it: Tauri's bundler patches target/debug/yui-app in place
     # ("Text file busy" while the suite runs it).
     phase "package: .deb of the debug build, installed and started" package_check_beside

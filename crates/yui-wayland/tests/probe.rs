@@ -65,6 +65,11 @@ fn a_compositor_that_never_answers_cannot_hang_the_start() {
         Probe::Failed(why) => assert_eq!(why, "no answer in 2 s"),
         other => panic!("{other:?}"),
     }
+    // Bounded by the timeout, not hung: slack for a loaded machine (the suite's compositors and
+    // builds run beside it), far below "never".
     let took = started.elapsed();
-    assert!(took >= yui_wayland::TIMEOUT && took < yui_wayland::TIMEOUT + Duration::from_secs(1));
+    assert!(
+        took >= yui_wayland::TIMEOUT && took < yui_wayland::TIMEOUT + Duration::from_secs(5),
+        "{took:?}"
+    );
 }
