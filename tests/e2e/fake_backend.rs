@@ -1,10 +1,11 @@
 //! The model backend of the end-to-end tests: the test kit's scripted OpenAI-compatible server
 //! (`yui_testkit::sse`) on 127.0.0.1, and pointing the app's store at it.
 
+use serde_json::json;
 use std::path::Path;
 use tokio::sync::mpsc::UnboundedReceiver;
 use yui_core::backend::{BackendChange, Transport};
-use yui_testkit::sse::{Reply, ScriptServer, Seen};
+use yui_testkit::sse::{self as sse, Reply, ScriptServer, Seen};
 
 /// Serve on 127.0.0.1, answering every request with `respond(request)` (`request.n` counts from
 /// 1). Returns the server (keep it alive for the whole test: it stops when dropped) and every
@@ -37,4 +38,18 @@ pub fn point_at(st: &yui_core::Store, base_url: &str, transport: Transport) {
         ..Default::default()
     };
     yui_core::backend::update(st, &change).unwrap();
+}
+
+/// A Responses reply that calls `generate_express` with `cue_args`, then says `text` (response id
+/// `id`).
+pub fn cue_then_text(id: &str, cue_args: &str, text: &str) -> Reply {
+    let call = json!({"type":"function_call","id":"fc_1","call_id":"call_1","name":"generate_express","arguments":cue_args});
+    Reply::Sse(sse::events(&[
+        json!({"type":"response.created","response":{"id":id,"status":"in_progress","output":[]}}),
+        json!({"type":"response.output_item.added","output_index":0,"item":call}),
+        json!({"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":cue_args}),
+        json!({"type":"response.output_item.done","output_index":0,"item":call}),
+        json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":text}),
+        json!({"type":"response.completed","response":{"id":id,"status":"completed"}}),
+    ]))
 }

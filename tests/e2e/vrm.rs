@@ -18,7 +18,6 @@ use x11rb::protocol::xproto::{AtomEnum, ClientMessageEvent, ConnectionExt as _, 
 use yui_core::backend::Transport;
 use yui_core::{presets, settings, vrm};
 use yui_testkit::speech::{patterned_tone, SpeechReply, SpeechServer};
-use yui_testkit::sse::{self, Reply};
 use yui_testkit::vrm::{Fixture, Version};
 
 const T: Duration = Duration::from_secs(40);
@@ -116,15 +115,11 @@ fn seed_model(dir: &Path, bytes: &[u8]) {
 async fn a_vrm_character_appears_changes_its_face_on_a_cue_and_its_mouth_as_it_speaks() {
     let dir = tempfile::tempdir().unwrap();
     let (srv, _requests) = fake_backend::serve(|_| {
-        let call = json!({"type":"function_call","id":"fc_1","call_id":"call_1","name":"generate_express","arguments":CUE_ARGS});
-        Reply::Sse(sse::events(&[
-            json!({"type":"response.created","response":{"id":"resp_vrm","status":"in_progress","output":[]}}),
-            json!({"type":"response.output_item.added","output_index":0,"item":call}),
-            json!({"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":CUE_ARGS}),
-            json!({"type":"response.output_item.done","output_index":0,"item":call}),
-            json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hello there! I am glad to see you again today."}),
-            json!({"type":"response.completed","response":{"id":"resp_vrm","status":"completed"}}),
-        ]))
+        fake_backend::cue_then_text(
+            "resp_vrm",
+            CUE_ARGS,
+            "Hello there! I am glad to see you again today.",
+        )
     })
     .await;
     let speech = SpeechServer::start(

@@ -12,7 +12,6 @@ use std::time::Duration;
 use yui_core::backend::Transport;
 use yui_core::vrm::{self, motions::MotionChange};
 use yui_core::{presets, settings};
-use yui_testkit::sse::{self, Reply};
 use yui_testkit::vrm::{Fixture, Version};
 
 const T: Duration = Duration::from_secs(40);
@@ -69,18 +68,8 @@ fn seed_model(dir: &Path, model: &[u8]) {
 #[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
 async fn a_cue_with_a_vrma_motion_changes_pixels_over_time_then_the_frames_stop() {
     let dir = tempfile::tempdir().unwrap();
-    let (srv, _requests) = fake_backend::serve(|_| {
-        let call = json!({"type":"function_call","id":"fc_1","call_id":"call_1","name":"generate_express","arguments":CUE_ARGS});
-        Reply::Sse(sse::events(&[
-            json!({"type":"response.created","response":{"id":"resp_vrma","status":"in_progress","output":[]}}),
-            json!({"type":"response.output_item.added","output_index":0,"item":call}),
-            json!({"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":CUE_ARGS}),
-            json!({"type":"response.output_item.done","output_index":0,"item":call}),
-            json!({"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi!"}),
-            json!({"type":"response.completed","response":{"id":"resp_vrma","status":"completed"}}),
-        ]))
-    })
-    .await;
+    let (srv, _requests) =
+        fake_backend::serve(|_| fake_backend::cue_then_text("resp_vrma", CUE_ARGS, "Hi!")).await;
     seed_model(dir.path(), &Fixture::full(Version::V1).build());
     let url = srv.base_url.clone();
     seed(dir.path(), |st| {
