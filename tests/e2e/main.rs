@@ -66,10 +66,15 @@ async fn launch(data_dir: &Path) -> Session {
         {
             settings::set(&store, settings::SLEEP, &json!({"after_minutes": 0})).unwrap();
         }
-        // The time-of-day triggers would make the main character speak first when the suite
-        // runs late at night or in the morning (the user is "there": the display's input idle
-        // time starts at 0): off unless the test set them.
-        for key in [yui_core::manners::MORNING_KEY, yui_core::manners::NIGHT_KEY] {
+        // The time-of-day rules would make the main character speak first (morning, night: the
+        // user is "there", the display's input idle time starts at 0) or hold every proactive
+        // turn (quiet hours) when the suite runs late at night or in the morning: off unless the
+        // test set them.
+        for key in [
+            yui_core::manners::MORNING_KEY,
+            yui_core::manners::NIGHT_KEY,
+            yui_core::manners::QUIET_HOURS_KEY,
+        ] {
             if yui_core::store::kv::get(&store, key)
                 .ok()
                 .flatten()

@@ -11,10 +11,11 @@ use std::process::Output;
 use std::sync::Arc;
 use std::time::Duration;
 use yui_core::backend::{Backend, Transport};
+use yui_core::clock::ShiftedClock;
 use yui_core::paths::Paths;
 use yui_core::stage::{inbox, BackendSource, Stage, StageEvent, StageOptions, Window};
 use yui_core::turn::{Timeouts, TurnEvent, TurnStatus};
-use yui_core::{Store, SystemClock};
+use yui_core::Store;
 use yui_testkit::sse::*;
 
 async fn yui(dir: &Path, args: &[&str]) -> Output {
@@ -59,7 +60,12 @@ fn app(
         headless: true,
         ..StageOptions::default()
     };
-    let (stage, rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+    let (stage, rx) = Stage::new(
+        store.clone(),
+        Arc::new(ShiftedClock::at_hour(12)),
+        paths,
+        opts,
+    );
     stage.window_opened(Window::Main);
     let sock = inbox::socket_path(dir);
     let s = stage.clone();

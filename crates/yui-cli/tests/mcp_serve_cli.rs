@@ -13,10 +13,11 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 use yui_core::backend::{Backend, Transport};
+use yui_core::clock::ShiftedClock;
 use yui_core::paths::Paths;
 use yui_core::stage::{inbox, BackendSource, Stage, StageEvent, StageOptions, Window};
 use yui_core::turn::{Timeouts, TurnEvent, TurnStatus};
-use yui_core::{Store, SystemClock};
+use yui_core::Store;
 use yui_testkit::sse::*;
 
 /// `yui mcp-serve` on `dir`, with rmcp's client on its pipes.
@@ -75,7 +76,7 @@ fn stage_on(
         headless: true,
         ..StageOptions::default()
     };
-    let (stage, rx) = Stage::new(store, Arc::new(SystemClock), paths, opts);
+    let (stage, rx) = Stage::new(store, Arc::new(ShiftedClock::at_hour(12)), paths, opts);
     stage.window_opened(Window::Main);
     let s = stage.clone();
     let sock = inbox::socket_path(dir);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use yui_core::avatar::HostError;
 use yui_core::backend::Transport;
-use yui_core::clock::SystemClock;
+use yui_core::clock::ShiftedClock;
 use yui_core::manners::aware::{Awareness, NowPlaying};
 use yui_core::manners::mpris::Mpris;
 use yui_core::manners::rules::Importance;
@@ -178,7 +178,12 @@ async fn a_turn_tells_the_active_app_and_what_plays_only_while_each_switch_is_on
         headless: true,
         ..StageOptions::default()
     };
-    let (stage, mut rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+    let (stage, mut rx) = Stage::new(
+        store.clone(),
+        Arc::new(ShiftedClock::at_hour(12)),
+        paths,
+        opts,
+    );
     stage.window_opened(Window::Main);
     stage.set_awareness(Arc::new(Aware {
         mpris: Mpris::new(Some(bus.address.clone())),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use yui_core::backend::Transport;
-use yui_core::clock::SystemClock;
+use yui_core::clock::ShiftedClock;
 use yui_core::manners::probes::{Busy, Fixed};
 use yui_core::manners::rules::Importance;
 use yui_core::paths::Paths;
@@ -40,7 +40,12 @@ async fn rig(replies: Vec<Reply>) -> Rig {
         headless: true,
         ..StageOptions::default()
     };
-    let (stage, rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+    let (stage, rx) = Stage::new(
+        store.clone(),
+        Arc::new(ShiftedClock::at_hour(12)),
+        paths,
+        opts,
+    );
     let probes = Arc::new(Fixed::default());
     stage.set_busy_probes(probes.clone());
     stage.window_opened(Window::Main);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
 use yui_core::backend::Transport;
-use yui_core::clock::{ManualClock, SharedClock, SystemClock};
+use yui_core::clock::{ManualClock, SharedClock, ShiftedClock};
 use yui_core::paths::Paths;
 use yui_core::stage::{Origin, Stage, StageEvent, StageOptions, UserTurn, Window};
 use yui_core::tools::registry::{RegistryEnv, ToolRegistry};
@@ -185,7 +185,12 @@ fn stage_on(
         headless: true,
         ..StageOptions::default()
     };
-    let (stage, rx) = Stage::new(store.clone(), Arc::new(SystemClock), paths, opts);
+    let (stage, rx) = Stage::new(
+        store.clone(),
+        Arc::new(ShiftedClock::at_hour(12)),
+        paths,
+        opts,
+    );
     (store, stage, rx)
 }
 
