@@ -135,7 +135,8 @@ fn readable(fd: i32, wait: Duration) -> Result<bool, String> {
         events: libc::POLLIN,
         revents: 0,
     };
-    let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+    // Rounded up: poll's milliseconds cut down would end the wait before its deadline.
+    let ms = wait.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
     loop {
         // SAFETY: one valid pollfd for the duration of the call.
         let n = unsafe { libc::poll(&mut pfd, 1, ms) };

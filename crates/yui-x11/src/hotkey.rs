@@ -39,7 +39,7 @@ const LOCKS: [u16; 4] = [0, 1 << 1, 1 << 4, (1 << 1) | (1 << 4)];
 /// `Ctrl+Alt+Space`-style text (read by the domain's [`Combo::parse`]) as X's modifier bits
 /// and keysym, in plain words when it is not a key combination.
 pub(crate) fn parse(spec: &str) -> Result<Shortcut, String> {
-    let combo = Combo::parse(spec)?;
+    let combo = Combo::parse(spec).map_err(|e| e.to_string())?;
     let m = combo.mods;
     let mods = [
         (m.ctrl, ModMask::CONTROL),

@@ -8,6 +8,7 @@
 //! the events, `rounds` holds the round-trip rules of the request transports.
 
 use super::dispatch::{Dispatch, End};
+use super::error::BackendError;
 use super::read::{read, SseSource};
 use super::request::{tool_context, SeatLink};
 pub use super::request::{Backend, TurnDeps, TurnRequest};
@@ -313,7 +314,7 @@ pub async fn replay_response(
     registry: &ToolRegistry,
     stream: SseStream,
     tx: &mpsc::Sender<TurnEvent>,
-) -> std::result::Result<String, String> {
+) -> std::result::Result<String, ReplayError> {
     let cancel = CancellationToken::new();
     let mut d = Dispatch::new(
         tx,
@@ -323,7 +324,7 @@ pub async fn replay_response(
         descriptor(req.backend.transport).unregistered,
     );
     let Some(mapper) = descriptor(req.backend.transport).sse_mapper else {
-        return Err("this transport does not stream over SSE".into());
+        return Err(ReplayError::NotSse);
     };
     let mut mapper = mapper(registry);
     read(
@@ -335,8 +336,22 @@ pub async fn replay_response(
     .await
     .map(|r| r.text)
     .map_err(|e| match e {
-        End::Stopped => "stopped".to_string(),
-        End::Backend(b) => b.to_string(),
-        End::Failed(m) => m,
+        End::Stopped => ReplayError::Stopped,
+        End::Backend(b) => ReplayError::Backend(b),
+        End::Failed(m) => ReplayError::Failed(m),
     })
+}
+
+/// Why [`replay_response`] ended without the response's text.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("this transport does not stream over SSE")]
+    NotSse,
+    #[error("stopped")]
+    Stopped,
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The turn's own failure, in plain words.
+    #[error("{0}")]
+    Failed(String),
 }

@@ -43,12 +43,17 @@ pub struct Combo {
     pub key: &'static str,
 }
 
+/// Text that is not a key combination, in plain words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a key combination such as Ctrl+Alt+Space")]
+pub struct NotACombo(pub String);
+
 impl Combo {
     /// `Ctrl+Alt+Space`-style text (modifiers `Ctrl`/`Control`, `Alt`/`Option`, `Shift`,
     /// `Super`/`Cmd`/`Command`/`Meta`, `CommandOrControl`; then one key), in plain words when
     /// it is not one.
-    pub fn parse(spec: &str) -> Result<Combo, String> {
-        let bad = || format!("{spec:?} is not a key combination such as Ctrl+Alt+Space");
+    pub fn parse(spec: &str) -> Result<Combo, NotACombo> {
+        let bad = || NotACombo(spec.to_string());
         let mut mods = Mods::default();
         let mut key = None;
         for token in spec.split('+').map(str::trim) {
@@ -245,7 +250,7 @@ mod tests {
             "F0",
         ] {
             assert_eq!(
-                Combo::parse(bad).unwrap_err(),
+                Combo::parse(bad).unwrap_err().to_string(),
                 format!("{bad:?} is not a key combination such as Ctrl+Alt+Space")
             );
         }

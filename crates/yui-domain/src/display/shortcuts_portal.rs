@@ -68,7 +68,7 @@ impl GlobalShortcut for ShortcutsPortal {
     /// Blocks until the portal bound the shortcut or refused (at most [`ANSWER_WAIT`], the
     /// user may be asked).
     fn take(&self, spec: &str, on: OnKey) -> Result<(), HostError> {
-        let combo = Combo::parse(spec).map_err(HostError::Unavailable)?;
+        let combo = Combo::parse(spec).map_err(|e| HostError::Unavailable(e.to_string()))?;
         self.give_back();
         let trigger = combo.trigger();
         let address = self.address.clone();

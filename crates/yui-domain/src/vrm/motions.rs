@@ -23,12 +23,17 @@ pub struct MotionChange {
     pub file: Option<PathBuf>,
 }
 
+/// Text that is not `MOTION=FILE.vrma`, in plain words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not MOTION=FILE.vrma (or MOTION= to remove one)")]
+pub struct NotAMotionChange(pub String);
+
 impl MotionChange {
     /// `MOTION=FILE.vrma`, or `MOTION=` to go back to the procedural motion.
-    pub fn parse(s: &str) -> std::result::Result<Self, String> {
+    pub fn parse(s: &str) -> std::result::Result<Self, NotAMotionChange> {
         let (motion, file) = s
             .split_once('=')
-            .ok_or_else(|| format!("{s:?} is not MOTION=FILE.vrma (or MOTION= to remove one)"))?;
+            .ok_or_else(|| NotAMotionChange(s.to_string()))?;
         Ok(Self {
             motion: motion.trim().to_string(),
             file: Some(file.trim())

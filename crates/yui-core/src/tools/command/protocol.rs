@@ -287,7 +287,7 @@ fn presentation(obj: &Map<String, Value>) -> Result<Option<Value>, FrameError> {
 }
 
 /// The `exec.result` answer for a request.
-pub fn exec_result(request_id: &str, result: Result<Value, String>) -> Value {
+pub(crate) fn exec_result(request_id: &str, result: Result<Value, String>) -> Value {
     match result {
         Ok(r) => {
             json!({"version": VERSION, "type": "exec.result", "requestId": request_id, "ok": true, "result": r})

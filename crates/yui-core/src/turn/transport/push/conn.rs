@@ -32,7 +32,7 @@ pub struct PushConfig {
 }
 
 /// Builds the `hello` of each connect from current state (open presets, vocabulary, tools).
-pub type HelloFn = Arc<dyn Fn() -> Result<ClientFrame, String> + Send + Sync>;
+pub type HelloFn = Arc<dyn Fn() -> Result<ClientFrame, crate::CoreError> + Send + Sync>;
 
 /// The connection's state, as the quick controls show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -286,7 +286,7 @@ pub(crate) async fn open_socket(
 
 async fn connect(cfg: &PushConfig, hello: &HelloFn) -> Result<Ws, String> {
     let mut ws = open_socket("push", &cfg.url, cfg.api_key.as_deref(), cfg.connect).await?;
-    let hello = hello()?;
+    let hello = hello().map_err(|e| e.message)?;
     send(&mut ws, &hello)
         .await
         .map_err(|e| format!("the push server closed the connection at hello: {e}"))?;

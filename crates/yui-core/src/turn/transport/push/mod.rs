@@ -77,7 +77,7 @@ pub fn hello_for(store: &Store, preset_id: &str, window: WindowKind) -> Result<C
 
 /// A [`HelloFn`] that rebuilds the window's hello from the store at every connect.
 pub fn hello_fn(store: Store, preset_id: String, window: WindowKind) -> HelloFn {
-    Arc::new(move || hello_for(&store, &preset_id, window).map_err(|e| e.message))
+    Arc::new(move || hello_for(&store, &preset_id, window))
 }
 
 /// The connection settings of a turn's backend.

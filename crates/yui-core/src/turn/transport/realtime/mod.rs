@@ -162,7 +162,7 @@ pub fn session_fn(
                 .unwrap_or_default();
             Ok(setup_with(session, &history))
         };
-        build().map_err(|e| e.message)
+        build()
     })
 }
 

@@ -77,7 +77,7 @@ pub fn not_confirmed(deadline: Duration) -> String {
 }
 
 /// Builds each connect's [`Setup`] from current state.
-pub type SessionFn = Arc<dyn Fn() -> Result<Setup, String> + Send + Sync>;
+pub type SessionFn = Arc<dyn Fn() -> Result<Setup, crate::CoreError> + Send + Sync>;
 
 /// The turn detection the microphone asked for last, while it holds it.
 #[derive(Debug, Default)]
@@ -153,7 +153,7 @@ pub(super) async fn connect(
             matches!(e, ServerEvent::SessionCreated)
         })
         .await?;
-        let setup = session()?;
+        let setup = session().map_err(|e| e.message)?;
         send(&mut ws, &wire::session_update(setup.session))
             .await
             .map_err(|e| {
