@@ -4,10 +4,12 @@
 #                         (scripts/build-engine.sh, once: cached), and launch the app
 #   scripts/dev.sh deps   install what is missing for the tests (system packages, the MCP test
 #                         servers) without running them
-#   scripts/dev.sh test   install what is missing, then run every check and test
-#                         (format, clippy, unit/integration tests with every committed fuzz
-#                         input replayed, end-to-end under Xvfb, the debug .deb installed and
-#                         started); prints each phase's time at the end
+#   scripts/dev.sh test   install what is missing, then run every test (unit/integration
+#                         tests with every committed fuzz input replayed, the UI checks, end to
+#                         end under Xvfb and on Wayland compositors, the debug .deb installed
+#                         and started); prints each phase's time at the end
+#   scripts/dev.sh lint   the rules no test checks: cargo fmt, the crates' dependency rules,
+#                         clippy -D warnings on every target (CI runs test, then lint)
 #   scripts/dev.sh fuzz   the fuzzing lane, apart from `test`: install nightly and cargo-fuzz,
 #                         build every target and run each SMOKE_SECS (20) s (scripts/fuzz.sh;
 #                         docs/FUZZING.md)
@@ -378,19 +380,13 @@ case "$cmd" in
     }
     bg_start "the tests' packages, MCP servers and tools" test_setup
     bg_wait "compile beside apt (what needs no system package)"
-    phase "cargo fmt --check" cargo fmt --all -- --check
-    phase "dependency rules (cargo tree)" check_dependency_rules
     # No fuzz build here: on a fresh 2-core machine its ~19 CPU-minutes beside clippy and the test
     # build made this command 22 minutes. The unit tests replay every committed fuzz input
-    # (crates/yui-core/tests/fuzz_replay.rs); the fuzzing itself is `scripts/dev.sh fuzz`.
-    # Clippy beside the test build, at the lowest priority: it takes the CPU the build leaves
-    # (its serial links). Its own target dir, because cargo holds a target dir's lock for a whole
-    # build. Done before the tests start: beside them, their timing bounds failed.
-    bg_start "cargo clippy (beside, nice 19)" env CARGO_TARGET_DIR="$PWD/target/clippy" \
-      nice -n 19 cargo clippy --workspace --all-targets --locked -- -D warnings
+    # (crates/yui-core/tests/fuzz_replay.rs); the fuzzing itself is `scripts/dev.sh fuzz`. No
+    # clippy either: it is `scripts/dev.sh lint` (CI runs both). Beside the test build it took
+    # 7–11 minutes of the CPU the build needed; beside the tests their timing bounds failed.
     phase "build the tests (cargo test --no-run)" cargo test --workspace --locked --no-run
     bg_wait "the tests' packages, MCP servers and tools"
-    bg_wait "cargo clippy (beside, nice 19)"
     phase "unit and integration tests" unit_tests
     phase "UI checks in headless Chromium (tests/ui)" ui_checks
     # The Wayland sessions beside the X11 lanes: their compositors and app are separate
@@ -402,6 +398,21 @@ case "$cmd" in
     # After the e2e suite, not beside it: Tauri's bundler patches target/debug/yui-app in place
     # ("Text file busy" while the suite runs it).
     phase "package: .deb of the debug build, installed and started" package_check_beside
+    ;;
+  lint)
+    # The rules no test run checks: formatting, the dependency rules between the crates, and
+    # clippy with warnings as errors on every target. Clippy in its own target dir: its check
+    # builds share nothing with the test build's, and a developer's test build stays warm.
+    trap print_phases EXIT
+    ensure_rust
+    export PATH="$HOME/.cargo/bin:$PATH"
+    export CARGO_TERM_COLOR=never
+    export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+    apt_install "${APP_PKGS[@]}"
+    phase "cargo fmt --check" cargo fmt --all -- --check
+    phase "dependency rules (cargo tree)" check_dependency_rules
+    phase "cargo clippy -D warnings (every target)" env CARGO_TARGET_DIR="$PWD/target/clippy" \
+      cargo clippy --workspace --all-targets --locked -- -D warnings
     ;;
   fuzz)
     trap print_phases EXIT
@@ -421,7 +432,7 @@ case "$cmd" in
     bash scripts/package.sh "${@:2}"
     ;;
   *)
-    echo "usage: scripts/dev.sh run|deps|test|fuzz|package" >&2
+    echo "usage: scripts/dev.sh run|deps|test|lint|fuzz|package" >&2
     exit 2
     ;;
 esac
