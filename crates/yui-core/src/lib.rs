@@ -6,6 +6,9 @@
 //! yui-base) are re-exported under their own names, so the Tauri shell (`src-tauri/`) and the
 //! headless `yui` CLI, thin adapters over this crate, name one crate. See `docs/ARCHITECTURE.md`.
 
+// The module docs are a map for whoever reads the code: they link the crate's own modules too.
+#![allow(rustdoc::private_intra_doc_links)]
+
 pub mod context;
 pub mod discover;
 pub mod doctor;

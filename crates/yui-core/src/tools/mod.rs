@@ -1,7 +1,7 @@
 //! Client tools: the one [`ClientTool`] trait, the results they give the model, and the registry
 //! that decides which tools each window declares.
 
-pub mod address;
+pub(crate) mod address;
 pub mod avatar;
 pub mod browser;
 pub mod command;

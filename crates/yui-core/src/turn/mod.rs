@@ -12,7 +12,7 @@
 //! - [`sse`]: the streaming HTTP client (timeouts, evidence-keeping errors);
 //! - [`chain`]: the stored Responses chain; [`endpoints`]: what an endpoint refuses;
 //! - `events` (in yui-base, `crate::events`): what leaves the core, in stream order;
-//! - [`plain`]: backend failures in plain words (the bubble's and `turn_end`'s error);
+//! - [`wording`]: backend failures in plain words (the bubble's and `turn_end`'s error);
 //! - `builtin`: a turn on the built-in engine (started first, its endpoint, its crash sentence).
 //!
 //! Start a turn with [`start`]; read [`TurnEvent`]s from the returned handle's receiver; stop it
@@ -21,14 +21,14 @@
 mod builtin;
 pub mod call;
 pub mod chain;
-pub mod dispatch;
+pub(crate) mod dispatch;
 pub mod endpoints;
 pub mod engine;
 pub mod error;
 pub mod model;
 pub(crate) mod read;
-pub mod request;
-pub mod rounds;
+pub(crate) mod request;
+pub(crate) mod rounds;
 pub mod sse;
 pub mod transport;
 pub mod wording;

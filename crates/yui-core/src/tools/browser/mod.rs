@@ -11,7 +11,7 @@
 //! exited and its folder is collected.
 
 pub mod lock;
-pub mod lookup;
+pub(crate) mod lookup;
 pub mod prelude;
 pub mod result;
 

@@ -16,7 +16,7 @@ pub mod http;
 pub mod listing;
 pub mod result;
 pub mod server;
-pub mod tool;
+pub(crate) mod tool;
 
 pub use config::{McpConfig, ServerDef};
 pub use server::{Server, State};

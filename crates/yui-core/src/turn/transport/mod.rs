@@ -16,13 +16,13 @@
 //! `backend::Transport` variant, and its arms in [`run`], [`descriptor`], [`LinkConfig::of`] and
 //! the enum's own methods; no other file branches on the transport (`tests/floors.rs` checks).
 
-pub mod chat;
+pub(crate) mod chat;
 pub(crate) mod de;
 mod descriptor;
 mod link;
 pub mod push;
 pub mod realtime;
-pub mod responses;
+pub(crate) mod responses;
 pub(crate) mod socket;
 
 use super::dispatch::{Dispatch, End};

@@ -1,7 +1,7 @@
 //! Chat Completions: its wire types ([`wire`]), its mapper ([`map`]) and its conversation
 //! ([`ChatConversation`]: the message array, and what a round trip appends to it).
 
-pub mod map;
+pub(crate) mod map;
 pub mod wire;
 
 use crate::tools::ToolOutput;

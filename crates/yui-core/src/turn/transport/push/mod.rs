@@ -7,8 +7,8 @@
 //! - [`map`]: one turn's frames → model events (pure, table-tested);
 //! - this module: `hello` built from current state, and a turn run over a connection.
 
-pub mod conn;
-pub mod map;
+pub(crate) mod conn;
+pub(crate) mod map;
 pub mod wire;
 
 pub use conn::{ConnState, HelloFn, PushClient, PushConfig, TurnLink};

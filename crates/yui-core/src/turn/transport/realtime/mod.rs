@@ -13,10 +13,10 @@
 //! - this module: the session built from current state (seeded with the history), and a turn
 //!   run over it.
 
-pub mod conn;
-pub mod map;
-pub mod setup;
-pub mod started;
+pub(crate) mod conn;
+pub(crate) mod map;
+pub(crate) mod setup;
+pub(crate) mod started;
 pub mod wire;
 
 pub use crate::backend::realtime::{RealtimeSettings, TurnDetection};

@@ -2,7 +2,7 @@
 //! ([`ResponsesConversation`]: the input items, the stored chain, the stateless fallback, and
 //! what a round trip appends).
 
-pub mod map;
+pub(crate) mod map;
 pub mod wire;
 
 use crate::tools::ToolOutput;
