@@ -2,8 +2,8 @@
 # The README's first command on a fresh machine: a clean clone of a commit inside a freshly
 # debootstrapped Debian 12 root (made as scripts/fresh-test.sh makes it: the machine's toolchains,
 # nothing else), `scripts/dev.sh run` on an Xvfb display of the host, until the characters'
-# windows are there; then Yui is handed something to answer (`yui event`, a proactive turn through
-# the running app) and the script waits for her answer in her history. She answers through
+# windows are there; then a message is typed to Yui (a click on her, the text, Enter: xdotool)
+# and the script waits for her answer in her history. She answers through
 # whatever dev.sh set up: a model server, else the built-in engine with the catalog's model, else
 # (no way to the download host) the package registry's small model.
 # Not part of CI (it downloads a base system, the packages and the crates, and makes two release
@@ -11,15 +11,16 @@
 #   scripts/fresh-run.sh [REV]            (as root; REV defaults to HEAD)
 # Env: DISPLAY_NUM (default 171) for the Xvfb; FRESH_ROOT (default /var/tmp/yui-fresh-run, made
 # anew); FRESH_MIRROR; FRESH_KEEP=1 keeps the root; FRESH_NICE (default 0); FRESH_WAIT (default
-# 3600) seconds for the windows to come. Logs: /tmp/fresh-run.log (dev.sh run and the app).
+# 3600) seconds for the windows to come; FRESH_SHOT=path.png a screenshot after the answer.
+# Logs: /tmp/fresh-run.log (dev.sh run and the app).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=$(git rev-parse --verify "${1:-HEAD}^{commit}")
 ROOT=${FRESH_ROOT:-/var/tmp/yui-fresh-run}
 DISPLAY_NUM=${DISPLAY_NUM:-171}
 FRESH_NAME=fresh-run
-for tool in Xvfb xwininfo python3; do
-  command -v "$tool" >/dev/null || { echo "fresh-run: $tool is missing (apt-get install xvfb x11-utils python3)" >&2; exit 1; }
+for tool in Xvfb xwininfo xdotool python3; do
+  command -v "$tool" >/dev/null || { echo "fresh-run: $tool is missing (apt-get install xvfb x11-utils xdotool python3)" >&2; exit 1; }
 done
 # shellcheck source=scripts/lib/fresh-root.sh
 . scripts/lib/fresh-root.sh
@@ -50,36 +51,64 @@ t_windows=$(($(now) - t0))
 say "the windows \"YUI — Yui\" and \"YUI — Kai\" after ${t_windows} s ($((t_windows / 60)) min $((t_windows % 60)) s)"
 grep -E '^(==>|dev:).*(model|engine)|the built-in engine|no model server' /tmp/fresh-run.log | sed 's/^/fresh-run:   /' >&2 || true
 
-# Yui is asked something through the running app. The quiet hours are lifted first (a fresh
-# install's 23:30–07:00 would hold the turn when this runs at night), as a user would by hand.
+# Yui is spoken to as a user would: a click on her opens her chat input, a message is typed and
+# sent (xdotool on the host's display). The quiet hours do not matter to a typed message.
 yui() { in_machine /root/yui/target/release/yui "$@"; }
-yui settings set yui.proactive.quiet_hours null >/dev/null || fail "yui settings set yui.proactive.quiet_hours null"
-yui quiet off >/dev/null || fail "yui quiet off"
-# Only what is said after the event counts (a first-run greeting may already be in her history).
+# Only what is said after this counts (a first-run greeting may already be in her history).
 last_id=$(yui transcript --preset yui --limit 1 | python3 -c 'import json,sys; print(max([json.loads(l)["id"] for l in sys.stdin if l.strip()] or [0]))') ||
   fail "yui transcript --preset yui"
-t1=$(now)
-out=$(yui event --preset yui --importance high \
-  --text "The user has just installed YUI and says hi: greet them in one short sentence.") ||
-  fail "yui event: $out"
-say "yui event: $out"
-case "$out" in *'"went"'*) ;; *) fail "the app did not take the turn: $out" ;; esac
-answer=""
-until [ -n "$answer" ]; do
-  [ "$(($(now) - t1))" -lt 300 ] || { tail -30 /tmp/fresh-run.log >&2; fail "Yui did not answer within 300 s"; }
-  sleep 2
-  answer=$(yui transcript --preset yui 2>/dev/null | LAST_ID="$last_id" python3 -c '
+lines() {
+  yui transcript --preset yui 2>/dev/null | LAST_ID="$last_id" ROLE="$1" python3 -c '
 import json, os, sys
 for line in sys.stdin:
     try:
         m = json.loads(line)
     except ValueError:
         continue
-    if m.get("id", 0) > int(os.environ["LAST_ID"]) and m.get("role") == "assistant" and (m.get("text") or "").strip():
+    if m.get("id", 0) > int(os.environ["LAST_ID"]) and m.get("role") == os.environ["ROLE"] and (m.get("text") or "").strip():
         print(m["text"].strip().replace("\n", " "))
         break
-' || true)
+' || true
+}
+message="Hi Yui! What can you do?"
+export DISPLAY=":$DISPLAY_NUM"
+wid=$(xdotool search --name "^YUI — Yui$" | head -1)
+[ -n "$wid" ] || fail "no window YUI — Yui"
+eval "$(xdotool getwindowgeometry --shell "$wid")"
+t1=$(now)
+# The middle of her drawing, a little below the window's centre (the bubble sits above her).
+xdotool mousemove --window "$wid" $((WIDTH / 2)) $((HEIGHT * 2 / 3)) click 1
+sleep 1
+xdotool windowfocus "$wid" 2>/dev/null || true
+xdotool type --delay 30 "$message"
+xdotool key Return
+said=""
+for _ in $(seq 1 20); do
+  said=$(lines user)
+  [ -n "$said" ] && break
+  sleep 1
+done
+if [ -n "$said" ]; then
+  say "typed to Yui: $said"
+  how="a typed message"
+else
+  # The click did not reach her input (no window manager to focus it, a look drawn elsewhere):
+  # the same question as an event of another program, said as such.
+  say "the typed message did not reach Yui's history in 20 s; asking through \`yui event\` instead"
+  yui settings set yui.proactive.quiet_hours null >/dev/null || fail "yui settings set yui.proactive.quiet_hours null"
+  out=$(yui event --preset yui --importance high --text "The user says: $message") || fail "yui event: $out"
+  case "$out" in *'"went"'*) ;; *) fail "the app did not take the turn: $out" ;; esac
+  how="yui event"
+fi
+answer=""
+until [ -n "$answer" ]; do
+  [ "$(($(now) - t1))" -lt 300 ] || { tail -30 /tmp/fresh-run.log >&2; fail "Yui did not answer within 300 s"; }
+  sleep 2
+  answer=$(lines assistant)
 done
 t_answer=$(($(now) - t1))
-say "Yui answered after ${t_answer} s: $answer"
+say "Yui answered ($how) after ${t_answer} s: $answer"
+if [ -n "${FRESH_SHOT:-}" ] && command -v import >/dev/null; then
+  import -display ":$DISPLAY_NUM" -window root "$FRESH_SHOT" && say "screenshot: $FRESH_SHOT"
+fi
 say "ok: from a fresh Debian 12 to a character that answers in $(($(now) - t0)) s (windows ${t_windows} s, answer ${t_answer} s), load $(cut -d' ' -f1-3 /proc/loadavg)"
