@@ -94,13 +94,17 @@ async fn a_cue_with_a_vrma_motion_changes_pixels_over_time_then_the_frames_stop(
     // test.vrma: the right arm up at 0.5 s, down at 1 s, the happy face at 1.5 s.
     let mut shots = Vec::new();
     let mut counts = Vec::new();
+    let t0 = std::time::Instant::now();
     for _ in 0..6 {
         shots.push(shot(&s).await);
         counts.push(data(&s, "frames").await.parse::<i64>().unwrap_or(-1));
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let changes: Vec<usize> = shots.windows(2).map(|w| differ(&w[0], &w[1])).collect();
-    eprintln!("vrma: frames {counts:?}, pixels changed between shots {changes:?}");
+    eprintln!(
+        "vrma: frames {counts:?}, pixels changed between shots {changes:?}, shots took {} ms",
+        t0.elapsed().as_millis()
+    );
     assert!(
         changes.iter().filter(|&&n| n > 100).count() >= 2,
         "the motion changes pixels over time: {changes:?}"
