@@ -17,4 +17,5 @@ mod relations_commands;
 mod shell_rules;
 mod tools_commands;
 mod vocab_commands;
+mod vrm_commands;
 mod window_positions;

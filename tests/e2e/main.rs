@@ -8,6 +8,7 @@
 mod autostart;
 mod avatar;
 mod browser;
+mod character_size;
 mod characters;
 mod click_through;
 mod conversation;

@@ -94,13 +94,17 @@ async fn a_cue_with_a_vrma_motion_changes_pixels_over_time_then_the_frames_stop(
     // test.vrma: the right arm up at 0.5 s, down at 1 s, the happy face at 1.5 s.
     let mut shots = Vec::new();
     let mut counts = Vec::new();
+    let t0 = std::time::Instant::now();
     for _ in 0..6 {
         shots.push(shot(&s).await);
         counts.push(data(&s, "frames").await.parse::<i64>().unwrap_or(-1));
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let changes: Vec<usize> = shots.windows(2).map(|w| differ(&w[0], &w[1])).collect();
-    eprintln!("vrma: frames {counts:?}, pixels changed between shots {changes:?}");
+    eprintln!(
+        "vrma: frames {counts:?}, pixels changed between shots {changes:?}, shots took {} ms",
+        t0.elapsed().as_millis()
+    );
     assert!(
         changes.iter().filter(|&&n| n > 100).count() >= 2,
         "the motion changes pixels over time: {changes:?}"
@@ -149,7 +153,7 @@ async fn a_vrm_window_takes_the_size_its_models_framing_asks() {
     seed_model(dir.path(), &vrm::glb::write(&g));
     let store = super::read_store(dir.path());
     let yui = presets::get(&store, "yui").unwrap();
-    let (w, h) = vrm::look::window_size(&yui);
+    let (w, h) = vrm::look::window_size(&yui, 1.0);
     let aspect = vrm::framing_of(Path::new(yui.avatar["file"].as_str().unwrap()))
         .unwrap()
         .unwrap()
@@ -184,4 +188,101 @@ async fn a_vrm_window_takes_the_size_its_models_framing_asks() {
         (n(2) / n(3) - aspect).abs() < 0.02,
         "canvas {got} vs aspect {aspect}"
     );
+}
+
+/// Settings → Characters → Look… of a VRM character: a `.vrma` chosen for `wave` (the page's
+/// file input, given the file as a user's choice would) is kept in the data dir, the row says
+/// so, the open character window draws itself again with it; "Use the built-in one" removes
+/// it.
+#[tokio::test]
+#[ignore = "needs Xvfb + tauri-driver: run tests/e2e/run.sh"]
+async fn settings_chooses_a_vrma_for_a_motion_and_removes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fixture.vrm");
+    std::fs::write(&file, Fixture::full(Version::V1).build()).unwrap();
+    let data_dir = dir.path().to_path_buf();
+    seed(dir.path(), |st| {
+        settings::set(st, settings::FIRST_RUN, &json!({"done": true})).unwrap();
+        vrm::look::set_for(st, &data_dir, "yui", &file).expect("give Yui the model");
+    });
+    let vrma = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/yui-core/tests/fixtures/vrm/test.vrma"),
+    )
+    .unwrap();
+    let s = launch_showing(dir.path(), &["main"]).await;
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        &format!("return Number(document.querySelector('{VRM}')?.dataset.frames) > 0"),
+        T,
+    )
+    .await
+    .expect("the VRM character appears");
+    s.exec(
+        "window.__firstPage = true; document.getElementById('menu-look').click(); return true;",
+        json!([]),
+    )
+    .await
+    .unwrap();
+    s.wait_for_label("settings", T)
+        .await
+        .expect("settings opens");
+    let row = |m: &str, set: bool| {
+        format!("return !!document.querySelector('#vrm-motions li[data-motion=\"{m}\"][data-set=\"{set}\"]')")
+    };
+    s.wait_script(&row("wave", false), T)
+        .await
+        .expect("the look picker lists Yui's motions, wave without a file");
+    // The user picks Wave.vrma for wave (a script's click opens no dialog: no user gesture).
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&vrma);
+    s.exec(
+        "const [data] = arguments;
+         document.querySelector('#vrm-motions li[data-motion=\"wave\"] .vrm-motion-choose').click();
+         const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+         const dt = new DataTransfer();
+         dt.items.add(new File([bytes], 'Wave.vrma'));
+         const input = document.getElementById('vrm-motion-file');
+         input.files = dt.files;
+         input.dispatchEvent(new Event('change'));
+         return true;",
+        json!([b64]),
+    )
+    .await
+    .unwrap();
+    s.wait_script(&row("wave", true), T)
+        .await
+        .expect("the row says wave plays a file");
+    let kept = dir.path().join("looks/yui/motions/wave.vrma");
+    assert_eq!(std::fs::read(&kept).unwrap(), vrma, "kept byte for byte");
+    let status = s
+        .exec(
+            "return document.getElementById('status').textContent",
+            json!([]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, "Yui's Wave plays Wave.vrma now.");
+    // The open window heard its character change and drew itself again.
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        &format!(
+            "return window.__firstPage === undefined
+               && Number(document.querySelector('{VRM}')?.dataset.frames) > 0"
+        ),
+        T,
+    )
+    .await
+    .expect("the character window draws itself again with the motion");
+    // Back to the built-in wave.
+    s.switch_to_label("settings").await.unwrap();
+    s.exec(
+        "document.querySelector('#vrm-motions li[data-motion=\"wave\"] .vrm-motion-remove').click(); return true;",
+        json!([]),
+    )
+    .await
+    .unwrap();
+    s.wait_script(&row("wave", false), T)
+        .await
+        .expect("wave plays the built-in animation again");
+    assert!(!kept.exists());
 }

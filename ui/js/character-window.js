@@ -58,10 +58,10 @@ function refreshExpression() {
   return refreshing;
 }
 
-/** Draw the preset's character (ui/character/): main larger than pets. A VRM model when that is
- * its look and it can be drawn (vrm-mount.js), else the drawing, sprites or picture. */
-async function mountCharacter(preset, role, sprites) {
-  const size = role === "main" ? 200 : 150;
+/** Draw the preset's character (ui/character/) at the size the core gives (`character_px`: main
+ * larger than pets, times the user's scale). A VRM model when that is its look and it can be
+ * drawn (vrm-mount.js), else the drawing, sprites or picture. */
+async function mountCharacter(preset, size, sprites) {
   if (isVrm(preset)) {
     const vrm = await mountVrm(host, size);
     if (vrm) return vrm;
@@ -409,7 +409,7 @@ async function main() {
   document.title = `YUI — ${ctx.preset?.name ?? ""}`;
   host.setAttribute("aria-label", ctx.preset?.name ?? "character");
   const [vocab, sprites] = await Promise.all([readVocab(), readSprites()]);
-  character = await mountCharacter(ctx.preset, ctx.role, sprites);
+  character = await mountCharacter(ctx.preset, ctx.character_px ?? 200, sprites);
   applyExpression(vocab, sprites);
   character.setState("idle");
   asleep ??= ctx.asleep === true;

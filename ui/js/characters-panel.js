@@ -5,6 +5,7 @@
 import { invoke } from "./ipc.js";
 import { el, setStatus } from "./panels.js";
 import { openLook } from "./looks-panel.js";
+import { sizeControl } from "./character-size-panel.js";
 
 /** The built-in palettes, as the core offers them (look_options; yui_core::presets::PALETTES). */
 let PALETTES = [];
@@ -29,6 +30,7 @@ export function mountCharacters(section, list) {
   lookBox = el("div", { id: "look-picker", class: "look-picker", hidden: true });
   section.replaceChildren(
     el("div", { class: "row character-tools" }, addBtn, importBtn, file),
+    sizeControl(),
     el("p", { class: "muted small" }, "Cards: Character Card V2/V3 JSON, or a PNG card (SillyTavern and most character sites). The card's picture becomes the character's look."),
     form,
     lookBox,

@@ -9,6 +9,7 @@ import { invoke } from "./ipc.js";
 import { el, setStatus } from "./panels.js";
 import { createCharacter } from "../character/character.js";
 import { showVrmPreview } from "./vrm-look-panel.js";
+import { showVrmMotions } from "./vrm-motions-panel.js";
 
 const THUMB_PX = 64;
 const PREVIEW_PX = 80;
@@ -63,6 +64,12 @@ export async function openLook(box, preset) {
     el("label", { class: "look-folder small" }, "A sprite folder or expression pack (SillyTavern labels or YUI's ids; copied and scaled):",
       el("div", { class: "row" }, dir, copy)),
   );
+  // A VRM character's motions may play .vrma files (vrm-motions-panel.js).
+  if (preset.avatar?.kind === "vrm") {
+    const motions = el("div", { id: "vrm-motions", class: "vrm-motions" });
+    box.append(motions);
+    showVrmMotions(motions, preset);
+  }
   for (const option of options) {
     const host = el("span", { class: "look-thumb" });
     const b = el("button", {

@@ -64,5 +64,6 @@ mod voice_panel;
 mod voice_test_listen;
 mod vrm;
 mod vrm_framing;
+mod vrm_motion_settings;
 mod vrm_motions;
 mod wording;

@@ -19,6 +19,7 @@ const DOMAINS: &[&str] = &[
     "crate::model::",
     "crate::manners::",
     "crate::display::",
+    "crate::layout::",
 ];
 
 /// Where the modules `settings.rs` names live: yui-domain's own, then yui-base's (re-exported

@@ -116,21 +116,54 @@ fn a_vrm_character_window_takes_its_models_size_and_a_drawn_one_keeps_its_own() 
         },
     )
     .unwrap();
-    assert_eq!(look::window_size(&p), layout::character_size(p.is_main));
+    assert_eq!(
+        look::window_size(&p, 1.0),
+        layout::character_size(p.is_main)
+    );
     let src = dir.path().join("ren.vrm");
     std::fs::write(&src, Fixture::full(Version::V1).build()).unwrap();
     let set = look::set_for(&store, &data, &p.id, &src).unwrap();
     let aspect = set.model.framing.unwrap().aspect;
     let want = framing::window_size(layout::character_size(p.is_main), aspect);
-    assert_eq!(look::window_size(&set.preset), want);
+    assert_eq!(look::window_size(&set.preset, 1.0), want);
     assert_ne!(want, layout::character_size(p.is_main));
+    // The user's scale (Settings → Characters) grows every look's window; a VRM window keeps
+    // its model's proportions; it is kept in the store, so it holds after a restart.
+    assert_eq!(look::window_size_in(&store, &set.preset), want, "unset: 1");
+    layout::set_scale(&store, 1.5).unwrap();
+    let reopened = Store::open(dir.path().join("yui.db")).unwrap();
+    assert_eq!(layout::scale(&reopened), 1.5);
+    let big = look::window_size_in(&reopened, &set.preset);
+    assert_eq!(big, ((want.0 * 1.5).round(), (want.1 * 1.5).round()));
+    assert!(
+        (big.0 / big.1 - want.0 / want.1).abs() < 0.01,
+        "{big:?} vs {want:?}"
+    );
+    assert_eq!(
+        look::window_size_in(&reopened, &p),
+        (255.0, 348.0),
+        "a drawn pet's window (170×232) at 150 %"
+    );
+    let refused = layout::set_scale(&store, 2.5).unwrap_err();
+    assert_eq!(
+        refused.message,
+        "a character can be shown from 50 % to 200 % of its usual size, not 250 %"
+    );
+    assert_eq!(
+        layout::scale(&store),
+        1.5,
+        "a refused scale changes nothing"
+    );
+    assert!(yui_core::settings::set(&store, layout::SCALE_KEY, &json!("huge")).is_err());
+    yui_core::settings::set(&store, layout::SCALE_KEY, &json!(1)).unwrap();
+    assert_eq!(look::window_size_in(&store, &set.preset), want);
     // The window's look carries the framing its camera uses.
     let shown = vrm::look_of(&look::file_for(&data, &p.id), &Default::default()).unwrap();
     assert_eq!(shown.framing, set.model.framing);
     // A model file gone: the drawn size, no panic.
     std::fs::remove_file(look::file_for(&data, &p.id)).unwrap();
     assert_eq!(
-        look::window_size(&set.preset),
+        look::window_size(&set.preset, 1.0),
         layout::character_size(p.is_main)
     );
     // The VRM specification's sample is framed too.

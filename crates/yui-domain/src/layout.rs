@@ -6,8 +6,16 @@
 //! more than half of the other) or one sits off every monitor (its centre is on none): what a
 //! session that could not know positions leaves behind (GTK under Wayland reports every window
 //! at (0, 0)), or a monitor that is gone. Coordinates are physical pixels of the virtual desktop.
+//!
+//! The user's scale of the characters' size (`yui.character.scale`, Settings → Characters) is
+//! declared here too: every character window and the character drawn in it grow or shrink by
+//! it, whatever the look (a VRM window keeps its model's proportions), and placement uses the
+//! scaled sizes.
 
 use crate::avatar::geometry::Rect;
+use crate::error::{CoreError, Result};
+use crate::store::{kv, Store};
+use serde_json::{json, Value};
 
 /// Logical size of the main character's window.
 pub const MAIN_SIZE: (f64, f64) = (220.0, 300.0);
@@ -27,6 +35,63 @@ pub fn character_size(is_main: bool) -> (f64, f64) {
     }
 }
 
+/// The settings key of the user's scale of every character's size: a number, 1 the usual size.
+pub const SCALE_KEY: &str = "yui.character.scale";
+/// The smallest and largest scale: half and twice the usual size.
+pub const SCALE_MIN: f64 = 0.5;
+pub const SCALE_MAX: f64 = 2.0;
+/// The drawn character's box in its window (logical px, height): the main one's, a pet's.
+const DRAWN_MAIN: f64 = 200.0;
+const DRAWN_PET: f64 = 150.0;
+
+/// [`SCALE_KEY`] when it was never set: the usual size.
+pub fn scale_default() -> Value {
+    json!(1.0)
+}
+
+/// A scale as stored, or why it cannot be one.
+pub fn scale_from_value(v: &Value) -> Result<f64> {
+    let Some(scale) = v.as_f64().filter(|f| f.is_finite()) else {
+        return Err(CoreError::invalid(format!(
+            "{SCALE_KEY} must be a number from {SCALE_MIN} to {SCALE_MAX} (1 is the usual size), not {v}"
+        )));
+    };
+    if !(SCALE_MIN..=SCALE_MAX).contains(&scale) {
+        return Err(CoreError::invalid(format!(
+            "a character can be shown from 50 % to 200 % of its usual size, not {} %",
+            (scale * 100.0).round()
+        )));
+    }
+    Ok(scale)
+}
+
+/// The user's scale now (the usual size when unset or unreadable).
+pub fn scale(store: &Store) -> f64 {
+    kv::get(store, SCALE_KEY)
+        .ok()
+        .flatten()
+        .and_then(|v| scale_from_value(&v).ok())
+        .unwrap_or(1.0)
+}
+
+/// Keep a new scale (refused in one sentence outside 0.5–2, changing nothing).
+pub fn set_scale(store: &Store, scale: f64) -> Result<f64> {
+    let scale = scale_from_value(&json!(scale))?;
+    kv::put(store, SCALE_KEY, &json!(scale))?;
+    Ok(scale)
+}
+
+/// A logical window size at the user's `scale`, in whole logical pixels (proportions kept).
+pub fn scaled((w, h): (f64, f64), scale: f64) -> (f64, f64) {
+    ((w * scale).round(), (h * scale).round())
+}
+
+/// The drawn character's height in its window (logical px) at the user's `scale`.
+pub fn drawn_size(is_main: bool, scale: f64) -> f64 {
+    let px = if is_main { DRAWN_MAIN } else { DRAWN_PET };
+    (px * scale).round()
+}
+
 /// The primary monitor as placement sees it: its rectangle and scale factor.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Screen {
@@ -34,29 +99,37 @@ pub struct Screen {
     pub scale: f64,
 }
 
-/// One open character: whether it is the main one, and where it was saved (if anywhere).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One open character: whether it is the main one, where it was saved (if anywhere), and the
+/// user's scale of its size ([`SCALE_KEY`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Seat {
     pub is_main: bool,
     pub saved: Option<(i32, i32)>,
+    pub zoom: f64,
 }
 
-fn physical_size(is_main: bool, scale: f64) -> (u32, u32) {
-    let (w, h) = character_size(is_main);
+fn physical_size(seat: &Seat, scale: f64) -> (u32, u32) {
+    let (w, h) = scaled(character_size(seat.is_main), seat.zoom);
     ((w * scale).round() as u32, (h * scale).round() as u32)
 }
 
 /// Where the character in `slot` goes without a saved position: along the bottom of the primary
 /// monitor from its right edge, main rightmost (slot 0), pets to its left; kept on the monitor.
-pub fn default_position(primary: Option<Screen>, slot: usize, is_main: bool) -> (i32, i32) {
+/// `zoom`: the user's scale of the characters' size.
+pub fn default_position(
+    primary: Option<Screen>,
+    slot: usize,
+    is_main: bool,
+    zoom: f64,
+) -> (i32, i32) {
     let s = primary.unwrap_or(Screen {
         rect: FALLBACK_MONITOR,
         scale: 1.0,
     });
     let (r, scale) = (s.rect, s.scale);
-    let h = character_size(is_main).1;
-    let step = (PET_SIZE.0 + 10.0) * scale;
-    let x = r.w as f64 - (MAIN_SIZE.0 + 40.0) * scale - step * slot as f64;
+    let h = character_size(is_main).1 * zoom;
+    let step = (PET_SIZE.0 * zoom + 10.0) * scale;
+    let x = r.w as f64 - (MAIN_SIZE.0 * zoom + 40.0) * scale - step * slot as f64;
     let y = r.h as f64 - (h + 60.0) * scale;
     (r.x + x.max(0.0) as i32, r.y + y.max(0.0) as i32)
 }
@@ -85,7 +158,7 @@ pub fn saved_layout_is_sound(seats: &[Seat], monitors: &[Rect], scale: f64) -> b
 fn saved_rects(seats: &[Seat], scale: f64) -> impl Iterator<Item = Rect> + '_ {
     seats.iter().filter_map(move |s| {
         let (x, y) = s.saved?;
-        let (w, h) = physical_size(s.is_main, scale);
+        let (w, h) = physical_size(s, scale);
         Some(Rect::new(x, y, w, h))
     })
 }
@@ -108,14 +181,14 @@ pub fn lay_out(seats: &[Seat], monitors: &[Rect], primary: Option<Screen>) -> Ve
             out.push(pos);
             continue;
         }
-        let (w, h) = physical_size(seat.is_main, scale);
+        let (w, h) = physical_size(seat, scale);
         let free = (slot..slot + MAX_SLOTS)
-            .map(|s| default_position(primary, s, seat.is_main))
+            .map(|s| default_position(primary, s, seat.is_main, seat.zoom))
             .find(|&(x, y)| {
                 let r = Rect::new(x, y, w, h);
                 !placed.iter().any(|p| stacked(p, &r))
             });
-        let pos = free.unwrap_or_else(|| default_position(primary, slot, seat.is_main));
+        let pos = free.unwrap_or_else(|| default_position(primary, slot, seat.is_main, seat.zoom));
         placed.push(Rect::new(pos.0, pos.1, w, h));
         out.push(pos);
     }
@@ -133,7 +206,7 @@ pub fn place_one(
     let scale = primary.map_or(1.0, |p| p.scale);
     match seat.saved {
         Some(pos) if saved_layout_is_sound(&[seat], monitors, scale) => pos,
-        _ => default_position(primary, slot, seat.is_main),
+        _ => default_position(primary, slot, seat.is_main, seat.zoom),
     }
 }
 
@@ -200,23 +273,30 @@ mod tests {
     };
 
     fn seat(is_main: bool, saved: Option<(i32, i32)>) -> Seat {
-        Seat { is_main, saved }
+        Seat {
+            is_main,
+            saved,
+            zoom: 1.0,
+        }
     }
 
     #[test]
     fn default_row_runs_left_from_the_bottom_right_of_the_primary_monitor() {
-        assert_eq!(default_position(Some(PRIMARY), 0, true), (1660, 720));
-        assert_eq!(default_position(Some(PRIMARY), 1, false), (1480, 788));
-        assert_eq!(default_position(Some(PRIMARY), 2, false), (1300, 788));
+        assert_eq!(default_position(Some(PRIMARY), 0, true, 1.0), (1660, 720));
+        assert_eq!(default_position(Some(PRIMARY), 1, false, 1.0), (1480, 788));
+        assert_eq!(default_position(Some(PRIMARY), 2, false, 1.0), (1300, 788));
         // A primary monitor right of another starts from its own corner, scaled.
         let right = Screen {
             rect: Rect::new(1920, 0, 2560, 1440),
             scale: 2.0,
         };
-        assert_eq!(default_position(Some(right), 0, true), (1920 + 2040, 720));
+        assert_eq!(
+            default_position(Some(right), 0, true, 1.0),
+            (1920 + 2040, 720)
+        );
         // No monitor known: a 1280×800 screen; never off its left or top edge.
-        assert_eq!(default_position(None, 0, true), (1020, 440));
-        assert_eq!(default_position(None, 50, false), (0, 508));
+        assert_eq!(default_position(None, 0, true, 1.0), (1020, 440));
+        assert_eq!(default_position(None, 50, false, 1.0), (0, 508));
     }
 
     /// The Wayland session's leftover: every character saved at (0, 0).
@@ -304,5 +384,62 @@ mod tests {
         assert_eq!(of(None, None, None), X11);
         assert!(!Wayland.knows_positions());
         assert!(X11.knows_positions() && Other.knows_positions());
+    }
+
+    /// The user's scale grows the windows: the row keeps them on the monitor and apart.
+    #[test]
+    fn a_scaled_row_stays_on_the_monitor_and_apart() {
+        assert_eq!(default_position(Some(PRIMARY), 0, true, 2.0), (1440, 420));
+        assert_eq!(default_position(Some(PRIMARY), 0, true, 0.5), (1770, 870));
+        let big = |is_main| Seat {
+            is_main,
+            saved: None,
+            zoom: 2.0,
+        };
+        let out = lay_out(
+            &[big(true), big(false), big(false)],
+            &[SCREEN],
+            Some(PRIMARY),
+        );
+        let rects: Vec<Rect> = out
+            .iter()
+            .zip([true, false, false])
+            .map(|(&(x, y), m)| {
+                let (w, h) = physical_size(&big(m), 1.0);
+                Rect::new(x, y, w, h)
+            })
+            .collect();
+        for (i, a) in rects.iter().enumerate() {
+            assert!(
+                a.x >= 0 && a.y >= 0 && a.x + a.w as i32 <= 1920 && a.y + a.h as i32 <= 1080,
+                "{a:?}"
+            );
+            for b in &rects[i + 1..] {
+                assert_eq!(a.overlap(b), 0, "{a:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_scale_is_a_number_from_half_to_twice_the_usual_size() {
+        assert_eq!(scale_from_value(&json!(1.25)).unwrap(), 1.25);
+        assert_eq!(scale_from_value(&scale_default()).unwrap(), 1.0);
+        let e = scale_from_value(&json!(3)).unwrap_err();
+        assert_eq!(
+            e.message,
+            "a character can be shown from 50 % to 200 % of its usual size, not 300 %"
+        );
+        assert!(scale_from_value(&json!(0.2)).is_err());
+        let e = scale_from_value(&json!("big")).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("yui.character.scale must be a number from 0.5 to 2"),
+            "{}",
+            e.message
+        );
+        assert_eq!(scaled(MAIN_SIZE, 1.5), (330.0, 450.0));
+        assert_eq!(scaled(PET_SIZE, 0.5), (85.0, 116.0));
+        assert_eq!(drawn_size(true, 1.5), 300.0);
+        assert_eq!(drawn_size(false, 1.0), 150.0);
     }
 }

@@ -224,6 +224,13 @@ pub const KNOWN: &[Known] = &[
         doc: "Click-through: a click where a character window draws nothing (around the character, its bubble and its buttons) goes to the window below. On by default; off, the whole window takes clicks. Read when the character's outline next changes (at the latest the next start). See docs/avatar.md.",
     },
     Known {
+        key: crate::layout::SCALE_KEY,
+        kind: "number, 0.5 to 2",
+        default: crate::layout::scale_default,
+        validate: |v| crate::layout::scale_from_value(v).map(drop),
+        doc: "The size of every character (its window and its drawing), as a factor of the usual size: 0.5 is half, 2 twice. A VRM character keeps its model's proportions. Settings → Characters.",
+    },
+    Known {
         key: MEMORY,
         kind: "object {enabled, pause_minutes, recall_tokens, history_tokens, paused, embeddings}",
         default: crate::longterm::config::default_value,

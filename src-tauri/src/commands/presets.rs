@@ -1,11 +1,13 @@
 //! Preset commands: list, open and close characters, and (settings) create, edit, delete, import
 //! and choose the main one. Opening, creating or deleting a preset also opens or closes its
 //! window ([`crate::windows`]); every window hears `yui://presets-changed` from the core's stage.
+//! The user's scale of every character's size (`yui.character.scale`) is read and set here too.
 
 use crate::error::CmdResult;
 use crate::state::AppState;
 use crate::windows;
 use tauri::{AppHandle, Runtime, State};
+use yui_core::layout;
 use yui_core::looks::{self, Imported};
 use yui_core::presets::{self, Choices, Deleted, NewPreset, Preset, PresetUpdate};
 
@@ -82,4 +84,21 @@ pub async fn preset_delete<R: Runtime>(
 #[tauri::command]
 pub async fn preset_set_main<R: Runtime>(app: AppHandle<R>, id: String) -> CmdResult<Preset> {
     windows::set_main(&app, &id)
+}
+
+/// Settings → Characters: the size of every character, as a factor of the usual size.
+#[tauri::command]
+pub async fn character_scale_get(state: State<'_, AppState>) -> CmdResult<f64> {
+    Ok(layout::scale(&state.store))
+}
+
+/// Keep a new size for every character (0.5–2, refused in one sentence otherwise); the
+/// character windows are built again at it.
+#[tauri::command]
+pub async fn character_scale_set<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    scale: f64,
+) -> CmdResult<f64> {
+    windows::rescale(&app, layout::set_scale(&state.store, scale))
 }

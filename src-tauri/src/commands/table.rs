@@ -21,6 +21,8 @@ yui_commands! {
     presets::preset_delete => [settings];
     presets::preset_set_main => [settings];
     presets::preset_choices => [settings];
+    presets::character_scale_get => [settings];
+    presets::character_scale_set => [settings];
     // commands/phone.rs
     phone::phone_history => [phone];
     // commands/settings.rs
@@ -69,6 +71,9 @@ yui_commands! {
     vrm::vrm_failed => [character];
     vrm::look_vrm_preview => [settings];
     vrm::look_vrm_model => [settings];
+    vrm::vrm_motions => [settings];
+    vrm::vrm_motion_set => [settings];
+    vrm::vrm_motion_remove => [settings];
     // commands/playback.rs
     playback::playback_bubble_done => [character, phone];
     playback::voice_stop => [character];

@@ -26,6 +26,9 @@ pub struct WindowContext {
     /// Whether a `window.open` during a user gesture empties WebKit's record of this page's key
     /// and mouse presses (`crate::gestures`): the page then makes one as it sends a typed message.
     pub forgets_input: bool,
+    /// A character window's drawn character, in logical pixels: the main one's or a pet's at
+    /// the user's scale (`yui.character.scale`); `null` for other windows.
+    pub character_px: Option<f64>,
 }
 
 #[tauri::command]
@@ -41,6 +44,11 @@ async fn context<R: Runtime>(window: &WebviewWindow<R>) -> CmdResult<WindowConte
         true => Some(windows::preset_for(window.app_handle(), &label)?),
         false => None,
     };
+    let store = &window.state::<AppState>().store;
+    let character_px = preset
+        .as_ref()
+        .filter(|_| label.is_character())
+        .map(|p| yui_core::layout::drawn_size(p.is_main, yui_core::layout::scale(store)));
     Ok(WindowContext {
         label: label.as_label(),
         role: label.role(),
@@ -48,6 +56,7 @@ async fn context<R: Runtime>(window: &WebviewWindow<R>) -> CmdResult<WindowConte
         asleep: window.state::<AppState>().asleep(),
         open_characters: yui_core::presets::list_open(&window.state::<AppState>().store)
             .map_or(1, |l| l.len()),
+        character_px,
         forgets_input: crate::gestures::forget_input_records(window).await,
     })
 }

@@ -73,7 +73,8 @@ fn character_builder<'a, R: Runtime>(
     app: &'a AppHandle<R>,
     preset: &Preset,
 ) -> WebviewWindowBuilder<'a, R, AppHandle<R>> {
-    let (w, h) = yui_core::vrm::look::window_size(preset);
+    let store = &app.state::<AppState>().store;
+    let (w, h) = yui_core::vrm::look::window_size_in(store, preset);
     WebviewWindowBuilder::new(
         app,
         label_for(preset).as_label(),
@@ -99,7 +100,7 @@ fn place_and_show<R: Runtime>(
     (x, y): (i32, i32),
 ) -> Result<WebviewWindow<R>, CoreError> {
     if super::layer::on() {
-        let size = yui_core::vrm::look::window_size(preset);
+        let size = yui_core::vrm::look::window_size_in(&app.state::<AppState>().store, preset);
         super::layer::place(app, &window, label_for(preset), (x, y), size)?;
     } else {
         window
@@ -123,6 +124,7 @@ fn seat<R: Runtime>(app: &AppHandle<R>, p: &Preset) -> Seat {
     Seat {
         is_main: p.is_main,
         saved: positions::saved_position(app, p),
+        zoom: layout::scale(&app.state::<AppState>().store),
     }
 }
 
@@ -330,7 +332,7 @@ pub fn fit_character<R: Runtime, T>(
 ) -> Result<T, CoreError> {
     let look = look?;
     let preset = super::labels::calling_preset(window, "a VRM look belongs to a character window")?;
-    let (w, h) = yui_core::vrm::look::window_size(&preset);
+    let (w, h) = yui_core::vrm::look::window_size_in(&window.state::<AppState>().store, &preset);
     if !super::layer::on() {
         let now = super::input_region::logical_size(window)?;
         if (now.0 - w).abs() > 0.5 || (now.1 - h).abs() > 0.5 {

@@ -59,3 +59,14 @@ pub fn set_main<R: Runtime>(app: &AppHandle<R>, id: &str) -> Result<Preset, Core
     rebuild_characters(app, &before)?;
     Ok(preset)
 }
+
+/// The user's scale of the characters' size changed (`scale`, from the core): the character
+/// windows are built again at their new size, their pages drawing the character at it.
+pub fn rescale<R: Runtime>(
+    app: &AppHandle<R>,
+    scale: Result<f64, CoreError>,
+) -> Result<f64, CoreError> {
+    let scale = scale?;
+    rebuild_characters(app, &presets::list(&store(app))?)?;
+    Ok(scale)
+}

@@ -158,7 +158,7 @@ fn from_env(display_type: Option<&str>) -> WindowSystem {
 /// Where `preset` was saved under the current display backend, in placement's coordinates.
 pub(super) fn saved_position<R: Runtime>(app: &AppHandle<R>, p: &Preset) -> Option<(i32, i32)> {
     let scale = screens(app).1.map_or(1.0, |s| s.scale);
-    let (w, h) = yui_core::vrm::look::window_size(p);
+    let (w, h) = yui_core::vrm::look::window_size_in(&app.state::<AppState>().store, p);
     let size = ((w * scale).round() as u32, (h * scale).round() as u32);
     crate::display::saved_position(app, p, size)
 }

@@ -27,7 +27,8 @@ pub fn file_for(data_dir: &Path, id: &str) -> PathBuf {
     looks::dir_for(data_dir, id).join(MODEL_FILE)
 }
 
-/// The avatar of a VRM look over `previous` (a VRM's own fallback is kept, never nested).
+/// The avatar of a VRM look over `previous` (a VRM's own fallback is kept, never nested; so is
+/// its record of motion files, which a new model keeps: `motions::stamp`).
 pub fn avatar(file: &Path, previous: &Value) -> Value {
     let fallback = if previous.get("kind").and_then(Value::as_str) == Some("vrm") {
         previous.get("fallback").cloned().unwrap_or(Value::Null)
@@ -37,6 +38,11 @@ pub fn avatar(file: &Path, previous: &Value) -> Value {
     let mut a = json!({"kind": "vrm", "file": file});
     if fallback.is_object() {
         a["fallback"] = fallback;
+    }
+    if previous.get("kind").and_then(Value::as_str) == Some("vrm") {
+        if let Some(m) = previous.get("motions").filter(|m| m.is_object()) {
+            a["motions"] = m.clone();
+        }
     }
     a
 }
@@ -172,16 +178,23 @@ pub fn model_bytes(avatar: &Value) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// The logical size of `preset`'s character window: the drawn character's (the main one's or a
-/// pet's), or for a VRM look the same height and the width the model's framing asks
-/// ([`super::framing::window_size`]). A model that cannot be read keeps the drawn size.
-pub fn window_size(preset: &Preset) -> (f64, f64) {
+/// The logical size of `preset`'s character window at the user's `scale`
+/// (`layout::SCALE_KEY`): the drawn character's (the main one's or a pet's), or for a VRM look
+/// the same height and the width the model's framing asks ([`super::framing::window_size`]),
+/// both scaled in proportion. A model that cannot be read keeps the drawn size.
+pub fn window_size(preset: &Preset, scale: f64) -> (f64, f64) {
     let default = crate::layout::character_size(preset.is_main);
-    model_file(&preset.avatar)
+    let size = model_file(&preset.avatar)
         .and_then(|file| super::framing_of(&file))
         .ok()
         .flatten()
-        .map_or(default, |f| super::framing::window_size(default, f.aspect))
+        .map_or(default, |f| super::framing::window_size(default, f.aspect));
+    crate::layout::scaled(size, scale)
+}
+
+/// [`window_size`] at the user's scale as stored now.
+pub fn window_size_in(store: &Store, preset: &Preset) -> (f64, f64) {
+    window_size(preset, crate::layout::scale(store))
 }
 
 /// What a character window loads for a VRM avatar: the model's bytes, or (`motion`) the

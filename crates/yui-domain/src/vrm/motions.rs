@@ -10,6 +10,7 @@ use crate::error::{CoreError, Result};
 use crate::look_dir as looks;
 use crate::presets;
 use crate::store::Store;
+use base64::Engine as _;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -107,42 +108,58 @@ pub fn check(store: &Store, changes: &[MotionChange]) -> Result<Vec<Checked>> {
     changes
         .iter()
         .map(|c| {
-            if !vocab.motions.iter().any(|m| m.id == c.motion) {
-                let known: Vec<&str> = vocab.motions.iter().map(|m| m.id.as_str()).collect();
-                return Err(CoreError::invalid(format!(
-                    "there is no motion {:?} in the vocabulary (it has {})",
-                    c.motion,
-                    known.join(", ")
-                )));
-            }
-            file_name(&c.motion)?;
             let file = match &c.file {
                 None => None,
                 Some(path) => {
-                    let bytes = animation::read_file(path)?;
+                    in_vocab(&vocab, &c.motion)?;
                     let label = path.file_name().map_or_else(
                         || path.display().to_string(),
                         |n| n.to_string_lossy().into(),
                     );
-                    let anim = animation::read(&bytes, &label)?;
-                    Some((bytes, anim))
+                    Some((animation::read_file(path)?, label))
                 }
             };
-            Ok(Checked {
-                motion: c.motion.clone(),
-                file,
-            })
+            check_one(&vocab, &c.motion, file)
         })
         .collect()
 }
 
-/// Keep checked changes for character `id`, whose look must be a VRM model.
-pub fn apply(
-    store: &Store,
-    data_dir: &Path,
-    id: &str,
-    checked: Vec<Checked>,
-) -> Result<Vec<MotionFile>> {
+/// Refuse a motion the vocabulary lacks, naming the ones it has.
+fn in_vocab(vocab: &crate::vocab::Vocab, motion: &str) -> Result<()> {
+    if vocab.motions.iter().any(|m| m.id == motion) {
+        return Ok(());
+    }
+    let known: Vec<&str> = vocab.motions.iter().map(|m| m.id.as_str()).collect();
+    Err(CoreError::invalid(format!(
+        "there is no motion {motion:?} in the vocabulary (it has {})",
+        known.join(", ")
+    )))
+}
+
+/// One change checked: `motion` is the vocabulary's, and `file` (its bytes and the name to
+/// say) a usable VRM animation; no file: back to the procedural motion.
+fn check_one(
+    vocab: &crate::vocab::Vocab,
+    motion: &str,
+    file: Option<(Vec<u8>, String)>,
+) -> Result<Checked> {
+    in_vocab(vocab, motion)?;
+    file_name(motion)?;
+    let file = match file {
+        None => None,
+        Some((bytes, label)) => {
+            let anim = animation::read(&bytes, &label)?;
+            Some((bytes, anim))
+        }
+    };
+    Ok(Checked {
+        motion: motion.to_string(),
+        file,
+    })
+}
+
+/// Character `id`, whose look must be a VRM model (else one sentence saying how to give it one).
+fn vrm_preset(store: &Store, id: &str) -> Result<presets::Preset> {
     let preset = presets::get(store, id)?;
     if preset
         .avatar
@@ -155,11 +172,22 @@ pub fn apply(
             preset.name
         )));
     }
+    Ok(preset)
+}
+
+/// Keep checked changes for character `id`, whose look must be a VRM model.
+pub fn apply(
+    store: &Store,
+    data_dir: &Path,
+    id: &str,
+    checked: Vec<Checked>,
+) -> Result<Vec<MotionFile>> {
+    vrm_preset(store, id)?;
     let dir = looks::dir_for(data_dir, id).join(MOTION_DIR);
     let io = |what: &str, p: &Path, e: std::io::Error| {
         CoreError::internal(format!("cannot {what} {}: {e}", p.display())).with_source(e)
     };
-    checked
+    let kept = checked
         .into_iter()
         .map(|c| {
             let path = dir.join(file_name(&c.motion)?);
@@ -190,7 +218,44 @@ pub fn apply(
                 }
             }
         })
-        .collect()
+        .collect::<Result<Vec<_>>>();
+    // Even after a failed write: the avatar says what the folder holds now.
+    stamp(store, id, &dir.with_file_name(super::MODEL_FILE))?;
+    kept
+}
+
+/// Record in character `id`'s avatar which motion files it plays (`motions`: each file's
+/// digest), so a change to them is a change of the character: its open window hears it
+/// (`presets-changed`) and draws itself again with them. The files stay the truth.
+fn stamp(store: &Store, id: &str, model_file: &Path) -> Result<()> {
+    use sha2::Digest as _;
+    let preset = presets::get(store, id)?;
+    let mut avatar = preset.avatar.clone();
+    let mut map = serde_json::Map::new();
+    for motion in list(model_file) {
+        let file = dir_of(model_file).join(format!("{motion}.vrma"));
+        let bytes = std::fs::read(file).unwrap_or_default();
+        let digest = sha2::Sha256::digest(&bytes);
+        let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+        map.insert(motion, serde_json::Value::String(hex));
+    }
+    match avatar.as_object_mut() {
+        Some(o) if map.is_empty() => {
+            o.remove("motions");
+        }
+        Some(o) => {
+            o.insert("motions".into(), serde_json::Value::Object(map));
+        }
+        None => return Ok(()),
+    }
+    if avatar != preset.avatar {
+        let change = presets::PresetUpdate {
+            avatar: Some(avatar),
+            ..presets::PresetUpdate::default()
+        };
+        presets::update(store, id, &change)?;
+    }
+    Ok(())
 }
 
 /// [`check`] then [`apply`]: map motions of character `id` to `.vrma` files.
@@ -216,4 +281,131 @@ pub fn bytes_for(model_file: &Path, motion: &str) -> Result<Vec<u8>> {
     let bytes = animation::read_file(&path)?;
     animation::read(&bytes, &path.display().to_string())?;
     Ok(bytes)
+}
+
+/// A `.vrma` file the settings window read (its name and its bytes as base64, as a card's):
+/// checked like [`check`]'s files, then kept by [`apply`] — the same refusals, in the same
+/// words, as `yui look set --vrm-motion`. Returns every motion's state afterwards.
+pub fn set_from_upload(
+    store: &Store,
+    data_dir: &Path,
+    id: &str,
+    motion: &str,
+    name: &str,
+    data: &str,
+) -> Result<Vec<MotionSlot>> {
+    vrm_preset(store, id)?;
+    let vocab = crate::vocab::load(store)?;
+    in_vocab(&vocab, motion)?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| CoreError::invalid(format!("{name} did not arrive intact: {e}")))?;
+    if bytes.len() as u64 > animation::MAX_FILE_BYTES {
+        return Err(CoreError::invalid(format!(
+            "{name} is {:.1} MB; a VRM animation may be at most 20 MB",
+            bytes.len() as f64 / (1024.0 * 1024.0)
+        )));
+    }
+    let checked = check_one(&vocab, motion, Some((bytes, name.to_string())))?;
+    apply(store, data_dir, id, vec![checked])?;
+    slots(store, id)
+}
+
+/// Character `id`'s `motion` plays its procedural animation again (`MOTION=` of the CLI);
+/// returns every motion's state afterwards.
+pub fn remove(store: &Store, data_dir: &Path, id: &str, motion: &str) -> Result<Vec<MotionSlot>> {
+    // A file kept for a motion the vocabulary no longer has may be removed too.
+    let checked = if list_of(store, id)?.iter().any(|k| k == motion) {
+        vec![Checked {
+            motion: motion.to_string(),
+            file: None,
+        }]
+    } else {
+        let change = MotionChange {
+            motion: motion.to_string(),
+            file: None,
+        };
+        check(store, &[change])?
+    };
+    apply(store, data_dir, id, checked)?;
+    slots(store, id)
+}
+
+fn list_of(store: &Store, id: &str) -> Result<Vec<String>> {
+    let preset = vrm_preset(store, id)?;
+    let model = preset
+        .avatar
+        .get("file")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    Ok(list(Path::new(model)))
+}
+
+/// One motion as Settings → Characters shows it for a VRM character.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MotionSlot {
+    pub motion: String,
+    /// The vocabulary's label (the id for a file kept for a motion it no longer has).
+    pub label: String,
+    /// Whether the vocabulary has the motion (a file may outlive a motion removed from it).
+    pub in_vocab: bool,
+    /// The `.vrma` it plays; `None`: its procedural animation.
+    pub file: Option<PathBuf>,
+    /// What the kept file holds.
+    pub animation: Option<Animation>,
+    /// Why the kept file cannot be played now (the window plays the procedural motion).
+    pub problem: Option<String>,
+}
+
+/// Every motion of the vocabulary for character `id` (a VRM character), with the `.vrma` each
+/// plays if it has one, then files kept for motions the vocabulary no longer has.
+pub fn slots(store: &Store, id: &str) -> Result<Vec<MotionSlot>> {
+    let kept = list_of(store, id)?;
+    let preset = vrm_preset(store, id)?;
+    let model = PathBuf::from(
+        preset
+            .avatar
+            .get("file")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default(),
+    );
+    let vocab = crate::vocab::load(store)?;
+    let slot = |motion: &str, label: &str, in_vocab: bool| {
+        let mut s = MotionSlot {
+            motion: motion.to_string(),
+            label: label.to_string(),
+            in_vocab,
+            file: None,
+            animation: None,
+            problem: None,
+        };
+        if kept.iter().any(|k| k == motion) {
+            let path = dir_of(&model).join(format!("{motion}.vrma"));
+            let read = animation::read_file(&path)
+                .and_then(|b| animation::read(&b, &format!("{motion}.vrma")));
+            match read {
+                Ok(a) => s.animation = Some(a),
+                Err(e) => s.problem = Some(e.message),
+            }
+            s.file = Some(path);
+        }
+        s
+    };
+    let mut out: Vec<MotionSlot> = vocab
+        .motions
+        .iter()
+        .map(|m| {
+            slot(
+                &m.id,
+                if m.label.is_empty() { &m.id } else { &m.label },
+                true,
+            )
+        })
+        .collect();
+    for k in &kept {
+        if !vocab.motions.iter().any(|m| &m.id == k) {
+            out.push(slot(k, k, false));
+        }
+    }
+    Ok(out)
 }
