@@ -265,6 +265,9 @@ enum Signal {
     Rebound(String),
 }
 
+/// A shortcut as the portal's signals list it: its id and properties (`a(sa{sv})`'s items).
+type Shortcut = (String, HashMap<String, OwnedValue>);
+
 /// Our session's signal for our shortcut; `None` for anything else.
 fn signal(m: &zbus::Message, session: &OwnedObjectPath) -> Option<Signal> {
     let header = m.header();
@@ -272,8 +275,7 @@ fn signal(m: &zbus::Message, session: &OwnedObjectPath) -> Option<Signal> {
         "Activated" => true,
         "Deactivated" => false,
         "ShortcutsChanged" => {
-            let (s, shortcuts): (OwnedObjectPath, Vec<(String, HashMap<String, OwnedValue>)>) =
-                m.body().deserialize().ok()?;
+            let (s, shortcuts): (OwnedObjectPath, Vec<Shortcut>) = m.body().deserialize().ok()?;
             if s != *session {
                 return None;
             }
