@@ -31,8 +31,7 @@ impl<R: Runtime> BodyWindow for MainBody<R> {
         // outer size from the frame extents at each configure event, and under openbox these were
         // once 1 pixel high for a moment, so a sit put the window's top on the perch's edge.
         self.window()
-            .and_then(|w| w.inner_size().ok())
-            .map(|s| (s.width, s.height))
+            .and_then(|w| body_size(&w))
             .unwrap_or((220, 300))
     }
     fn position(&self) -> Option<(i32, i32)> {
@@ -48,10 +47,8 @@ impl<R: Runtime> BodyWindow for MainBody<R> {
             .ok_or_else(|| HostError::unavailable("the main window is closed"))?;
         if crate::windows::layer::on() {
             // A layer surface is placed by its margins on an output, not by a position.
-            let size = w
-                .inner_size()
-                .map(|s| (f64::from(s.width), f64::from(s.height)))
-                .unwrap_or((220.0, 300.0));
+            let size = body_size(&w).unwrap_or((220, 300));
+            let size = (f64::from(size.0), f64::from(size.1));
             return crate::windows::layer::place(&self.app, &w, WindowLabel::Main, pos, size)
                 .map_err(|e| HostError::unavailable(e.message));
         }
@@ -71,6 +68,18 @@ impl<R: Runtime> BodyWindow for MainBody<R> {
         let app = self.app.state::<AppState>();
         app.tell(Fact::Body(state.clone()));
     }
+}
+
+/// The window's size in the body's pixels: the X server's (physical) on X11; on the overlay
+/// layer the compositor's logical ones, which its outputs and the margins are in (a scale-2
+/// output shows a 220×300 window as 440×600 physical pixels).
+fn body_size<R: Runtime>(w: &WebviewWindow<R>) -> Option<(u32, u32)> {
+    let size = w.inner_size().ok()?;
+    if !crate::windows::layer::on() {
+        return Some((size.width, size.height));
+    }
+    let logical = size.to_logical::<f64>(w.scale_factor().ok()?);
+    Some((logical.width.round() as u32, logical.height.round() as u32))
 }
 
 /// Hide every character window for a capture (remembering where each was), or show them again

@@ -74,6 +74,9 @@ pub struct ListenView {
     pub status: MicStatus,
     /// Whether the global shortcut could be taken (`None`: none set).
     pub shortcut: Option<Result<(), String>>,
+    /// The keys the desktop bound to it, as it describes them (the shortcuts portal; the user
+    /// may rebind them in the desktop's settings); `None` where the setting's keys are grabbed.
+    pub shortcut_trigger: Option<String>,
 }
 
 /// The listening settings, the devices (when `devices`), echo cancellation and the microphone.
@@ -96,6 +99,7 @@ pub async fn listen_view<R: Runtime>(
     };
     Ok(ListenView {
         shortcut: crate::shortcut::state(app, &listen),
+        shortcut_trigger: crate::shortcut::trigger(app),
         stt: config::load_stt(store)?,
         listen,
         devices,

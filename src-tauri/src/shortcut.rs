@@ -6,7 +6,9 @@
 //! connection's file descriptor: no polling); on the Wayland backends the desktop's
 //! GlobalShortcuts portal (`display::shortcuts_portal`: `Activated`/`Deactivated` are the press
 //! and release), under XWayland the portal first and the grab where no portal answers. Taken
-//! only while push-to-talk with a shortcut is on. A shortcut that cannot be taken (bad name,
+//! only while push-to-talk with a shortcut is on. Where the desktop binds the keys (the portal),
+//! how it describes them, also after the user rebinds them in its settings, is shown in
+//! Settings → Voice ([`trigger`]). A shortcut that cannot be taken (bad name,
 //! another program holds it, no portal, the desktop declined, no X) is one plain line in
 //! Settings → Voice and in the log, and the in-window push-to-talk still works.
 
@@ -111,6 +113,13 @@ pub fn state<R: Runtime>(
         (_, Some(_)) if listen.mode == MicMode::PushToTalk => Some(Err(UNAVAILABLE.into())),
         _ => None,
     }
+}
+
+/// How the desktop describes the keys bound to the shortcut now, where the desktop chose them
+/// (the portal: the user may rebind it in the desktop's settings at any time); `None` where the
+/// setting's own keys are grabbed or nothing is taken.
+pub fn trigger<R: Runtime>(app: &AppHandle<R>) -> Option<String> {
+    app.try_state::<Keys>()?.0.as_ref()?.trigger()
 }
 
 /// Follow the stored settings from start (after `avatar::install`, which makes the host), off

@@ -4,7 +4,8 @@
 # For each: the backend choice is logged, the characters appear where they were saved, stay
 # above a normal window, follow a drag (sway: a virtual pointer) that starts on them and not one
 # that starts beside them (click-through), come back there after a restart,
-# and the other kind's saved places are left exactly as they were. Screenshots go to $YUI_WAYLAND_SHOTS (docs/img/ when set so): the two sessions and the click-through.
+# and the other kind's saved places are left exactly as they were. On sway a scripted model
+# drives look and body_action in the running app (tests/e2e/wayland_tools.sh). Screenshots go to $YUI_WAYLAND_SHOTS (docs/img/ when set so): the two sessions and the click-through.
 #
 # sway refuses to run as root: as root (CI) the compositors run as a plain user made here
 # (yui-wayland-test); the app and the checks run as the caller. Xwayland admits root through
@@ -151,6 +152,8 @@ kill -TERM "$NORMAL" 2>/dev/null
 check "sway: XWayland's places untouched" test "$(places "$D" xwayland)" = "$(jq -cS . <<<"$XW_SEED")"
 check "sway: nothing but the drag was saved (kai's place as seeded)" \
   test "$(places "$D" layer-shell)" = "$(jq -cS '.outputs["HEADLESS-1"].yui = [500,150]' <<<"$LS_SEED")"
+# The model's look and body_action in the running app, on the same sway.
+. tests/e2e/wayland_tools.sh
 
 # ---------------------------------------------------------------- weston: XWayland
 echo "# weston (headless) with Xwayland: no overlay layer, so XWayland"

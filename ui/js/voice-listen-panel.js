@@ -1,7 +1,7 @@
 // Settings → Voice, the microphone's block (<section id="voice-listen">): mode (off by default,
 // push-to-talk, hands-free), input device, sensitivity, hang-over, the global push-to-talk
-// shortcut, the speech-to-text server, whether echo cancellation was found (full or half
-// duplex), and the microphone now with a Stop button. The core checks and applies everything
+// shortcut (and the keys the desktop bound to it), the speech-to-text server, whether echo
+// cancellation was found (full or half duplex), and the microphone now with a Stop button. The core checks and applies everything
 // (commands/mic.rs → yui_core::stage / voice::config); this page renders and forwards.
 
 import { invoke, listen, EVENTS } from "./ipc.js";
@@ -62,7 +62,7 @@ export async function mountVoiceListen(section) {
     sensitivity.value = String(v.listen.sensitivity);
     hangover.value = String(v.listen.hangover_ms);
     shortcut.value = v.listen.shortcut ?? "";
-    shortcutNote.textContent = v.shortcut?.Err ?? (v.shortcut ? "taken" : "");
+    showShortcut(v);
     sttBase.value = v.stt.base_url ?? "";
     sttModel.value = v.stt.model;
     sttLanguage.value = v.stt.language ?? "";
@@ -73,6 +73,21 @@ export async function mountVoiceListen(section) {
     showLive(v.status);
     section.dataset.listenLoaded = "true";
   };
+  // Taken, or why not; where the desktop binds the keys (its shortcuts portal), the keys it
+  // bound, which the user may change in the desktop's own settings.
+  const showShortcut = (v) => {
+    const taken = v.shortcut_trigger ? `taken: the desktop binds it to ${v.shortcut_trigger}` : "taken";
+    shortcutNote.textContent = v.shortcut?.Err ?? (v.shortcut ? taken : "");
+  };
+  // Back from the desktop's settings (where the shortcut may have been rebound): read it again.
+  window.addEventListener("focus", async () => {
+    if (section.dataset.listenLoaded !== "true") return;
+    try {
+      showShortcut(await invoke("voice_listen_get", { devices: false }));
+    } catch (err) {
+      console.warn("cannot read the shortcut again", err);
+    }
+  });
   // The device list is read when the user opens it (listing connects to the sound server).
   const showDevices = (devices, current) => {
     const names = new Set(devices?.Ok?.inputs ?? []);

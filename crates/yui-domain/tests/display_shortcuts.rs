@@ -4,8 +4,9 @@
 //! answered through `org.freedesktop.portal.Request.Response` on the request path built from the
 //! caller's bus name and `handle_token`, the session at the path built from
 //! `session_handle_token`, `Activated`/`Deactivated` for the session's shortcut, and
-//! `org.freedesktop.portal.Session.Close` when the shortcut is given back. A desktop without the
-//! portal, and one that declines, are one plain line.
+//! `org.freedesktop.portal.Session.Close` when the shortcut is given back, `ShortcutsChanged`
+//! when the user rebinds it in the desktop's settings. A desktop without the portal, and one
+//! that declines, are one plain line.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -226,6 +227,31 @@ async fn key(
     .unwrap();
 }
 
+/// The portal's `ShortcutsChanged` for `session`: shortcut `id` now shows as `shown` (what a
+/// desktop sends when the user rebinds it in its settings).
+async fn rebind(
+    conn: &zbus::Connection,
+    seen: &Arc<Mutex<Seen>>,
+    session: &str,
+    id: &str,
+    shown: &str,
+) {
+    let caller = seen.lock().unwrap().caller.clone();
+    let path = zbus::zvariant::ObjectPath::try_from(session).unwrap();
+    let mut props: HashMap<&str, Value<'_>> = HashMap::new();
+    props.insert("description", Value::from("Push to talk"));
+    props.insert("trigger_description", Value::from(shown));
+    conn.emit_signal(
+        Some(caller.as_str()),
+        "/org/freedesktop/portal/desktop",
+        "org.freedesktop.portal.GlobalShortcuts",
+        "ShortcutsChanged",
+        &(path, vec![(id, props)]),
+    )
+    .await
+    .unwrap();
+}
+
 /// Where the presses and releases went.
 fn recorder() -> (OnKey, Arc<Mutex<Vec<bool>>>) {
     let got = Arc::new(Mutex::new(Vec::new()));
@@ -309,6 +335,54 @@ async fn the_portal_s_activated_and_deactivated_are_the_push_to_talk_press_and_r
     key(&portal, &seen, true, &session, SHORTCUT_ID).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(got.lock().unwrap().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebinding_in_the_desktop_s_settings_is_the_trigger_described_from_then_on() {
+    let Some(bus) = Bus::start() else { return };
+    let (portal, seen) = serve(&bus, Bind::Bound).await;
+    let client = Arc::new(ShortcutsPortal::new(Some(bus.address.clone())));
+    assert_eq!(client.trigger(), None, "nothing taken yet");
+    let (on, got) = recorder();
+    take(&client, "Ctrl+Alt+Space", on).await.unwrap();
+    assert_eq!(
+        client.trigger().as_deref(),
+        Some("Press CTRL+ALT+space"),
+        "as the desktop described it when it bound the shortcut"
+    );
+    let session = seen.lock().unwrap().sessions[0].clone();
+    // Another session's change and another shortcut's change are not ours.
+    rebind(
+        &portal,
+        &seen,
+        "/org/freedesktop/portal/desktop/session/1_1/other",
+        SHORTCUT_ID,
+        "F1",
+    )
+    .await;
+    rebind(&portal, &seen, &session, "something-else", "F2").await;
+    // Signals arrive in the order sent: once the press is heard, both were read.
+    key(&portal, &seen, true, &session, SHORTCUT_ID).await;
+    until("the press", || *got.lock().unwrap() == [true]).await;
+    assert_eq!(client.trigger().as_deref(), Some("Press CTRL+ALT+space"));
+    rebind(&portal, &seen, &session, SHORTCUT_ID, "Ctrl+Shift+P").await;
+    until("the new trigger is taken", || {
+        client.trigger().as_deref() == Some("Ctrl+Shift+P")
+    })
+    .await;
+    // The shortcut still works after it was rebound, and the change was no press or release.
+    key(&portal, &seen, false, &session, SHORTCUT_ID).await;
+    until("the release", || got.lock().unwrap().len() == 2).await;
+    assert_eq!(*got.lock().unwrap(), [true, false]);
+    let c = client.clone();
+    tokio::task::spawn_blocking(move || c.give_back())
+        .await
+        .unwrap();
+    assert_eq!(
+        client.trigger(),
+        None,
+        "given back: no trigger is described"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,6 +22,12 @@ pub trait GlobalShortcut: Send + Sync {
     fn take(&self, spec: &str, on: OnKey) -> Result<(), HostError>;
     /// Give it back (nothing when none is taken); a hold in progress is released.
     fn give_back(&self);
+    /// How the desktop describes the keys bound now, where the desktop chooses them (the
+    /// portal's `trigger_description`, which follows the user's rebinding in the desktop's
+    /// settings); `None` where the setting's own keys are grabbed, or nothing is taken.
+    fn trigger(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The modifiers of a combination.
@@ -182,6 +188,9 @@ impl GlobalShortcut for FirstOf {
         for way in &self.0 {
             way.give_back();
         }
+    }
+    fn trigger(&self) -> Option<String> {
+        self.0.iter().find_map(|w| w.trigger())
     }
 }
 

@@ -9,7 +9,9 @@
 //! {description, preferred_trigger})], "", {handle_token})` answers with the shortcuts bound
 //! (the desktop may show a dialog where the user confirms or picks another key) and their
 //! `trigger_description`; then the portal sends `Activated` and `Deactivated` for the session,
-//! which are the shortcut's press and release. Giving the shortcut back closes the session
+//! which are the shortcut's press and release, and `ShortcutsChanged` when the user rebinds it in
+//! the desktop's settings (its new `trigger_description` is logged and kept for Settings →
+//! Voice, [`GlobalShortcut::trigger`]). Giving the shortcut back closes the session
 //! (`org.freedesktop.portal.Session.Close`).
 //!
 //! The session lives on a thread of its own with a one-thread runtime that sleeps in the bus's
@@ -21,7 +23,7 @@ use super::shortcuts::{Combo, GlobalShortcut, OnKey};
 use crate::avatar::HostError;
 use futures_util::StreamExt;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue, Value};
 use zbus::{Connection, MatchRule, MessageStream};
@@ -37,11 +39,15 @@ const DESCRIPTION: &str = "Push to talk: the main character listens while the ke
 
 const INTERFACE: &str = "org.freedesktop.portal.GlobalShortcuts";
 
+/// How the desktop describes the bound keys (`trigger_description`), as last told.
+type Shown = Arc<Mutex<Option<String>>>;
+
 /// The portal on the bus at `address` (`None`: the session bus), and the session bound now.
 #[derive(Default)]
 pub struct ShortcutsPortal {
     pub address: Option<String>,
     running: Mutex<Option<Running>>,
+    shown: Shown,
 }
 
 /// A bound session's thread, and how to stop it.
@@ -56,12 +62,17 @@ impl ShortcutsPortal {
         Self {
             address,
             running: Mutex::new(None),
+            shown: Shown::default(),
         }
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, Option<Running>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+fn lock(shown: &Shown) -> std::sync::MutexGuard<'_, Option<String>> {
+    shown.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl GlobalShortcut for ShortcutsPortal {
@@ -71,7 +82,7 @@ impl GlobalShortcut for ShortcutsPortal {
         let combo = Combo::parse(spec).map_err(|e| HostError::Unavailable(e.to_string()))?;
         self.give_back();
         let trigger = combo.trigger();
-        let address = self.address.clone();
+        let (address, shown) = (self.address.clone(), self.shown.clone());
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
         let thread = std::thread::Builder::new()
@@ -81,7 +92,7 @@ impl GlobalShortcut for ShortcutsPortal {
                     .enable_all()
                     .build();
                 match rt {
-                    Ok(rt) => rt.block_on(session(address, trigger, on, ready_tx, stop_rx)),
+                    Ok(rt) => rt.block_on(session(address, trigger, on, shown, ready_tx, stop_rx)),
                     Err(e) => {
                         let _ = ready_tx.send(Err(HostError::platform(
                             "starting the shortcuts portal's runtime",
@@ -120,6 +131,13 @@ impl GlobalShortcut for ShortcutsPortal {
         };
         let _ = r.stop.send(());
         let _ = r.thread.join();
+        *lock(&self.shown) = None;
+    }
+
+    /// As the desktop described it when it bound the shortcut, or since the user rebound it.
+    fn trigger(&self) -> Option<String> {
+        self.running().as_ref()?;
+        lock(&self.shown).clone().filter(|s| !s.is_empty())
     }
 }
 
@@ -177,11 +195,13 @@ struct Bound {
 }
 
 /// The session's life on its thread: bind, say how that went, then turn the portal's
-/// `Activated`/`Deactivated` into `on(true)`/`on(false)` until stopped.
+/// `Activated`/`Deactivated` into `on(true)`/`on(false)`, and keep its `ShortcutsChanged` in
+/// `shown`, until stopped.
 async fn session(
     address: Option<String>,
     trigger: String,
     on: OnKey,
+    shown: Shown,
     ready: std::sync::mpsc::Sender<Result<String, HostError>>,
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
@@ -192,6 +212,7 @@ async fn session(
             return;
         }
     };
+    *lock(&shown) = Some(b.shown.clone());
     if ready.send(Ok(b.shown.clone())).is_err() {
         close(&b).await;
         return;
@@ -208,11 +229,20 @@ async fn session(
                     tracing::warn!("the session bus closed: the push-to-talk shortcut is gone");
                     break;
                 };
-                let Some(down) = key_signal(&m, &b.session) else { continue };
-                // One press, one release: a repeated Activated while held is not a new press.
-                if down != pressed {
-                    pressed = down;
-                    on(down);
+                match signal(&m, &b.session) {
+                    // One press, one release: a repeated Activated while held is not a new press.
+                    Some(Signal::Key(down)) if down != pressed => {
+                        pressed = down;
+                        on(down);
+                    }
+                    Some(Signal::Rebound(now)) => {
+                        tracing::info!(
+                            trigger = %now,
+                            "the desktop rebound the push-to-talk shortcut"
+                        );
+                        *lock(&shown) = Some(now);
+                    }
+                    _ => {}
                 }
             }
             _ = b.closed.next() => {
@@ -226,17 +256,41 @@ async fn session(
     }
 }
 
-/// `Some(true)` for our shortcut's `Activated`, `Some(false)` for its `Deactivated`.
-fn key_signal(m: &zbus::Message, session: &OwnedObjectPath) -> Option<bool> {
+/// What one of the portal's signals says of our shortcut.
+#[derive(Debug, PartialEq)]
+enum Signal {
+    /// `Activated` (`true`) or `Deactivated` (`false`).
+    Key(bool),
+    /// `ShortcutsChanged`: the user bound it to other keys, as the desktop describes them.
+    Rebound(String),
+}
+
+/// A shortcut as the portal's signals list it: its id and properties (`a(sa{sv})`'s items).
+type Shortcut = (String, HashMap<String, OwnedValue>);
+
+/// Our session's signal for our shortcut; `None` for anything else.
+fn signal(m: &zbus::Message, session: &OwnedObjectPath) -> Option<Signal> {
     let header = m.header();
     let down = match header.member()?.as_str() {
         "Activated" => true,
         "Deactivated" => false,
+        "ShortcutsChanged" => {
+            let (s, shortcuts): (OwnedObjectPath, Vec<Shortcut>) = m.body().deserialize().ok()?;
+            if s != *session {
+                return None;
+            }
+            let (_, props) = shortcuts.iter().find(|(id, _)| id == SHORTCUT_ID)?;
+            let shown = props
+                .get("trigger_description")
+                .and_then(|v| <&str>::try_from(v).ok())
+                .unwrap_or_default();
+            return Some(Signal::Rebound(shown.to_string()));
+        }
         _ => return None,
     };
     let (s, id, _time, _opts): (OwnedObjectPath, String, u64, HashMap<String, OwnedValue>) =
         m.body().deserialize().ok()?;
-    (s == *session && id == SHORTCUT_ID).then_some(down)
+    (s == *session && id == SHORTCUT_ID).then_some(Signal::Key(down))
 }
 
 /// Create a session and bind the shortcut with `trigger` as the preferred one.
