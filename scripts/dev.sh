@@ -301,6 +301,17 @@ ensure_first_model() {
   fi
 }
 
+# What `test` and `lint` share: the phase table at the end, Rust, plain cargo output.
+checks_setup() {
+  trap print_phases EXIT
+  ensure_rust
+  export PATH="$HOME/.cargo/bin:$PATH"
+  export CARGO_TERM_COLOR=never
+  # CI builds everything once from a clean clone: incremental caches only cost disk there (they
+  # were as large as the build itself). A developer may set CARGO_INCREMENTAL=1.
+  export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+}
+
 cmd=${1:-}
 case "$cmd" in
   run)
@@ -335,13 +346,7 @@ case "$cmd" in
     ensure_test_models
     ;;
   test)
-    trap print_phases EXIT
-    ensure_rust
-    export PATH="$HOME/.cargo/bin:$PATH"
-    export CARGO_TERM_COLOR=never
-    # CI builds everything once from a clean clone: incremental caches only cost disk there (they
-    # were as large as the build itself). A developer may set CARGO_INCREMENTAL=1.
-    export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+    checks_setup
     # Downloads beside apt (network against disk): the crates, the prebuilt tools.
     fetch() {
       cargo fetch --locked --quiet
@@ -403,11 +408,7 @@ case "$cmd" in
     # The rules no test run checks: formatting, the dependency rules between the crates, and
     # clippy with warnings as errors on every target. Clippy in its own target dir: its check
     # builds share nothing with the test build's, and a developer's test build stays warm.
-    trap print_phases EXIT
-    ensure_rust
-    export PATH="$HOME/.cargo/bin:$PATH"
-    export CARGO_TERM_COLOR=never
-    export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+    checks_setup
     apt_install "${APP_PKGS[@]}"
     phase "cargo fmt --check" cargo fmt --all -- --check
     phase "dependency rules (cargo tree)" check_dependency_rules
