@@ -192,14 +192,10 @@ check_dependency_rules() {
   fi
 }
 
-# The tests with a temp dir of their own: a test that counts the files in it must not see what
-# other processes (the fuzz smoke, other people's builds on a shared machine) put in /tmp.
+# The workspace's tests, their binaries side by side in lanes (scripts/test-lanes.sh: each with
+# a temp dir of its own, 4 test threads; cargo test runs them one after the other, mostly waiting).
 unit_tests() {
-  local tmp rc=0
-  tmp=$(mktemp -d -t yui-tests-XXXXXX)
-  TMPDIR="$tmp" cargo test --workspace --locked || rc=$?
-  rm -rf "$tmp"
-  return "$rc"
+  bash scripts/test-lanes.sh
 }
 
 ui_checks() {
@@ -392,17 +388,20 @@ case "$cmd" in
     # 7–11 minutes of the CPU the build needed; beside the tests their timing bounds failed.
     phase "build the tests (cargo test --no-run)" cargo test --workspace --locked --no-run
     bg_wait "the tests' packages, MCP servers and tools"
-    phase "unit and integration tests" unit_tests
-    phase "UI checks in headless Chromium (tests/ui)" ui_checks
+    # Beside the unit tests, which mostly wait: the UI checks (headless Chromium pages) and the
+    # package check (the bundler patches target/debug/yui-app in place, "Text file busy" while
+    # the e2e suite runs it, so it goes before that suite; no unit test runs the app's binary).
+    bg_start "UI checks in headless Chromium (tests/ui)" ui_checks
+    bg_start "package: .deb of the debug build, installed and started" package_check_beside
+    phase "unit and integration tests (scripts/test-lanes.sh)" unit_tests
+    bg_wait "UI checks in headless Chromium (tests/ui)"
+    bg_wait "package: .deb of the debug build, installed and started"
     # The Wayland sessions beside the X11 lanes: their compositors and app are separate
     # processes on displays of their own, and both suites mostly wait.
     bg_start "Wayland sessions: headless sway and weston + Xwayland (tests/e2e/wayland.sh)" \
       bash tests/e2e/wayland.sh
     phase "end-to-end tests (Xvfb + tauri-driver, four lanes)" bash tests/e2e/run.sh
     bg_wait "Wayland sessions: headless sway and weston + Xwayland (tests/e2e/wayland.sh)"
-    # After the e2e suite, not beside it: Tauri's bundler patches target/debug/yui-app in place
-    # ("Text file busy" while the suite runs it).
-    phase "package: .deb of the debug build, installed and started" package_check_beside
     ;;
   lint)
     # The rules no test run checks: formatting, the dependency rules between the crates, and
