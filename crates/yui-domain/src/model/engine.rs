@@ -2,8 +2,8 @@
 //! through the one process runner ([`crate::process::spawn`]: its own process group, killed with
 //! YUI) on 127.0.0.1 with a random free port and a per-run API key passed in the environment
 //! (`LLAMA_API_KEY`, never on the command line), `--jinja` (llama.cpp's own chat templates and
-//! tool-call parsers), the model's name as its `--alias`, and the threads of
-//! [`super::Config::threads`].
+//! tool-call parsers), the model's name as its `--alias`, the threads of
+//! [`super::Config::threads`], and the DRY sampler against loops ([`DRY_MULTIPLIER`]).
 //!
 //! [`Engine::ensure`] starts it on the first turn that needs it and waits for `/health`; it stays
 //! warm while turns come ([`Engine::touch`]) and [`Engine::check_idle`] stops it once the clock
@@ -36,6 +36,10 @@ pub const ENGINE_DIR_ENV: &str = "YUI_ENGINE_DIR";
 /// `/usr/lib/yui/engine`), and where `scripts/build-engine.sh` links its build for a dev build
 /// (`target/debug` → `target/engine`).
 pub const BUNDLED_DIRS: [&str; 2] = ["../lib/yui/engine", "../engine"];
+/// llama.cpp's DRY ("don't repeat yourself") sampler, off in llama-server by default: it
+/// penalizes continuing a sequence already in the last 64 tokens, which is how small models
+/// loop. 0.8 is the value its author and llama.cpp's docs suggest.
+pub const DRY_MULTIPLIER: &str = "0.8";
 /// Context size when none is given: room for the system prompt, tools and a conversation.
 pub const DEFAULT_CTX: u32 = 4096;
 /// How long a failed turn waits for the engine's exit to show before calling it alive.
@@ -352,6 +356,9 @@ impl Engine {
             ])
             .args(["-t", &self.spec.threads.max(1).to_string()])
             .args(["-c", &self.spec.ctx.to_string()])
+            // llama.cpp's DRY sampler against loops: a fresh machine's first reply from the
+            // registry's small model repeated "Sinbad the Bull." for its whole reply cap.
+            .args(["--dry-multiplier", DRY_MULTIPLIER])
             .env(KEY_ENV, &key)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
