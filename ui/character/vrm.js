@@ -23,7 +23,9 @@ const FRAME_MS = 1000 / FPS;
 const SETTLE_MS = 900;
 /** An expression fades in or out over this long. */
 const FADE_MS = 160;
-const BLINK_MS = 110;
+/** A blink, a frame each: half shut, shut, half open, open. Four frames whatever the frame
+ *  time (a blink timed in ms missed the shut frame when llvmpipe's frames ran long). */
+const BLINK_STEPS = [0.6, 1, 0.5, 0];
 /** A first frame slower than this means software rendering too slow to use: fall back. */
 export const FIRST_FRAME_LIMIT_MS = 4000;
 /** Mouth shapes take turns while the voice is loud, so the mouth does not only open and shut. */
@@ -119,7 +121,7 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
   let mouth = 0;
   let plainTalk = false;
   let speaking = false;
-  let blinkAt = -1; // when the running blink started
+  let blinkStep = -1; // the running blink's next step in BLINK_STEPS
   let motion = null; // {id, start, ms, pose} or, from a .vrma, {id, start, ms, clip}
   let motionAsk = 0; // the latest playMotion: a file that loads late does not cut a newer motion
   const clips = createClipPlayer(vrm, motionBytes ? look?.motions : [], (id) => motionBytes(id));
@@ -132,6 +134,9 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
   let timer = 0; // the next frame
   let last = 0; // the last frame's time; 0 after a pause
   let busyUntil = 0;
+  // Until when frames update the whole model; after that a frame that only blinks updates the
+  // face's weights and nothing else (the bones, the gaze and the spring bones are at rest).
+  let wholeUntil = 0;
   let ambientTimer = 0;
   let reactions = { clicked: ['flinch', 'giggle'], dragged: ['dangle'] };
   const reactCount = {};
@@ -143,9 +148,11 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
 
   const lips = createLipSync(root, () => {}, (v) => { mouth = v; plainTalk = false; invalidate(FRAME_MS * 2); });
 
-  function invalidate(ms = 0) {
+  function invalidate(ms = 0, whole = true) {
     if (destroyed) return;
-    busyUntil = Math.max(busyUntil, performance.now() + ms);
+    const until = performance.now() + ms;
+    busyUntil = Math.max(busyUntil, until);
+    if (whole) wholeUntil = Math.max(wholeUntil, until);
     if (!timer && !offScreen) timer = setTimeout(tick, last ? Math.max(0, FRAME_MS - (performance.now() - last)) : 0);
   }
 
@@ -190,6 +197,7 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
   /** Advance everything by dt; whether something still moves. */
   function update(dt, t) {
     let moving = false;
+    let blinking = false;
     // Expressions fade toward the emotion's face.
     const step = (dt * 1000) / FADE_MS;
     for (const name of new Set([...want.keys(), ...now.keys()])) {
@@ -208,9 +216,10 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
       for (const v of visemes) if (!(want.get(v) > 0)) em.setValue(v, v === shape ? Math.min(1, level * 1.6) : 0);
       // The eyes: shut asleep, a blink's triangle, else as the face says.
       let eyes = asleep ? 1 : 0;
-      if (blinkAt >= 0) {
-        const k = (t - blinkAt) / BLINK_MS;
-        if (k >= 1) blinkAt = -1; else { eyes = Math.max(eyes, 1 - Math.abs(2 * k - 1)); moving = true; }
+      if (blinkStep >= 0) {
+        eyes = Math.max(eyes, BLINK_STEPS[blinkStep]);
+        blinkStep += 1;
+        if (blinkStep >= BLINK_STEPS.length) blinkStep = -1; else blinking = true;
       }
       for (const b of blinkNames) em.setValue(b, Math.max(eyes, want.get(b) ?? 0));
     }
@@ -220,9 +229,15 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
       gaze.position.lerp(gazeWant, Math.min(1, dt * 16));
       moving = true;
     } else gaze.position.copy(gazeWant);
+    // Only the eyes change: the face's weights, not the whole model (most of a resting frame's
+    // CPU without the JIT: docs/PERFORMANCE.md, "VRM characters").
+    if (!moving && !motion && t >= wholeUntil) {
+      em?.update();
+      return blinking;
+    }
     moving = pose(t) || moving;
     vrm.update(dt);
-    return moving;
+    return moving || blinking;
   }
 
   /** The bones: rest, the lasting state, and the running motion. */
@@ -244,6 +259,7 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
       if (k >= 1) {
         endMotion();
         busyUntil = Math.max(busyUntil, t + SETTLE_MS);
+        wholeUntil = Math.max(wholeUntil, t + SETTLE_MS);
       } else if (motion.clip) {
         moving = true;
       } else {
@@ -337,7 +353,7 @@ function build(root, renderer, vrm, look, width, height, motionBytes) {
     const wait = (3000 + Math.random() * 5000) * crowd;
     ambientTimer = setTimeout(() => {
       if (Math.random() < 0.9 || !vrm.lookAt) {
-        if (blinkNames.length) { blinkAt = performance.now(); invalidate(BLINK_MS + FRAME_MS); }
+        if (blinkNames.length) { blinkStep = 0; invalidate(0, false); }
       } else if (!hovering) {
         lookAt({ x: 0.5 + (Math.random() - 0.5) * 0.6, y: 0.35 + (Math.random() - 0.5) * 0.3 });
         setTimeout(() => { if (!hovering && !destroyed) lookAt(null); }, 900);
