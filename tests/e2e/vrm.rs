@@ -25,7 +25,18 @@ const CUE_ARGS: &str = r#"{"emotion_id":"happy"}"#;
 const PATTERN: [f32; 16] = [
     0.8, 0.2, 0.9, 0.9, 0.05, 0.7, 0.8, 0.05, 0.9, 0.6, 0.05, 0.8, 0.9, 0.3, 0.7, 0.05,
 ];
-const VRM: &str = "#character .yui-vrm";
+pub(super) const VRM: &str = "#character .yui-vrm";
+
+/// The main window, once its VRM character has drawn its first frame.
+pub(super) async fn vrm_appears(s: &Session, what: &str) {
+    s.switch_to_label("main").await.unwrap();
+    s.wait_script(
+        &format!("return Number(document.querySelector('{VRM}')?.dataset.frames) > 0"),
+        T,
+    )
+    .await
+    .expect(what);
+}
 
 async fn shot(s: &Session) -> image::RgbaImage {
     let b64 = s.screenshot().await.expect("WebDriver screenshot");
@@ -148,13 +159,7 @@ async fn a_vrm_character_appears_changes_its_face_on_a_cue_and_its_mouth_as_it_s
 
     let opened = Instant::now();
     let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
-    s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        &format!("return Number(document.querySelector('{VRM}')?.dataset.frames) > 0"),
-        T,
-    )
-    .await
-    .expect("the VRM character appears");
+    vrm_appears(&s, "the VRM character appears").await;
     let load = s
         .exec(
             &format!("const d = document.querySelector('{VRM}').dataset; return [d.loadMs, d.firstFrameMs, document.documentElement.dataset.vrmRenderer];"),
@@ -357,13 +362,7 @@ async fn at_rest_a_vrm_character_draws_short_bursts_and_asleep_nothing() {
         settings::set(st, settings::SLEEP, &json!({"after_minutes": 2})).unwrap();
     });
     let s = launch_showing(dir.path(), &["main", "pet-kai"]).await;
-    s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        &format!("return Number(document.querySelector('{VRM}')?.dataset.frames) > 0"),
-        T,
-    )
-    .await
-    .expect("the VRM 0.x character appears");
+    vrm_appears(&s, "the VRM 0.x character appears").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     // Rest: blinks and glances only, each a short burst; counted over an idle minute (the goal:
     // at most 60 frames).

@@ -3,6 +3,7 @@
 //! stop; a VRM character's window takes the size its model's framing asks, and the canvas the
 //! framing's proportions. The real app under Xvfb on Mesa's software GL.
 
+use super::vrm::{vrm_appears, VRM};
 use super::webdriver::Session;
 use super::{fake_backend, launch_showing, seed};
 use base64::Engine as _;
@@ -15,7 +16,6 @@ use yui_core::{presets, settings};
 use yui_testkit::vrm::{Fixture, Version};
 
 const T: Duration = Duration::from_secs(40);
-const VRM: &str = "#character .yui-vrm";
 const CUE_ARGS: &str = r#"{"emotion_id":"neutral","motion_id":"wave"}"#;
 
 async fn shot(s: &Session) -> image::RgbaImage {
@@ -76,13 +76,7 @@ async fn a_cue_with_a_vrma_motion_changes_pixels_over_time_then_the_frames_stop(
         fake_backend::point_at(st, &url, Transport::Responses)
     });
     let s = launch_showing(dir.path(), &["main"]).await;
-    s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        &format!("return Number(document.querySelector('{VRM}')?.dataset.frames) > 0"),
-        T,
-    )
-    .await
-    .expect("the VRM character appears");
+    vrm_appears(&s, "the VRM character appears").await;
     super::say_in_chat(&s, VRM, "Wave, please").await;
     s.wait_script(
         &format!("return document.querySelector('{VRM}').dataset.motion === 'wave'"),
@@ -161,13 +155,7 @@ async fn a_vrm_window_takes_the_size_its_models_framing_asks() {
     drop(store);
     assert!(w > yui_core::layout::character_size(true).0, "{w}x{h}");
     let s = launch_showing(dir.path(), &["main"]).await;
-    s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        &format!("return Number(document.querySelector('{VRM}')?.dataset.frames) > 0"),
-        T,
-    )
-    .await
-    .expect("the VRM character appears");
+    vrm_appears(&s, "the VRM character appears").await;
     let got = s
         .exec(
             &format!(
@@ -211,13 +199,7 @@ async fn settings_chooses_a_vrma_for_a_motion_and_removes_it() {
     )
     .unwrap();
     let s = launch_showing(dir.path(), &["main"]).await;
-    s.switch_to_label("main").await.unwrap();
-    s.wait_script(
-        &format!("return Number(document.querySelector('{VRM}')?.dataset.frames) > 0"),
-        T,
-    )
-    .await
-    .expect("the VRM character appears");
+    vrm_appears(&s, "the VRM character appears").await;
     s.exec(
         "window.__firstPage = true; document.getElementById('menu-look').click(); return true;",
         json!([]),
