@@ -38,7 +38,8 @@ awk -F'\t' '$3 ~ /\/integration$/ { print; next } { rest = rest $0 "\n" } END { 
 
 run_one() {
   local exe=$1 dir=$2 name=$3 log tmp t0 rc=0
-  log="$out/$(echo "$name" | tr / _).log"
+  # A log of its own: two targets of one package may share a name (a lib and a bin).
+  log=$(mktemp "$out/log-XXXXXX")
   tmp=$(mktemp -d -t yui-tests-XXXXXX)
   t0=$(date +%s)
   (cd "$dir" && TMPDIR="$tmp" CARGO_MANIFEST_DIR="$dir" "$exe" "${FILTER[@]}") >"$log" 2>&1 || rc=$?
@@ -47,7 +48,7 @@ run_one() {
     printf 'ok      %-34s %4s s  %s\n' "$name" "$(($(date +%s) - t0))" "$(grep -m1 '^test result:' "$log" || true)"
   else
     printf 'FAILED  %-34s %4s s  (exit %s)\n' "$name" "$(($(date +%s) - t0))" "$rc"
-    echo "$log" >>"$out/failed"
+    printf '%s\t%s\n' "$name" "$log" >>"$out/failed"
   fi
 }
 FILTER=("$@")
@@ -68,17 +69,17 @@ for _ in $(seq 1 "$LANES"); do
 done
 # The doc tests beside the lanes (rustdoc compiles them; none are run by the binaries above).
 if ! cargo test --workspace --locked --doc "$@" >"$out/doc.log" 2>&1; then
-  echo "FAILED  doc tests" && echo "$out/doc.log" >>"$out/failed"
+  echo "FAILED  doc tests" && printf 'doc tests\t%s\n' "$out/doc.log" >>"$out/failed"
 else
   echo "ok      doc tests"
 fi
 for p in "${pids[@]}"; do wait "$p"; done
 echo "test-lanes: $(wc -l <"$out/list") test binaries in $LANES lanes, $RUST_TEST_THREADS threads each: $(($(date +%s) - t0)) s"
 if [ -s "$out/failed" ]; then
-  while read -r log; do
-    printf '\n==> %s\n' "$(basename "$log" .log)"
+  while IFS=$'\t' read -r name log; do
+    printf '\n==> %s\n' "$name"
     cat "$log"
   done <"$out/failed"
-  echo "test-lanes: $(wc -l <"$out/failed") failed: $(xargs -n1 basename <"$out/failed" | sed 's/\.log$//' | tr '\n' ' ')" >&2
+  echo "test-lanes: $(wc -l <"$out/failed") failed: $(cut -f1 "$out/failed" | tr '\n' ' ')" >&2
   exit 1
 fi
