@@ -98,10 +98,14 @@ async fn yui_event_reaches_the_running_app_and_becomes_a_proactive_turn() {
     let server = ScriptServer::start(vec![chat_say("Yay, the build is done!")]).await;
     let dir = tempfile::tempdir().unwrap();
     let (_store, _stage, mut rx, sock) = app(dir.path(), &server.base_url);
-    for _ in 0..50 {
-        if sock.exists() {
-            break;
-        }
+    // Listening once a connect is taken (the file appears at bind(), a moment before listen());
+    // seconds under load. The app drops the empty connection.
+    let t = std::time::Instant::now();
+    while std::os::unix::net::UnixStream::connect(&sock).is_err() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the app never listened"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let args = [

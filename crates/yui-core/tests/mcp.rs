@@ -488,34 +488,60 @@ fn node_18_webcrypto() -> Vec<&'static str> {
     }
 }
 
+/// server-everything's HTTP transport on a free port, once it says it listens. Its own line is
+/// the signal: the port is picked before node binds it, and under parallel tests another
+/// process can take it first (node then says so and exits, and a connect would reach the other
+/// process), so that is tried again on another port.
+async fn everything_over_http() -> (tokio::process::Child, u16) {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let js = npm_server();
+    for _ in 0..3 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = tokio::process::Command::new("node")
+            .args(node_18_webcrypto())
+            .arg(&js)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        // Node takes 0.7 s to listen on a quiet machine and several on a loaded one.
+        let said = tokio::time::timeout(Duration::from_secs(60), async {
+            let mut said = Vec::new();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if line.contains("listening on port") {
+                    return Ok(());
+                }
+                said.push(line);
+            }
+            Err(said)
+        })
+        .await
+        .expect("server-everything did not listen within a minute");
+        match said {
+            Ok(()) => {
+                // The rest of its log is not read: drained, so a full pipe never blocks it.
+                tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+                return (child, port);
+            }
+            Err(said) if said.iter().any(|l| l.contains("already in use")) => continue,
+            Err(said) => panic!("server-everything exited: {}", said.join("\n")),
+        }
+    }
+    panic!("server-everything found no free port in 3 tries");
+}
+
 #[tokio::test]
 async fn server_everything_over_streamable_http() {
-    let js = npm_server();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = tokio::process::Command::new("node")
-        .args(node_18_webcrypto())
-        .arg(&js)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let (mut child, port) = everything_over_http().await;
     let url = format!("http://127.0.0.1:{port}/mcp");
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     let h = hub(json!({"web": {"url": url, "headers": {"X-Test": "1"}}}));
     ready(&h).await;
     assert_eq!(states(&h), [State::Ready]);

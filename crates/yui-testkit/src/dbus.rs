@@ -3,8 +3,8 @@
 //! the desktop's portals. Tests serve their doubles on it, speaking the real interfaces.
 //! Stopped when dropped. Needs `dbus-daemon` (`scripts/dev.sh` installs it).
 
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 pub struct Bus {
     child: Child,
@@ -19,28 +19,33 @@ impl Bus {
         let dir = tempfile::tempdir().expect("a temporary dir");
         let socket = dir.path().join("bus");
         let address = format!("unix:path={}", socket.display());
+        // `--print-address` writes the address once the daemon listens: the socket file alone
+        // exists from bind() on, and a connect before listen() is refused (seen under load).
         let child = Command::new("dbus-daemon")
             .args([
                 "--session",
                 "--nofork",
                 "--nopidfile",
+                "--print-address",
                 &format!("--address={address}"),
             ])
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn();
-        let Ok(child) = child else {
+        let Ok(mut child) = child else {
             eprintln!("skipped: dbus-daemon is not installed (scripts/dev.sh installs it)");
             return None;
         };
-        let t = Instant::now();
-        while !socket.exists() {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "dbus-daemon did not start"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // One line, or end of file when the daemon dies: this read cannot hang.
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("dbus-daemon's stdout");
+        assert!(
+            line.starts_with("unix:"),
+            "dbus-daemon did not start: it printed {line:?}"
+        );
         Some(Bus {
             child,
             address,
