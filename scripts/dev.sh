@@ -348,13 +348,9 @@ case "$cmd" in
       cargo fetch --locked --quiet
       if command -v npm >/dev/null 2>&1; then ensure_node_tools; fi
     }
-    # A developer's own display numbers (DISPLAY_NUM, also read by tests/e2e/run.sh and
-    # scripts/check-package.sh) move the X servers of the crate tests beside it, so runs of
-    # several people on one machine do not share a display.
-    if [ -n "${DISPLAY_NUM:-}" ]; then
-      export YUI_X11_TEST_DISPLAY=${YUI_X11_TEST_DISPLAY:-$((DISPLAY_NUM + 1))}
-      export YUI_CLI_TEST_DISPLAY=${YUI_CLI_TEST_DISPLAY:-$((DISPLAY_NUM + 4))}
-    fi
+    # The crate tests' X servers pick free display numbers themselves (-displayfd,
+    # crates/yui-testkit/src/xserver.rs); DISPLAY_NUM moves only the e2e suite's and the
+    # package check's.
     bg_start "fetch crates and tools" fetch
     # While apt installs the system libraries (minutes of download and unpacking, little CPU),
     # cargo compiles every crate that needs none of them; the crates over the -sys ones (GTK,

@@ -1,59 +1,15 @@
 //! `yui tool look` and `yui tool body_action` without the app, on the test's own Xvfb with
-//! openbox and a real window (display `YUI_CLI_TEST_DISPLAY`, default :84).
+//! openbox and a real window (yui-testkit's, on a free display number).
 
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::*;
 use x11rb::wrapper::ConnectionExt as _;
-
-struct Servers(Vec<Child>);
-impl Drop for Servers {
-    fn drop(&mut self) {
-        for c in self.0.iter_mut().rev() {
-            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-            let _ = c.wait();
-        }
-    }
-}
-
-fn display() -> String {
-    format!(
-        ":{}",
-        std::env::var("YUI_CLI_TEST_DISPLAY").unwrap_or_else(|_| "84".into())
-    )
-}
-
-fn start(display: &str) -> Servers {
-    let xvfb = Command::new("Xvfb")
-        .args([
-            display,
-            "-screen",
-            "0",
-            "1600x900x24",
-            "-nolisten",
-            "tcp",
-            "-noreset",
-        ])
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb");
-    let until = Instant::now() + Duration::from_secs(10);
-    while x11rb::connect(Some(display)).is_err() {
-        assert!(Instant::now() < until, "Xvfb did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let wm = Command::new("openbox")
-        .env("DISPLAY", display)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("openbox");
-    std::thread::sleep(Duration::from_millis(500));
-    Servers(vec![xvfb, wm])
-}
+use yui_testkit::xserver::Desktop;
 
 fn yui(data: &Path, display: Option<&str>, args: &[&str]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_yui"));
@@ -78,8 +34,8 @@ fn result(out: &Output) -> Value {
 
 #[test]
 fn cli_look_sees_windows_and_screens_and_body_action_is_unsupported() {
-    let d = display();
-    let _servers = start(&d);
+    let desktop = Desktop::xvfb_of("1600x900x24");
+    let d = desktop.display.clone();
     let (conn, screen) = x11rb::connect(Some(&d)).unwrap();
     let root = conn.setup().roots[screen].root;
     let win = conn.generate_id().unwrap();

@@ -235,7 +235,9 @@ async fn a_stopped_turn_sends_notifications_cancelled_and_a_timeout_answers() {
     let log = dir.path().join("notes");
     let mut e = hostile("ok");
     e["env"] = json!({"MCP_LOG": log});
-    e["timeoutMs"] = json!(1500);
+    // The timeout bounds the start too: 1.5 s was once too short for python to answer
+    // initialize on a loaded machine (lanes of test binaries side by side).
+    e["timeoutMs"] = json!(4000);
     let h = hub(json!({"fx": e}));
     ready(&h).await;
     let cancel = CancellationToken::new();
@@ -246,13 +248,13 @@ async fn a_stopped_turn_sends_notifications_cancelled_and_a_timeout_answers() {
     });
     let t0 = Instant::now();
     let out = tool(&h, "mcp__fx__slow")
-        .execute(&json!({"ms": 5000}), &cancel)
+        .execute(&json!({"ms": 10000}), &cancel)
         .await;
     assert_eq!(out.as_text(), "error: turn stopped");
     assert!(t0.elapsed() < Duration::from_secs(1));
     assert_eq!(
-        text(&h, "mcp__fx__slow", json!({"ms": 5000})).await,
-        "error: mcp__fx__slow timed out after 1500 ms"
+        text(&h, "mcp__fx__slow", json!({"ms": 10000})).await,
+        "error: mcp__fx__slow timed out after 4000 ms"
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
     let notes = std::fs::read_to_string(&log).unwrap();

@@ -19,6 +19,7 @@
 //! - [`pulse`]: a PulseAudio daemon of the test's own (a null sink looped to the default
 //!   source, and any modules a test adds).
 //! - [`vrm`]: small humanoid VRM 1.0 and 0.x models with any expression presets.
+//! - [`xserver`]: an Xvfb (or two Xinerama heads) with openbox, on a display of its own.
 //!
 //! Used by the core's tests, the CLI tests (crates/yui-cli/tests) and the end-to-end tests
 //! (tests/e2e). Dev-only: no product crate depends on it outside `[dev-dependencies]`.
@@ -31,3 +32,4 @@ pub mod speech;
 pub mod sse;
 pub mod vrm;
 pub mod ws;
+pub mod xserver;

@@ -2,12 +2,11 @@
 //! with openbox managing windows, started and stopped by each test, plus small real windows made
 //! with x11rb and a body window (an X window the avatar moves) for the executor.
 //!
-//! Tests take [`lock`] so they run one at a time on the display numbers `YUI_X11_TEST_DISPLAY`
-//! (default 81) and the two above it.
+//! The servers are yui-testkit's ([`Desktop`]: each on a free display number). Tests take
+//! [`lock`] so that a binary's tests run one at a time: their timings assume a quiet display.
 
 #![allow(dead_code)]
 
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use x11rb::connection::Connection;
@@ -15,6 +14,7 @@ use x11rb::protocol::xproto::*;
 use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
 use yui_core::avatar::{BodyWindow, HostError};
+pub use yui_testkit::xserver::{intern, Desktop};
 
 static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -22,195 +22,8 @@ pub async fn lock() -> tokio::sync::MutexGuard<'static, ()> {
     LOCK.lock().await
 }
 
-fn base() -> u32 {
-    std::env::var("YUI_X11_TEST_DISPLAY")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(81)
-}
-
-/// X servers and a window manager, stopped on drop.
-pub struct Session {
-    pub display: String,
-    children: Vec<Child>,
-    nudging: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        self.nudging
-            .store(false, std::sync::atomic::Ordering::Relaxed);
-        // SIGTERM, so an X server removes its lock file and socket for the next test.
-        for c in self.children.iter_mut().rev() {
-            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-            let _ = c.wait();
-        }
-    }
-}
-
-fn spawn(cmd: &str, args: &[&str], display: Option<&str>) -> Child {
-    let mut c = Command::new(cmd);
-    c.args(args).stdout(Stdio::null()).stderr(Stdio::null());
-    if let Some(d) = display {
-        c.env("DISPLAY", d);
-    }
-    c.spawn().unwrap_or_else(|e| panic!("{cmd}: {e}"))
-}
-
-fn wait_for_server(display: &str) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while x11rb::connect(Some(display)).is_err() {
-        assert!(Instant::now() < until, "X server {display} did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Wait until a window manager owns the display (`_NET_SUPPORTING_WM_CHECK`).
-fn wait_for_wm(display: &str) {
-    let (conn, s) = x11rb::connect(Some(display)).unwrap();
-    let root = conn.setup().roots[s].root;
-    let atom = intern(&conn, "_NET_SUPPORTING_WM_CHECK");
-    let until = Instant::now() + Duration::from_secs(10);
-    loop {
-        let r = conn
-            .get_property(false, root, atom, AtomEnum::WINDOW, 0, 1)
-            .unwrap()
-            .reply()
-            .unwrap();
-        if r.value32().and_then(|mut v| v.next()).is_some() {
-            return;
-        }
-        assert!(Instant::now() < until, "openbox did not start on {display}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// openbox reads X events into its queue while it waits for a reply and only looks at that queue
-/// again when more data arrives on its socket, so on a display where nothing else happens a map
-/// request can wait there for good (a real desktop always has traffic). Send openbox a
-/// client message every 20 ms, to its own check window only: no other client sees it, so
-/// the host's change signal stays quiet.
-fn nudge(display: &str) -> Arc<std::sync::atomic::AtomicBool> {
-    let on = Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let (conn, s) = x11rb::connect(Some(display)).unwrap();
-    let root = conn.setup().roots[s].root;
-    let check = conn
-        .get_property(
-            false,
-            root,
-            intern(&conn, "_NET_SUPPORTING_WM_CHECK"),
-            AtomEnum::WINDOW,
-            0,
-            1,
-        )
-        .unwrap()
-        .reply()
-        .unwrap()
-        .value32()
-        .and_then(|mut v| v.next())
-        .unwrap();
-    let kind = intern(&conn, "YUI_TEST_NUDGE");
-    let flag = on.clone();
-    std::thread::spawn(move || {
-        while flag.load(std::sync::atomic::Ordering::Relaxed) {
-            let ev = ClientMessageEvent::new(32, check, kind, [0u32; 5]);
-            if conn
-                .send_event(false, check, EventMask::NO_EVENT, ev)
-                .is_err()
-                || conn.flush().is_err()
-            {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    });
-    on
-}
-
-impl Session {
-    /// One 1920×1080 Xvfb screen with openbox.
-    pub fn xvfb() -> Self {
-        let display = format!(":{}", base());
-        let xvfb = spawn(
-            "Xvfb",
-            &[
-                &display,
-                "-screen",
-                "0",
-                "1920x1080x24",
-                "-nolisten",
-                "tcp",
-                "-noreset",
-            ],
-            None,
-        );
-        wait_for_server(&display);
-        let wm = spawn("openbox", &[], Some(&display));
-        wait_for_wm(&display);
-        let nudging = nudge(&display);
-        Session {
-            display,
-            children: vec![xvfb, wm],
-            nudging,
-        }
-    }
-
-    /// Two 1280×1080 heads side by side: Xephyr with Xinerama on an Xvfb host, with openbox.
-    pub fn two_heads() -> Self {
-        let host = format!(":{}", base() + 1);
-        let display = format!(":{}", base() + 2);
-        let xvfb = spawn(
-            "Xvfb",
-            &[
-                &host,
-                "-screen",
-                "0",
-                "2600x1100x24",
-                "-nolisten",
-                "tcp",
-                "-noreset",
-            ],
-            None,
-        );
-        wait_for_server(&host);
-        let xephyr = spawn(
-            "Xephyr",
-            &[
-                &display,
-                "+xinerama",
-                "-screen",
-                "1280x1080+0+0",
-                "-screen",
-                "1280x1080+1280+0",
-                "-nolisten",
-                "tcp",
-                "-noreset",
-            ],
-            Some(&host),
-        );
-        wait_for_server(&display);
-        let wm = spawn("openbox", &[], Some(&display));
-        wait_for_wm(&display);
-        let nudging = nudge(&display);
-        Session {
-            display,
-            children: vec![xvfb, xephyr, wm],
-            nudging,
-        }
-    }
-
-    pub fn conn(&self) -> Arc<RustConnection> {
-        Arc::new(x11rb::connect(Some(&self.display)).unwrap().0)
-    }
-}
-
-pub fn intern(conn: &RustConnection, name: &str) -> Atom {
-    conn.intern_atom(false, name.as_bytes())
-        .unwrap()
-        .reply()
-        .unwrap()
-        .atom
-}
+/// X servers and a window manager, stopped on drop (on a display of their own choosing).
+pub type Session = Desktop;
 
 /// A real top-level window with a class, a title and a solid background.
 pub struct TestWindow {
