@@ -115,6 +115,14 @@ async fn the_engine_starts_on_demand_answers_a_real_turn_and_stops_when_idle() {
     assert!(!argv.contains(&ep.api_key), "{argv}");
     assert!(argv.contains("--alias smollm2"), "{argv}");
     assert!(argv.contains("--dry-multiplier 0.8"), "{argv}");
+    // The newline is not among DRY's sequence breakers (a line-per-sentence loop went through).
+    assert!(
+        argv.contains(
+            "--dry-sequence-breaker : --dry-sequence-breaker \" --dry-sequence-breaker *"
+        ),
+        "{argv}"
+    );
+    assert!(!argv.contains("--dry-sequence-breaker \n"), "{argv}");
     assert!(proc_text(pid, "environ").contains(&format!("LLAMA_API_KEY={}", ep.api_key)));
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("engine.json")).unwrap()).unwrap();

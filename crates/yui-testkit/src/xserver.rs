@@ -200,3 +200,54 @@ fn nudge(display: &str) -> Arc<AtomicBool> {
     });
     on
 }
+
+/// Wait until the window manager has handled everything sent to it before this call (focus
+/// events of earlier activations included): it handles its events in order, so its answer to a
+/// `_NET_REQUEST_FRAME_EXTENTS` for a new, unmapped window comes after them. Under load openbox
+/// can act on a stale focus event long after a test saw the next window active.
+pub fn wm_sync(conn: &RustConnection) {
+    let root = conn.setup().roots[0].root;
+    let w = conn.generate_id().unwrap();
+    conn.create_window(
+        x11rb::COPY_DEPTH_FROM_PARENT,
+        w,
+        root,
+        0,
+        0,
+        1,
+        1,
+        0,
+        WindowClass::INPUT_OUTPUT,
+        x11rb::COPY_FROM_PARENT,
+        &CreateWindowAux::new(),
+    )
+    .unwrap();
+    let extents = intern(conn, "_NET_FRAME_EXTENTS");
+    let ev = ClientMessageEvent::new(32, w, intern(conn, "_NET_REQUEST_FRAME_EXTENTS"), [0u32; 5]);
+    conn.send_event(
+        false,
+        root,
+        EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY,
+        ev,
+    )
+    .unwrap();
+    conn.flush().unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = conn
+            .get_property(false, w, extents, AtomEnum::CARDINAL, 0, 4)
+            .unwrap()
+            .reply()
+            .unwrap();
+        if r.value_len == 4 {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "the window manager did not answer _NET_REQUEST_FRAME_EXTENTS"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    conn.destroy_window(w).unwrap();
+    conn.flush().unwrap();
+}

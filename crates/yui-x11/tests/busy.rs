@@ -7,6 +7,7 @@ mod support;
 use std::sync::Arc;
 use support::*;
 use yui_core::manners::probes::{self, Busy, BusyProbes, NoProbes, WithDesktop};
+use yui_testkit::xserver::wm_sync;
 use yui_x11::X11Desktop;
 
 const GREEN: u32 = 0x00_20_c0_20;
@@ -108,6 +109,8 @@ async fn x11_the_active_app_is_the_active_windows_class_and_yuis_own_window_keep
     );
     browser.activate();
     assert!(eventually(|| host.active_app().unwrap().as_deref() == Some("Firefox")).await);
+    // openbox has acted on the editor's and the browser's focus events before YUI's turn.
+    wm_sync(&conn);
     own.activate();
     // Give the window manager time to activate YUI's window, then it still says Firefox.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;

@@ -3,7 +3,7 @@
 //! YUI) on 127.0.0.1 with a random free port and a per-run API key passed in the environment
 //! (`LLAMA_API_KEY`, never on the command line), `--jinja` (llama.cpp's own chat templates and
 //! tool-call parsers), the model's name as its `--alias`, the threads of
-//! [`super::Config::threads`], and the DRY sampler against loops ([`DRY_MULTIPLIER`]).
+//! [`super::Config::threads`], and the DRY sampler against loops ([`DRY_MULTIPLIER`], [`DRY_BREAKERS`]).
 //!
 //! [`Engine::ensure`] starts it on the first turn that needs it and waits for `/health`; it stays
 //! warm while turns come ([`Engine::touch`]) and [`Engine::check_idle`] stops it once the clock
@@ -40,6 +40,10 @@ pub const BUNDLED_DIRS: [&str; 2] = ["../lib/yui/engine", "../engine"];
 /// penalizes continuing a sequence already in the last 64 tokens, which is how small models
 /// loop. 0.8 is the value its author and llama.cpp's docs suggest.
 pub const DRY_MULTIPLIER: &str = "0.8";
+/// DRY's sequence breakers: llama.cpp's defaults without the newline. A match stops at a
+/// breaker, so with the newline one a sentence repeated on lines of its own ("I am Kai." 75
+/// times) never grew a match long enough to be penalized.
+pub const DRY_BREAKERS: [&str; 3] = [":", "\"", "*"];
 /// Context size when none is given: room for the system prompt, tools and a conversation.
 pub const DEFAULT_CTX: u32 = 4096;
 /// How long a failed turn waits for the engine's exit to show before calling it alive.
@@ -359,6 +363,11 @@ impl Engine {
             // llama.cpp's DRY sampler against loops: a fresh machine's first reply from the
             // registry's small model repeated "Sinbad the Bull." for its whole reply cap.
             .args(["--dry-multiplier", DRY_MULTIPLIER])
+            .args(
+                DRY_BREAKERS
+                    .iter()
+                    .flat_map(|b| ["--dry-sequence-breaker", b]),
+            )
             .env(KEY_ENV, &key)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
