@@ -144,18 +144,32 @@ fn wait_for_wm(display: &str) {
     let (conn, s) = x11rb::connect(Some(display)).unwrap();
     let root = conn.setup().roots[s].root;
     let atom = intern(&conn, "_NET_SUPPORTING_WM_CHECK");
+    let what = format!("openbox did not start on {display}");
+    wait_for_property(&conn, root, atom, AtomEnum::WINDOW, 1, &what);
+}
+
+/// Poll `window`'s `property` until it holds `len` values of `kind` (at most 30 s, else panic
+/// with `what`).
+fn wait_for_property(
+    conn: &RustConnection,
+    window: Window,
+    property: Atom,
+    kind: AtomEnum,
+    len: u32,
+    what: &str,
+) {
     let until = Instant::now() + Duration::from_secs(30);
     loop {
         let r = conn
-            .get_property(false, root, atom, AtomEnum::WINDOW, 0, 1)
+            .get_property(false, window, property, kind, 0, len)
             .unwrap()
             .reply()
             .unwrap();
-        if r.value32().and_then(|mut v| v.next()).is_some() {
+        if r.value_len >= len {
             return;
         }
-        assert!(Instant::now() < until, "openbox did not start on {display}");
-        std::thread::sleep(Duration::from_millis(20));
+        assert!(Instant::now() < until, "{what}");
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -232,22 +246,8 @@ pub fn wm_sync(conn: &RustConnection) {
     )
     .unwrap();
     conn.flush().unwrap();
-    let until = Instant::now() + Duration::from_secs(30);
-    loop {
-        let r = conn
-            .get_property(false, w, extents, AtomEnum::CARDINAL, 0, 4)
-            .unwrap()
-            .reply()
-            .unwrap();
-        if r.value_len == 4 {
-            break;
-        }
-        assert!(
-            Instant::now() < until,
-            "the window manager did not answer _NET_REQUEST_FRAME_EXTENTS"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let what = "the window manager did not answer _NET_REQUEST_FRAME_EXTENTS";
+    wait_for_property(conn, w, extents, AtomEnum::CARDINAL, 4, what);
     conn.destroy_window(w).unwrap();
     conn.flush().unwrap();
 }
