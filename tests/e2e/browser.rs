@@ -149,23 +149,44 @@ async fn a_browser_call_in_a_turn_shows_browsing_and_returns_output_and_screensh
         .await
         .unwrap();
     s.switch_to_label("main").await.unwrap();
-    say_in_chat(&s, "#character [data-state]", "What is on the page?").await;
-
-    // The script sleeps 1.5 s: the character shows the browsing state meanwhile.
-    s.wait_script(
-        "return document.querySelector('#character [data-state]').dataset.state === 'browsing'
-            && document.getElementById('bubble').textContent === 'browsing…'",
-        Duration::from_secs(10),
+    // Every state and bubble the page shows, as it shows them: a poll through the driver can
+    // take longer than the script's 1.5 s on a loaded machine and miss the browsing state.
+    s.exec(
+        "window.__seen = [];
+         const note = () => {
+           const c = document.querySelector('#character [data-state]');
+           window.__seen.push(c?.dataset.state + '|' + document.getElementById('bubble')?.textContent);
+         };
+         new MutationObserver(note).observe(document.body,
+           { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['data-state'] });
+         return true;",
+        json!([]),
     )
     .await
-    .expect("browsing… while the run is in flight");
+    .unwrap();
+    say_in_chat(&s, "#character [data-state]", "What is on the page?").await;
+
     s.wait_script(
         "return document.getElementById('bubble').textContent === 'I looked at the page.'
             && document.querySelector('#character [data-state]').dataset.state === 'idle'",
-        Duration::from_secs(30),
+        Duration::from_secs(60),
     )
     .await
     .expect("the reply after the run, and back to idle");
+    // The script sleeps 1.5 s: the character showed the browsing state meanwhile, before the reply.
+    let seen = s.exec("return window.__seen", json!([])).await.unwrap();
+    let seen: Vec<&str> = seen
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    let browsing = seen.iter().position(|s| *s == "browsing|browsing…");
+    let replied = seen.iter().position(|s| *s == "idle|I looked at the page.");
+    assert!(
+        matches!((browsing, replied), (Some(b), Some(r)) if b < r),
+        "browsing… while the run is in flight, then the reply: the page showed {seen:?}"
+    );
 
     let _first = requests.recv().await.expect("first request");
     let second = requests.recv().await.expect("the request with the result");
