@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use yui_core::backend::{Backend, Transport};
 use yui_core::clock::ShiftedClock;
 use yui_core::paths::Paths;
@@ -108,7 +108,7 @@ async fn turn_reason(
 async fn notify_and_say_over_mcp_reach_the_running_app() {
     let server = ScriptServer::start(vec![chat_say("Build done!"), chat_say("Mum called.")]).await;
     let dir = tempfile::tempdir().unwrap();
-    let (_stage, mut rx) = stage_on(dir.path(), &server.base_url);
+    let (stage, mut rx) = stage_on(dir.path(), &server.base_url);
     let (c, _child) = client(dir.path()).await;
     let info = c.peer().peer_info().expect("server info").clone();
     assert_eq!(
@@ -133,6 +133,16 @@ async fn notify_and_say_over_mcp_reach_the_running_app() {
         "event from another program (importance high): \"the build finished\""
     );
 
+    // The turn's end reaches this receiver a moment before its seat is free (under load, long
+    // enough for say to find "a turn is running").
+    let freed = Instant::now();
+    while stage.running("yui").is_some() {
+        assert!(
+            freed.elapsed() < Duration::from_secs(10),
+            "the turn never let go of its seat"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     // Right after a turn the cooldown holds a normal one; say waits for it.
     let got = call(
         &c,
