@@ -279,10 +279,11 @@ async fn browser_result_table_rows_are_produced_exactly() {
 
     // … or the relay killed the CLI at its backstop (status line, untrusted line, the logs).
     let e = BrowserEnv::new(&[("FAKE_EGO_IGNORE_TERM", "1")]);
+    // 5 s: node printed nothing within 1.5 s once, with test binaries side by side.
     let t = e.tool(Timings {
         deadline: Duration::from_secs(20),
-        backstop: Duration::from_millis(1500),
-        wait: Duration::from_secs(8),
+        backstop: Duration::from_secs(5),
+        wait: Duration::from_secs(12),
         drain: Duration::from_millis(200),
     });
     let code = format!("{SLEEP}console.log('started');\nawait sleep(30000);");
