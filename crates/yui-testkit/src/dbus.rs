@@ -36,7 +36,7 @@ impl Bus {
             eprintln!("skipped: dbus-daemon is not installed (scripts/dev.sh installs it)");
             return None;
         };
-        // One line, or end of file when the daemon dies: this read cannot hang.
+        // One line once it listens, or end of file if it dies first.
         let mut line = String::new();
         let stdout = child.stdout.take().expect("piped stdout");
         BufReader::new(stdout)

@@ -118,7 +118,7 @@ fn server(program: &str, args: &[&str], host: Option<&str>) -> (Child, String) {
         c.env("DISPLAY", d);
     }
     let mut child = c.spawn().unwrap_or_else(|e| panic!("{program}: {e}"));
-    // One line, or end of file if it dies: this read cannot hang.
+    // One line once it takes connections, or end of file if it dies first.
     let mut line = String::new();
     let out = child.stdout.take().expect("piped stdout");
     BufReader::new(out)
