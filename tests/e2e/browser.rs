@@ -57,6 +57,7 @@ fn fake_ego() -> FakeEgo {
 }
 
 async fn launch_with(ego: &FakeEgo, data_dir: &Path) -> Session {
+    super::calm_defaults(data_dir);
     Driver::from_env()
         .new_session(
             &ego.wrapper,
@@ -117,7 +118,9 @@ async fn leftover_shots_go_at_start_and_no_window_can_run_the_browser_directly()
 async fn browsing_backend() -> (ScriptServer, tokio::sync::mpsc::UnboundedReceiver<Seen>) {
     fake_backend::serve(|req| {
         let args = json!({ "code": CODE }).to_string();
-        let events: Vec<Value> = if req.n == 1 {
+        // Decided by what the request carries, not by its number: the call first, the reply
+        // once the run's result is in the conversation.
+        let events: Vec<Value> = if !carries_a_result(&req.body) {
             vec![
                 json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_b1","type":"function","function":{"name":"browser","arguments":args}}]},"finish_reason":null}]}),
                 json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
@@ -131,6 +134,27 @@ async fn browsing_backend() -> (ScriptServer, tokio::sync::mpsc::UnboundedReceiv
         sse::chat_stream(&events)
     })
     .await
+}
+
+/// Whether a Chat Completions request has a tool result among its messages.
+fn carries_a_result(body: &Value) -> bool {
+    body["messages"]
+        .as_array()
+        .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"))
+}
+
+/// One request as a failure lists it: number, method, path, and the last message's role and
+/// first words.
+fn describe(r: &Seen) -> String {
+    let last = r.body["messages"].as_array().and_then(|m| m.last());
+    let role = last.and_then(|m| m["role"].as_str()).unwrap_or("-");
+    let text: String = last
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .chars()
+        .take(60)
+        .collect();
+    format!("#{} {} {} {role}: {text}", r.n, r.method, r.path)
 }
 
 #[tokio::test]
@@ -184,14 +208,23 @@ async fn a_browser_call_in_a_turn_shows_browsing_and_returns_output_and_screensh
         .iter()
         .filter_map(|v| v.as_str())
         .collect();
+    // What the server was asked, in order (a failure below says which requests came).
+    let mut asked = Vec::new();
+    while let Ok(r) = requests.try_recv() {
+        asked.push(r);
+    }
+    let listed: Vec<String> = asked.iter().map(describe).collect();
     assert!(
         seen.contains(&"state:browsing") && seen.contains(&"bubble:browsing…"),
-        "browsing… while the run was in flight, before the reply: the page showed {seen:?}"
+        "browsing… while the run was in flight, before the reply: the page showed {seen:?}; the server was asked {listed:?}"
     );
-
-    let _first = requests.recv().await.expect("first request");
-    let second = requests.recv().await.expect("the request with the result");
-    let body: Value = second.body;
+    let second = asked
+        .iter()
+        .find(|r| carries_a_result(&r.body))
+        .unwrap_or_else(|| {
+            panic!("a request with the run's result: the server was asked {listed:?}")
+        });
+    let body: &Value = &second.body;
     let messages = body["messages"].to_string();
     assert!(
         messages.contains(&format!(

@@ -55,7 +55,11 @@ fn app_binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_yui-app")))
 }
 
-async fn launch(data_dir: &Path) -> Session {
+/// The settings every e2e launch starts from unless its test set them: no falling asleep, and
+/// no time-of-day rules. Every way a test starts the app calls this (launch, browser.rs,
+/// procstat.rs): a launch that skipped it got the morning turn at 09:09 and its fake backend's
+/// first answer.
+fn calm_defaults(data_dir: &Path) {
     // Nobody types on the e2e display, so past `yui.sleep`'s 10 minutes into the suite the
     // characters would fall asleep mid-test: off unless the test set it (presence.rs does).
     // (A store that does not open is a test's damaged file: left as it is.)
@@ -85,6 +89,10 @@ async fn launch(data_dir: &Path) -> Session {
             }
         }
     }
+}
+
+async fn launch(data_dir: &Path) -> Session {
+    calm_defaults(data_dir);
     let driver = Driver::from_env();
     let app = app_binary();
     assert!(

@@ -25,6 +25,7 @@ pub fn app_pid(exe: &Path, data_dir: &Path) -> Option<u32> {
 /// Start `app` on `data_dir` through tauri-driver, wait for the main window with its character
 /// drawn, and find the app's process. Returns the session (on the main window) and the pid.
 pub async fn launch(app: &Path, data_dir: &Path) -> (Session, u32) {
+    super::calm_defaults(data_dir);
     let s = Driver::from_env()
         .new_session(app, &["--data-dir".into(), data_dir.display().to_string()])
         .await
