@@ -4,13 +4,14 @@
 //! there. Each becomes a proactive turn of the main character on the scripted server.
 
 use crate::turn_support::backends;
-use chrono::{TimeZone, Utc};
+use chrono::{NaiveDate, TimeZone, Utc};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use yui_core::avatar::HostError;
 use yui_core::backend::Transport;
 use yui_core::clock::ManualClock;
+use yui_core::manners::said::Said;
 use yui_core::paths::Paths;
 use yui_core::presence::{InputIdle, Pace};
 use yui_core::stage::{Origin, Stage, StageEvent, StageOptions, Window};
@@ -58,10 +59,22 @@ struct Rig {
 
 /// A stage whose clock shows `hh:mm` local (UTC+01:00) on 2026-12-07, the user idle `idle`.
 async fn rig(hh: u32, mm: u32, idle: Duration, replies: usize) -> Rig {
+    rig_with(hh, mm, idle, replies, |_| {}).await
+}
+
+/// [`rig`] on a store `seed` wrote first, as an earlier run of the app left it.
+async fn rig_with(
+    hh: u32,
+    mm: u32,
+    idle: Duration,
+    replies: usize,
+    seed: impl FnOnce(&Store),
+) -> Rig {
     let server = ScriptServer::start((0..replies).map(|_| chat_say("Hi!")).collect()).await;
     let dir = tempfile::tempdir().unwrap();
     let paths = Paths::resolve(Some(dir.path().to_path_buf()));
     let store = Store::open(paths.db_path()).unwrap();
+    seed(&store);
     let now = Utc.with_ymd_and_hms(2026, 12, 7, hh - 1, mm, 0).unwrap();
     let clock = Arc::new(ManualClock::new(now, 3600));
     let opts = StageOptions {
@@ -148,6 +161,44 @@ async fn the_first_activity_of_the_morning_is_the_morning_trigger_once() {
     let mut r = rig(8, 0, Duration::from_secs(9 * 60 * MIN), 2).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     r.idle.input();
+    assert_eq!(
+        next_reason(&mut r.rx, Duration::from_secs(10))
+            .await
+            .as_deref(),
+        Some("the user's first activity this morning")
+    );
+    // Kept in the store: an app started again this morning does not say it again.
+    assert_eq!(Said::load(&r.store).morning, Some(DEC_7));
+    r.stop.cancel();
+}
+
+const DEC_7: NaiveDate = NaiveDate::from_ymd_opt(2026, 12, 7).unwrap();
+
+#[tokio::test]
+async fn a_morning_said_before_a_restart_is_not_said_again_that_day() {
+    let said = |morning| {
+        move |st: &Store| {
+            let s = Said {
+                morning: Some(morning),
+                night: None,
+            };
+            s.save(st).unwrap()
+        }
+    };
+    // Said today, then YUI started again: coming back is a return, not a second morning.
+    let mut r = rig_with(8, 0, Duration::from_secs(9 * 60 * MIN), 2, said(DEC_7)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    r.idle.input();
+    assert_eq!(
+        next_reason(&mut r.rx, Duration::from_secs(10))
+            .await
+            .as_deref(),
+        Some("user back after 540 min")
+    );
+    r.stop.cancel();
+    // Said yesterday: today's morning goes.
+    let yesterday = DEC_7.pred_opt().unwrap();
+    let mut r = rig_with(8, 0, Duration::from_secs(5), 2, said(yesterday)).await;
     assert_eq!(
         next_reason(&mut r.rx, Duration::from_secs(10))
             .await

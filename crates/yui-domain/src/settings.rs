@@ -217,6 +217,13 @@ pub const KNOWN: &[Known] = &[
         doc: "Written by the app: the display backends (xwayland, wayland) whose one-time note the main character has said in its bubble, so it is never said again (docs/wayland.md). The log and Settings → General keep saying it.",
     },
     Known {
+        key: crate::manners::said::KEY,
+        kind: "object {morning, night: \"YYYY-MM-DD\" or null} (written by the app)",
+        default: crate::manners::said::default_value,
+        validate: |v| crate::manners::said::from_value(v).map(drop),
+        doc: "Written by the app: the local dates the morning and night triggers last went, so that each goes once a day even when YUI is started again (docs/proactive.md).",
+    },
+    Known {
         key: crate::display::input_region::KEY,
         kind: SWITCH_KIND,
         default: crate::display::input_region::default_value,

@@ -12,6 +12,7 @@ pub mod microphone;
 pub mod mpris;
 pub mod probes;
 pub mod rules;
+pub mod said;
 pub mod screen;
 pub mod system;
 

@@ -9,9 +9,10 @@
 
 use super::{Proactive, Stage, Trigger};
 use crate::manners::rules::{next_local, Importance};
+use crate::manners::said::Said;
 use crate::manners::Config;
 use crate::presence::{InputIdle, Pace};
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -29,8 +30,7 @@ impl Stage {
     ) {
         let mut w = Watch {
             stage: self.clone(),
-            morning_done: None,
-            night_done: None,
+            said: Said::load(&self.0.store),
         };
         loop {
             let wait = match idle.idle_for() {
@@ -51,8 +51,8 @@ impl Stage {
 
 struct Watch {
     stage: Stage,
-    morning_done: Option<NaiveDate>,
-    night_done: Option<NaiveDate>,
+    /// When morning and night last went, as stored: once a day across restarts too.
+    said: Said,
 }
 
 impl Watch {
@@ -81,14 +81,14 @@ impl Watch {
         let present = now_idle < PRESENT;
         let today = local.date_naive();
         if let Some(m) = cfg.morning {
-            if present && in_morning(local.time(), m) && self.morning_done != Some(today) {
-                self.morning_done = Some(today);
+            if present && in_morning(local.time(), m) && self.said.morning != Some(today) {
+                self.said.morning = Some(today);
                 self.fire(Trigger::Morning);
             }
         }
         if let Some(n) = cfg.night {
-            if present && local.time() >= n && self.night_done != Some(today) {
-                self.night_done = Some(today);
+            if present && local.time() >= n && self.said.night != Some(today) {
+                self.said.night = Some(today);
                 self.fire(Trigger::Night);
             }
         }
@@ -106,9 +106,9 @@ impl Watch {
         let today = local.date_naive();
         let morning = cfg
             .morning
-            .is_some_and(|m| in_morning(local.time(), m) && self.morning_done != Some(today));
+            .is_some_and(|m| in_morning(local.time(), m) && self.said.morning != Some(today));
         if morning {
-            self.morning_done = Some(today);
+            self.said.morning = Some(today);
             self.fire(Trigger::Morning);
         } else {
             self.fire(Trigger::Back { away_min: mins });
@@ -116,6 +116,12 @@ impl Watch {
     }
 
     fn fire(&self, trigger: Trigger) {
+        // Kept before the turn goes: a greeting said twice is worse than one lost to a crash.
+        if matches!(trigger, Trigger::Morning | Trigger::Night) {
+            if let Err(e) = self.said.save(&self.stage.0.store) {
+                tracing::warn!(error = %e, ?trigger, "proactive triggers: cannot keep the day it went");
+            }
+        }
         let main = match crate::presets::main_preset(&self.stage.0.store) {
             Ok(p) => p.id,
             Err(e) => {
