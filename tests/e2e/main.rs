@@ -55,44 +55,8 @@ fn app_binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_yui-app")))
 }
 
-/// The settings every e2e launch starts from unless its test set them: no falling asleep, and
-/// no time-of-day rules. Every way a test starts the app calls this (launch, browser.rs,
-/// procstat.rs): a launch that skipped it got the morning turn at 09:09 and its fake backend's
-/// first answer.
-fn calm_defaults(data_dir: &Path) {
-    // Nobody types on the e2e display, so past `yui.sleep`'s 10 minutes into the suite the
-    // characters would fall asleep mid-test: off unless the test set it (presence.rs does).
-    // (A store that does not open is a test's damaged file: left as it is.)
-    if let Ok(store) = Store::open(data_dir.join(yui_core::paths::DB_FILE)) {
-        if yui_core::store::kv::get(&store, settings::SLEEP)
-            .ok()
-            .flatten()
-            .is_none()
-        {
-            settings::set(&store, settings::SLEEP, &json!({"after_minutes": 0})).unwrap();
-        }
-        // The time-of-day rules would make the main character speak first (morning, night: the
-        // user is "there", the display's input idle time starts at 0) or hold every proactive
-        // turn (quiet hours) when the suite runs late at night or in the morning: off unless the
-        // test set them.
-        for key in [
-            yui_core::manners::MORNING_KEY,
-            yui_core::manners::NIGHT_KEY,
-            yui_core::manners::QUIET_HOURS_KEY,
-        ] {
-            if yui_core::store::kv::get(&store, key)
-                .ok()
-                .flatten()
-                .is_none()
-            {
-                settings::set(&store, key, &json!(null)).unwrap();
-            }
-        }
-    }
-}
-
 async fn launch(data_dir: &Path) -> Session {
-    calm_defaults(data_dir);
+    procstat::calm_defaults(data_dir);
     let driver = Driver::from_env();
     let app = app_binary();
     assert!(
