@@ -2,7 +2,8 @@
 //! `benches/footprint.rs`) and the memory soak (`soak.rs`): the calm settings every launch
 //! starts from, launching the app through WebDriver and finding its process, the process tree
 //! under it (yui-app, its WebKit web and network processes), CPU ticks from `/proc/<pid>/stat`,
-//! and PSS / RSS from `/proc/<pid>/smaps_rollup`. Linux only; a process that exits between two reads is simply not in the next one.
+//! and PSS / RSS from `/proc/<pid>/smaps_rollup`. Linux only; a process that exits between two
+//! reads is simply not in the next one.
 
 use super::webdriver::{Driver, Session};
 use serde_json::json;
