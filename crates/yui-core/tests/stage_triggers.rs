@@ -102,6 +102,13 @@ async fn rig_with(
     }
 }
 
+impl Rig {
+    /// The reason of the next proactive turn's end within 10 s.
+    async fn next(&mut self) -> Option<String> {
+        next_reason(&mut self.rx, Duration::from_secs(10)).await
+    }
+}
+
 /// The reason of the next proactive turn's end, or `None` within `within`.
 async fn next_reason(rx: &mut UnboundedReceiver<StageEvent>, within: Duration) -> Option<String> {
     let deadline = tokio::time::Instant::now() + within;
@@ -129,12 +136,7 @@ async fn the_user_back_after_being_away_gets_a_hello_once() {
         None
     );
     r.idle.input();
-    assert_eq!(
-        next_reason(&mut r.rx, Duration::from_secs(10))
-            .await
-            .as_deref(),
-        Some("user back after 25 min")
-    );
+    assert_eq!(r.next().await.as_deref(), Some("user back after 25 min"));
     // Still here, typing away: nothing more.
     r.idle.set(Duration::from_secs(2));
     assert_eq!(
@@ -162,9 +164,7 @@ async fn the_first_activity_of_the_morning_is_the_morning_trigger_once() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     r.idle.input();
     assert_eq!(
-        next_reason(&mut r.rx, Duration::from_secs(10))
-            .await
-            .as_deref(),
+        r.next().await.as_deref(),
         Some("the user's first activity this morning")
     );
     // Kept in the store: an app started again this morning does not say it again.
@@ -189,20 +189,13 @@ async fn a_morning_said_before_a_restart_is_not_said_again_that_day() {
     let mut r = rig_with(8, 0, Duration::from_secs(9 * 60 * MIN), 2, said(DEC_7)).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     r.idle.input();
-    assert_eq!(
-        next_reason(&mut r.rx, Duration::from_secs(10))
-            .await
-            .as_deref(),
-        Some("user back after 540 min")
-    );
+    assert_eq!(r.next().await.as_deref(), Some("user back after 540 min"));
     r.stop.cancel();
     // Said yesterday: today's morning goes.
     let yesterday = DEC_7.pred_opt().unwrap();
     let mut r = rig_with(8, 0, Duration::from_secs(5), 2, said(yesterday)).await;
     assert_eq!(
-        next_reason(&mut r.rx, Duration::from_secs(10))
-            .await
-            .as_deref(),
+        r.next().await.as_deref(),
         Some("the user's first activity this morning")
     );
     r.stop.cancel();
@@ -212,9 +205,7 @@ async fn a_morning_said_before_a_restart_is_not_said_again_that_day() {
 async fn late_at_night_with_the_user_there_is_the_night_trigger() {
     let mut r = rig(23, 10, Duration::from_secs(5), 2).await;
     assert_eq!(
-        next_reason(&mut r.rx, Duration::from_secs(10))
-            .await
-            .as_deref(),
+        r.next().await.as_deref(),
         Some("it is late at night and the user is still here")
     );
     // Once a night.
@@ -238,9 +229,7 @@ async fn the_window_the_character_sits_on_closing_is_the_perch_trigger() {
     // The avatar stood up with nothing to wait for: the window closed.
     put(serde_json::json!({"state": "standing", "x": 10, "y": 900}));
     assert_eq!(
-        next_reason(&mut r.rx, Duration::from_secs(10))
-            .await
-            .as_deref(),
+        r.next().await.as_deref(),
         Some("the window you sit on closed (firefox)")
     );
     r.stop.cancel();
