@@ -57,7 +57,7 @@ fn fake_ego() -> FakeEgo {
 }
 
 async fn launch_with(ego: &FakeEgo, data_dir: &Path) -> Session {
-    super::procstat::calm_defaults(data_dir);
+    super::calm_defaults(data_dir);
     Driver::from_env()
         .new_session(
             &ego.wrapper,

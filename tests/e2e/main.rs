@@ -55,8 +55,21 @@ fn app_binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_yui-app")))
 }
 
+/// The settings a test's launch starts from unless the test set them: no falling asleep (nobody
+/// types on the e2e display, so past `yui.sleep`'s 10 minutes into the suite the characters
+/// would fall asleep mid-test; presence.rs sets it) and no time-of-day rules
+/// ([`procstat::no_time_of_day`]). browser.rs, which starts the app its own way, calls it too.
+fn calm_defaults(data_dir: &Path) {
+    procstat::no_time_of_day(data_dir);
+    if let Ok(store) = Store::open(data_dir.join(yui_core::paths::DB_FILE)) {
+        if procstat::unset(&store, settings::SLEEP) {
+            settings::set(&store, settings::SLEEP, &json!({"after_minutes": 0})).unwrap();
+        }
+    }
+}
+
 async fn launch(data_dir: &Path) -> Session {
-    procstat::calm_defaults(data_dir);
+    calm_defaults(data_dir);
     let driver = Driver::from_env();
     let app = app_binary();
     assert!(

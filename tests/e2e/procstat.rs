@@ -1,9 +1,9 @@
 //! The running app as processes, for the measuring programs (`crates/yui-x11/benches/app_drag.rs`,
-//! `benches/footprint.rs`) and the memory soak (`soak.rs`): the calm settings every launch
-//! starts from, launching the app through WebDriver and finding its process, the process tree
-//! under it (yui-app, its WebKit web and network processes), CPU ticks from `/proc/<pid>/stat`,
-//! and PSS / RSS from `/proc/<pid>/smaps_rollup`. Linux only; a process that exits between two
-//! reads is simply not in the next one.
+//! `benches/footprint.rs`) and the memory soak (`soak.rs`): no time-of-day rules at any launch,
+//! launching the app through WebDriver and finding its process, the process tree under it
+//! (yui-app, its WebKit web and network processes), CPU ticks from `/proc/<pid>/stat`, and PSS /
+//! RSS from `/proc/<pid>/smaps_rollup`. Linux only; a process that exits between two reads is
+//! simply not in the next one.
 
 use super::webdriver::{Driver, Session};
 use serde_json::json;
@@ -25,46 +25,39 @@ pub fn app_pid(exe: &Path, data_dir: &Path) -> Option<u32> {
     })
 }
 
-/// The settings every launch of the app by a test or a bench starts from unless it set them: no
-/// falling asleep, and no time-of-day rules. Every way they start the app calls this (main.rs's
-/// `launch`, browser.rs, [`launch`] here): a launch that skipped it got a morning turn in the
-/// morning, and with it the fake backend's first answer.
-pub fn calm_defaults(data_dir: &Path) {
-    // Nobody types on the e2e display, so past `yui.sleep`'s 10 minutes into the suite the
-    // characters would fall asleep mid-test: off unless the test set it (presence.rs does).
-    // (A store that does not open is a test's damaged file: left as it is.)
-    if let Ok(store) = Store::open(data_dir.join(yui_core::paths::DB_FILE)) {
-        if yui_core::store::kv::get(&store, settings::SLEEP)
-            .ok()
-            .flatten()
-            .is_none()
-        {
-            settings::set(&store, settings::SLEEP, &json!({"after_minutes": 0})).unwrap();
-        }
-        // The time-of-day rules would make the main character speak first (morning, night: the
-        // user is "there", the display's input idle time starts at 0) or hold every proactive
-        // turn (quiet hours) when the suite runs late at night or in the morning: off unless the
-        // test set them.
-        for key in [
-            yui_core::manners::MORNING_KEY,
-            yui_core::manners::NIGHT_KEY,
-            yui_core::manners::QUIET_HOURS_KEY,
-        ] {
-            if yui_core::store::kv::get(&store, key)
-                .ok()
-                .flatten()
-                .is_none()
-            {
-                settings::set(&store, key, &json!(null)).unwrap();
-            }
+/// No time-of-day rules unless the caller set them, for every launch of the app by a test, a
+/// bench or the soak: the main character would speak first in the morning or at night (the
+/// user is "there": the display's input idle time starts at 0) and take the fake backend's
+/// first answer, or quiet hours would hold every proactive turn. main.rs's `calm_defaults`,
+/// browser.rs and [`launch`] here call it. (A store that does not open is a test's damaged
+/// file: left as it is.)
+pub fn no_time_of_day(data_dir: &Path) {
+    let Ok(store) = Store::open(data_dir.join(yui_core::paths::DB_FILE)) else {
+        return;
+    };
+    for key in [
+        yui_core::manners::MORNING_KEY,
+        yui_core::manners::NIGHT_KEY,
+        yui_core::manners::QUIET_HOURS_KEY,
+    ] {
+        if unset(&store, key) {
+            settings::set(&store, key, &json!(null)).unwrap();
         }
     }
+}
+
+/// Whether `key` was never stored (a test that set it keeps its value).
+pub fn unset(store: &Store, key: &str) -> bool {
+    yui_core::store::kv::get(store, key)
+        .ok()
+        .flatten()
+        .is_none()
 }
 
 /// Start `app` on `data_dir` through tauri-driver, wait for the main window with its character
 /// drawn, and find the app's process. Returns the session (on the main window) and the pid.
 pub async fn launch(app: &Path, data_dir: &Path) -> (Session, u32) {
-    calm_defaults(data_dir);
+    no_time_of_day(data_dir);
     let s = Driver::from_env()
         .new_session(app, &["--data-dir".into(), data_dir.display().to_string()])
         .await
