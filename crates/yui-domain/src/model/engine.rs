@@ -3,7 +3,8 @@
 //! YUI) on 127.0.0.1 with a random free port and a per-run API key passed in the environment
 //! (`LLAMA_API_KEY`, never on the command line), `--jinja` (llama.cpp's own chat templates and
 //! tool-call parsers), the model's name as its `--alias`, the threads of
-//! [`super::Config::threads`], and the DRY sampler against loops ([`DRY_MULTIPLIER`], [`DRY_BREAKERS`]).
+//! [`super::Config::threads`], and the DRY sampler against loops ([`DRY_MULTIPLIER`],
+//! [`DRY_BREAKERS`]).
 //!
 //! [`Engine::ensure`] starts it on the first turn that needs it and waits for `/health`; it stays
 //! warm while turns come ([`Engine::touch`]) and [`Engine::check_idle`] stops it once the clock
